@@ -7,7 +7,33 @@
 //!
 //! It knows nothing of files, the network or time beyond the `mtime` a document reports: anything
 //! that can show a title, description, body, type and mtime can be scored.
+//!
+//! Decisions the specification leaves open, written down here:
+//! - Scoring is substring-based on normalised text, so `owner` matches inside `ownership`.
+//! - Scripts without word separators outside the CJK class (Thai, Khmer, Lao) yield one token per
+//!   whole run; that is not segmentation, and such queries usually still match nothing.
+//! - Lowercasing is Rust's `str::to_lowercase`, which writes a word-final Greek sigma as `ς`.
+//! - A document's body window is the normalised form of its first 1,200 original characters, so
+//!   the scored text is exactly what a prompt can show even when NFKC changes lengths.
+//! - Active-tool aliases match as whole words only (see [`ActiveToolAliases`]).
+//! - The CJK class follows script extensions literally, so the combining overline (U+0305) and
+//!   dot below (U+0323), which list Katakana, are CJK too.
 
+mod candidates;
+pub mod frozen;
 mod memory_type;
+mod noise;
+mod prepared;
+mod query;
+mod score;
+mod text;
 
+pub use candidates::{
+    CandidateSelection, FALLBACK_LIMIT, FAST_LIMIT, MAX_CANDIDATES, MAX_LEXICAL_CANDIDATES,
+    MIN_RECENT_SLOTS,
+};
 pub use memory_type::{MemoryType, UnknownMemoryType};
+pub use noise::ActiveToolAliases;
+pub use prepared::{BODY_WINDOW_CHARS, InvalidPreparedText, PreparedText};
+pub use query::{MAX_QUERY_TOKENS, QueryTokens, tokenize};
+pub use score::{Ranked, Scorable, ScoreBreakdown, explain, rank, score};

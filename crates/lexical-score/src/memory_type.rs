@@ -4,7 +4,9 @@ use std::fmt;
 use std::str::FromStr;
 
 /// The kind of a memory document, from its frontmatter `type` field.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum MemoryType {
     /// Who the user is and how they like to work.
@@ -33,6 +35,26 @@ impl MemoryType {
             MemoryType::Feedback => "feedback",
             MemoryType::Project => "project",
             MemoryType::Reference => "reference",
+        }
+    }
+
+    /// Query words that hint at this type; each one present in a query adds to the type boost of
+    /// a document that already matched lexically.
+    pub const fn keywords(self) -> &'static [&'static str] {
+        match self {
+            MemoryType::User => &[
+                "user",
+                "preference",
+                "preferences",
+                "background",
+                "role",
+                "terse",
+            ],
+            MemoryType::Feedback => &["feedback", "rule", "rules", "avoid", "style", "summary"],
+            MemoryType::Project => &[
+                "project", "goal", "goals", "incident", "deadline", "release",
+            ],
+            MemoryType::Reference => &["reference", "dashboard", "ticket", "docs", "doc", "link"],
         }
     }
 }

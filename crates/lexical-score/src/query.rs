@@ -1,0 +1,116 @@
+//! Query tokens: unique, bounded, and keeping both ends of a long query.
+
+use std::collections::HashSet;
+
+use crate::memory_type::MemoryType;
+use crate::prepared::gram_slots;
+use crate::text::{for_each_token, normalize};
+
+/// The most query tokens a recall scores with.
+pub const MAX_QUERY_TOKENS: usize = 64;
+
+/// How many distinct tokens are kept from the start of the query; the rest of the budget keeps the
+/// most recently seen ones, so a long query keeps its opening words and its closing words.
+const HEAD_TOKENS: usize = MAX_QUERY_TOKENS / 2;
+
+/// The type boost never exceeds this, so a keyword-stuffed query cannot outweigh real matches.
+const MAX_TYPE_BOOST: u32 = 2;
+
+/// Tokenizes any text (documents and queries alike): NFKC, lowercase, runs, CJK bigrams.
+/// Returns every token in text order, duplicates kept. Used for snapshots and debugging.
+pub fn tokenize(text: &str) -> Vec<String> {
+    let normalized = normalize(text);
+    let mut tokens = Vec::new();
+    for_each_token(&normalized, |token| tokens.push(token.to_owned()));
+    tokens
+}
+
+/// The unique, bounded (≤ 64: first 32 distinct + last 32 distinct, tail refreshing) query tokens.
+///
+/// [`QueryTokens::as_slice`] lists the first 32 distinct tokens in order of first appearance, then
+/// the tail from least to most recently seen: a token seen again after the head is full moves to
+/// the newest tail position, and the oldest tail token is dropped when the tail overflows.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct QueryTokens {
+    tokens: Vec<String>,
+    /// Signature slots of each token's byte trigrams, a cheap necessary condition for a match.
+    grams: Vec<Vec<u16>>,
+    /// Type boost per memory type, indexed like [`MemoryType::ALL`].
+    type_boost: [u32; 4],
+}
+
+impl QueryTokens {
+    /// Normalises and tokenizes `query`, keeping at most [`MAX_QUERY_TOKENS`] distinct tokens.
+    pub fn new(query: &str) -> Self {
+        let normalized = normalize(query);
+        let mut head: Vec<&str> = Vec::with_capacity(HEAD_TOKENS);
+        let mut head_set: HashSet<&str> = HashSet::with_capacity(HEAD_TOKENS);
+        let mut tail: Vec<&str> = Vec::with_capacity(MAX_QUERY_TOKENS - HEAD_TOKENS + 1);
+        for_each_token(&normalized, |token| {
+            if head_set.contains(token) {
+                return;
+            }
+            if head.len() < HEAD_TOKENS {
+                head.push(token);
+                head_set.insert(token);
+                return;
+            }
+            if let Some(seen) = tail.iter().position(|t| *t == token) {
+                tail.remove(seen);
+            }
+            tail.push(token);
+            if tail.len() > MAX_QUERY_TOKENS - HEAD_TOKENS {
+                tail.remove(0);
+            }
+        });
+
+        let tokens: Vec<String> = head.into_iter().chain(tail).map(str::to_owned).collect();
+        let grams = tokens.iter().map(|t| gram_slots(t)).collect();
+        let mut type_boost = [0; 4];
+        for (boost, memory_type) in type_boost.iter_mut().zip(MemoryType::ALL) {
+            let keywords = memory_type.keywords();
+            let hits = tokens
+                .iter()
+                .filter(|t| keywords.contains(&t.as_str()))
+                .count();
+            *boost = u32::try_from(hits).unwrap_or(u32::MAX).min(MAX_TYPE_BOOST);
+        }
+        Self {
+            tokens,
+            grams,
+            type_boost,
+        }
+    }
+
+    /// The kept tokens: head in order of first appearance, then tail from oldest to newest.
+    pub fn as_slice(&self) -> &[String] {
+        &self.tokens
+    }
+
+    /// Whether the query has no token at all (nothing can match).
+    pub fn is_empty(&self) -> bool {
+        self.tokens.is_empty()
+    }
+
+    /// Number of kept tokens (at most [`MAX_QUERY_TOKENS`]).
+    pub fn len(&self) -> usize {
+        self.tokens.len()
+    }
+
+    /// Each token with its signature slots.
+    pub(crate) fn with_grams(&self) -> impl Iterator<Item = (&str, &[u16])> {
+        self.tokens
+            .iter()
+            .map(String::as_str)
+            .zip(self.grams.iter().map(Vec::as_slice))
+    }
+
+    /// The type boost a matching document of `memory_type` receives.
+    pub(crate) fn type_boost(&self, memory_type: MemoryType) -> u32 {
+        let slot = MemoryType::ALL
+            .iter()
+            .position(|t| *t == memory_type)
+            .unwrap_or(0);
+        self.type_boost.get(slot).copied().unwrap_or(0)
+    }
+}
