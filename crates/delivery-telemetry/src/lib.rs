@@ -3,3 +3,32 @@
 //!
 //! The exactly-once terminal delivery event is enforced by types. It knows nothing of files,
 //! scoring or selectors.
+//!
+//! - [`RecallEvent`] and [`DeliveryEvent`] carry exactly the fields of the specification;
+//!   [`TelemetryEvent`] tags them with their name under `"event"` in JSON.
+//! - [`Phase`] (delivery stage) and [`Strategy`] (selection method) are separate on purpose: a
+//!   refined delivery is `heuristic` when the selector failed, and that must stay
+//!   distinguishable from "the fast result arrived first".
+//! - [`DeliveryTelemetry::new`] hands out one [`FastDelivery`] (at most one `fast` event) and one
+//!   [`TerminalDelivery`] (exactly one `refined`/`discarded` event, an `abort` discard if dropped
+//!   unused) per recall.
+//! - Sinks: [`TracingSink`], [`RecordingSink`], [`JsonLinesSink`], [`FanOutSink`], [`NullSink`].
+//!   Emitting never fails for the caller; a sink that cannot write logs a warning instead.
+//! - Latencies are measured by the caller and passed in as [`std::time::Duration`]s: this crate
+//!   owns no clock.
+
+mod delivery;
+mod error;
+mod event;
+mod sink;
+
+pub use delivery::{DeliveryTelemetry, FastDelivery, TerminalDelivery};
+pub use error::TelemetryError;
+pub use event::{
+    DeliveredAt, DeliveryEvent, DeliveryPoint, DiscardReason, Phase, RecallEvent, Strategy,
+    TelemetryEvent, duration_ms,
+};
+pub use sink::{
+    FanOutSink, JsonLinesSink, NullSink, RecordingSink, TelemetrySink, TracingSink, emit_recall,
+    read_json_lines,
+};

@@ -1,0 +1,230 @@
+//! The two telemetry events and the vocabulary they are made of.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// How the documents of a result were chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Strategy {
+    /// Nothing was selected (no lexical match, or the recall ended before selecting).
+    None,
+    /// The deterministic lexical scorer chose (fast result, or fallback after a selector failure).
+    Heuristic,
+    /// The model selector chose.
+    Model,
+}
+
+impl Strategy {
+    /// The wire name, as it appears in JSON and tracing fields.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Heuristic => "heuristic",
+            Self::Model => "model",
+        }
+    }
+}
+
+/// Which delivery stage an event belongs to; independent of [`Strategy`].
+///
+/// A refined delivery is normally `model` but `heuristic` when the selector failed, so reading the
+/// stage off the strategy would merge "the fast result came first" with "the selector broke".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// The deterministic result delivered when the initial wait ran out before the recall settled.
+    Fast,
+    /// The settled result of the recall (delivered or discarded).
+    Refined,
+}
+
+impl Phase {
+    /// The wire name, as it appears in JSON and tracing fields.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Fast => "fast",
+            Self::Refined => "refined",
+        }
+    }
+}
+
+/// Where a delivery event ended up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeliveryPoint {
+    /// Injected into the first prompt of a user query turn.
+    Initial,
+    /// Injected alongside a tool result later in the turn.
+    ToolResult,
+    /// Never delivered; the event carries a [`DiscardReason`].
+    Discarded,
+}
+
+impl DeliveryPoint {
+    /// The wire name, as it appears in JSON and tracing fields.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Initial => "initial",
+            Self::ToolResult => "tool_result",
+            Self::Discarded => "discarded",
+        }
+    }
+}
+
+/// Where a result was delivered (the non-discarded delivery points).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeliveredAt {
+    /// Injected into the first prompt of a user query turn.
+    Initial,
+    /// Injected alongside a tool result later in the turn.
+    ToolResult,
+}
+
+impl From<DeliveredAt> for DeliveryPoint {
+    fn from(at: DeliveredAt) -> Self {
+        match at {
+            DeliveredAt::Initial => Self::Initial,
+            DeliveredAt::ToolResult => Self::ToolResult,
+        }
+    }
+}
+
+/// Why a recall result was never delivered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DiscardReason {
+    /// The turn ended without a tool call, so no later consume point came.
+    NoSafeDeliveryPoint,
+    /// A new user query superseded the recall.
+    NewQuery,
+    /// The session was reset.
+    Reset,
+    /// The turn was aborted, or the terminal token was dropped without a decision.
+    Abort,
+    /// The process is shutting down.
+    Shutdown,
+    /// Every selected document had already been delivered by the fast phase.
+    AlreadyDelivered,
+    /// The settled recall selected nothing.
+    NoRelevantResults,
+}
+
+impl DiscardReason {
+    /// The wire name, as it appears in JSON and tracing fields.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::NoSafeDeliveryPoint => "no_safe_delivery_point",
+            Self::NewQuery => "new_query",
+            Self::Reset => "reset",
+            Self::Abort => "abort",
+            Self::Shutdown => "shutdown",
+            Self::AlreadyDelivered => "already_delivered",
+            Self::NoRelevantResults => "no_relevant_results",
+        }
+    }
+}
+
+macro_rules! display_as_str {
+    ($($ty:ty),*) => {$(
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    )*};
+}
+
+display_as_str!(Strategy, Phase, DeliveryPoint, DeliveredAt, DiscardReason);
+
+impl DeliveredAt {
+    /// The wire name, as it appears in JSON and tracing fields.
+    pub fn as_str(self) -> &'static str {
+        DeliveryPoint::from(self).as_str()
+    }
+}
+
+/// `memory.recall`: one per recall that its caller did not abort.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecallEvent {
+    /// Length of the user query in characters.
+    pub query_length: usize,
+    /// Topic documents the recall scan read.
+    pub docs_scanned: usize,
+    /// Documents in the settled result.
+    pub docs_selected: usize,
+    /// How the settled result was chosen.
+    pub strategy: Strategy,
+    /// Wall time of the whole recall, in milliseconds.
+    pub duration_ms: f64,
+    /// Time spent scanning the memory tree, in milliseconds.
+    pub scan_duration_ms: f64,
+    /// Time from recall start to fast-result publication, when one was published.
+    pub fast_duration_ms: Option<f64>,
+    /// Time spent in the model selector, when it was asked.
+    pub selector_duration_ms: Option<f64>,
+}
+
+/// `memory.recall.delivery`: what happened to a result of a recall.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeliveryEvent {
+    /// Delivery stage (fast or refined).
+    pub phase: Phase,
+    /// Where the result went, or `discarded`.
+    pub delivery_point: DeliveryPoint,
+    /// Why the result was discarded; `null` unless `delivery_point` is `discarded`.
+    #[serde(default)]
+    pub discard_reason: Option<DiscardReason>,
+    /// How the result was chosen.
+    pub strategy: Strategy,
+    /// Documents in the delivered (or discarded) result.
+    pub docs_selected: usize,
+    /// Milliseconds since the recall started.
+    pub latency_ms: f64,
+}
+
+/// Either event, tagged with its name under `"event"` when serialized.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event")]
+pub enum TelemetryEvent {
+    /// A `memory.recall` event.
+    #[serde(rename = "memory.recall")]
+    Recall(RecallEvent),
+    /// A `memory.recall.delivery` event.
+    #[serde(rename = "memory.recall.delivery")]
+    Delivery(DeliveryEvent),
+}
+
+impl TelemetryEvent {
+    /// Name of the recall event.
+    pub const RECALL: &'static str = "memory.recall";
+    /// Name of the delivery event.
+    pub const DELIVERY: &'static str = "memory.recall.delivery";
+
+    /// The event name: `memory.recall` or `memory.recall.delivery`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Recall(_) => Self::RECALL,
+            Self::Delivery(_) => Self::DELIVERY,
+        }
+    }
+}
+
+impl From<RecallEvent> for TelemetryEvent {
+    fn from(event: RecallEvent) -> Self {
+        Self::Recall(event)
+    }
+}
+
+impl From<DeliveryEvent> for TelemetryEvent {
+    fn from(event: DeliveryEvent) -> Self {
+        Self::Delivery(event)
+    }
+}
+
+/// Converts a caller-measured duration to the fractional milliseconds the events carry.
+pub fn duration_ms(duration: std::time::Duration) -> f64 {
+    duration.as_secs_f64() * 1000.0
+}
