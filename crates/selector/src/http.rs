@@ -73,6 +73,7 @@ pub struct HttpSelector {
     endpoint: reqwest::Url,
     config: HttpSelectorConfig,
     authorization: Option<HeaderValue>,
+    key: Option<ApiKey>,
 }
 
 impl fmt::Debug for HttpSelector {
@@ -117,8 +118,9 @@ impl HttpSelector {
         key: Option<ApiKey>,
     ) -> Result<Self, SelectorError> {
         let endpoint = chat_completions_url(&config.base_url)?;
-        let authorization = match key {
-            Some(ApiKey(key)) if !key.trim().is_empty() => {
+        let key = key.filter(|ApiKey(key)| !key.trim().is_empty());
+        let authorization = match &key {
+            Some(ApiKey(key)) => {
                 let mut value =
                     HeaderValue::from_str(&format!("Bearer {}", key.trim())).map_err(|_| {
                         SelectorError::Config(
@@ -129,7 +131,7 @@ impl HttpSelector {
                 value.set_sensitive(true);
                 Some(value)
             }
-            _ => None,
+            None => None,
         };
         let client = reqwest::Client::builder()
             .build()
@@ -139,6 +141,7 @@ impl HttpSelector {
             endpoint,
             config,
             authorization,
+            key,
         })
     }
 
@@ -150,6 +153,23 @@ impl HttpSelector {
     /// The ceiling actually applied: the configured one, at most [`SELECTOR_CEILING`].
     pub fn ceiling(&self) -> Duration {
         self.config.ceiling.min(SELECTOR_CEILING)
+    }
+
+    /// Removes the key from an error's text. No message is built from it, but a server can echo
+    /// it back (in a body a parse error quotes, for instance), and errors end up in logs.
+    fn scrub(&self, error: SelectorError) -> SelectorError {
+        let Some(ApiKey(key)) = &self.key else {
+            return error;
+        };
+        let clean = |text: String| text.replace(key.trim(), "<redacted>");
+        match error {
+            SelectorError::Transport(text) => SelectorError::Transport(clean(text)),
+            SelectorError::InvalidAnswer { why } => {
+                SelectorError::InvalidAnswer { why: clean(why) }
+            }
+            SelectorError::Config(text) => SelectorError::Config(clean(text)),
+            other => other,
+        }
     }
 
     fn request_body(&self, request: &SelectionRequest<'_>, manifest: &Manifest) -> Value {
@@ -200,10 +220,7 @@ impl HttpSelector {
         };
         match (choice.message.content, choice.message.refusal) {
             (Some(content), _) if !content.trim().is_empty() => Ok(content),
-            (_, Some(refusal)) => Err(invalid(format!(
-                "the model refused: {}",
-                refusal.chars().take(200).collect::<String>()
-            ))),
+            (_, Some(_)) => Err(invalid("the model refused to answer".to_owned())),
             _ => Err(invalid("the message has no content".to_owned())),
         }
     }
@@ -233,10 +250,12 @@ impl Selector for HttpSelector {
                 outcome.unwrap_or(Err(SelectorError::Timeout(ceiling)))
             }
         };
-        let result = content.and_then(|content| {
-            let answer = parse_answer_content(&content)?;
-            validate_answer(&answer, &manifest, request.limit)
-        });
+        let result = content
+            .and_then(|content| {
+                let answer = parse_answer_content(&content)?;
+                validate_answer(&answer, &manifest, request.limit)
+            })
+            .map_err(|error| self.scrub(error));
         match &result {
             Ok(ids) => tracing::debug!(selected = ids.len(), "selector answered"),
             Err(error) => tracing::debug!(%error, "selector call failed"),

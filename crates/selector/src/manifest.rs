@@ -13,10 +13,6 @@ use crate::{Candidate, DESCRIPTION_MAX_CHARS, MANIFEST_MAX_BYTES, SelectorError}
 /// The JSON key under which the model lists the ids it selected.
 pub const ANSWER_KEY: &str = "selected_memories";
 
-/// How much of an offending id an error message quotes; a model can answer with arbitrarily long
-/// strings and error text ends up in logs.
-const QUOTED_ID_MAX_CHARS: usize = 120;
-
 /// The last instant the RFC 3339 formatter can print (the final second of year 9999).
 const LAST_PRINTABLE_SECOND: u64 = 253_402_300_799;
 
@@ -159,10 +155,11 @@ pub fn validate_answer(
                 kind(item)
             )));
         };
+        // The id itself is not quoted: it is arbitrary model output, which may echo anything
+        // from its context (a secret included) and would end up in logs.
         if !manifest.contains(id) {
             return Err(invalid(format!(
-                "`{}` was not in the manifest",
-                cut_chars(id, QUOTED_ID_MAX_CHARS)
+                "`{ANSWER_KEY}` item {position} is not in the manifest"
             )));
         }
         if !selected.iter().any(|seen| seen == id) {
