@@ -3,3 +3,37 @@
 //!
 //! It owns time (the 100 ms initial ceiling) and exclusion of already-delivered documents. It
 //! knows nothing of configuration files, default paths or the command line.
+//!
+//! The flow of a turn, as an agent loop drives it:
+//! 1. [`RecallSession::begin_query`] starts the recall task (scan → rank → fast result →
+//!    selector → settle).
+//! 2. [`RecallSession::consume_initial`] waits at most [`INITIAL_CEILING`]: a settled result is
+//!    delivered `refined`; otherwise a published fast result (≤ 2 documents) is delivered `fast`
+//!    and the recall stays pending; otherwise nothing.
+//! 3. [`RecallSession::consume_tool_result`] (after each tool result, zero wait) delivers a
+//!    settled recall minus what the fast phase already sent.
+//! 4. [`RecallSession::end_turn`] discards a recall that is still pending.
+
+mod prompt;
+mod recall;
+mod session;
+
+pub use prompt::{Clock, FixedClock, MAX_DOC_BODY_CHARS, SystemClock, age_in_days, render_prompt};
+pub use recall::{FastResult, RecallState, RecallTimings, SettledRecall};
+pub use session::{CancelReason, DeliveredMemory, Delivery, RecallSession, SessionConfig};
+
+/// The most a user-query turn waits at its initial consume point. Internal by design: a small
+/// fixed budget set by measurement, not a public setting.
+pub const INITIAL_CEILING: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Which delivery design a session follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DeliveryDesign {
+    /// The shipped design: bounded initial wait ending on the fast result, fast delivery,
+    /// refined delivery later without repeats.
+    #[default]
+    FastPath,
+    /// The earlier single-path design, kept only to measure against: a zero-wait initial
+    /// consume and no fast result.
+    SinglePath,
+}

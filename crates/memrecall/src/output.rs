@@ -1,0 +1,462 @@
+//! What the commands print: a stable JSON form and a readable text form of the same facts.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::time::Duration;
+
+use delivery_telemetry::TelemetryEvent;
+use lexical_score::{QueryTokens, ScoreBreakdown, frozen};
+use memory_scan::{MemoryRoots, RecallScan, ScanReport, ScannedDocument};
+use recall_facade::{Delivery, RecallState};
+use serde::Serialize;
+
+use crate::Failure;
+
+/// Whether the modelled turn calls a tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TurnKind {
+    /// No tool call: only the initial point can deliver.
+    ToolFree,
+    /// A tool call whose result arrives once the recall settles.
+    ToolUsing,
+}
+
+fn ms(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1_000_000.0).round() / 1_000.0
+}
+
+/// One document as printed.
+#[derive(Debug, Serialize)]
+pub struct DocumentOut {
+    path: String,
+    relative_path: String,
+    scope: memory_scan::Scope,
+    #[serde(rename = "type")]
+    memory_type: lexical_score::MemoryType,
+    title: String,
+}
+
+impl DocumentOut {
+    fn new(doc: &ScannedDocument) -> Self {
+        Self {
+            path: doc.path().display().to_string(),
+            relative_path: doc.relative_path().display().to_string(),
+            scope: doc.scope(),
+            memory_type: doc.memory_type(),
+            title: doc.title().to_owned(),
+        }
+    }
+}
+
+/// What one consume point produced.
+#[derive(Debug, Serialize)]
+pub struct PointOut {
+    /// `delivered`, `pending`, `discarded` or `idle`.
+    outcome: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    phase: Option<delivery_telemetry::Phase>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    strategy: Option<delivery_telemetry::Strategy>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    discard_reason: Option<delivery_telemetry::DiscardReason>,
+    documents: Vec<DocumentOut>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    latency_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt: Option<String>,
+}
+
+impl PointOut {
+    fn new(delivery: &Delivery) -> Self {
+        let mut out = Self {
+            outcome: "idle",
+            phase: None,
+            strategy: None,
+            discard_reason: None,
+            documents: Vec::new(),
+            latency_ms: None,
+            prompt: None,
+        };
+        match delivery {
+            Delivery::Delivered(memory) => {
+                out.outcome = "delivered";
+                out.phase = Some(memory.phase);
+                out.strategy = Some(memory.strategy);
+                out.documents = memory
+                    .documents
+                    .iter()
+                    .map(|d| DocumentOut::new(d))
+                    .collect();
+                out.latency_ms = Some(ms(memory.latency));
+                out.prompt = Some(memory.prompt.clone());
+            }
+            Delivery::Pending => out.outcome = "pending",
+            Delivery::Discarded(reason) => {
+                out.outcome = "discarded";
+                out.discard_reason = Some(*reason);
+            }
+            Delivery::Idle => {}
+        }
+        out
+    }
+
+    fn text(&self, name: &str, show_prompt: bool) -> String {
+        let mut s = String::new();
+        match self.outcome {
+            "delivered" => {
+                let _ = writeln!(
+                    s,
+                    "{name}: delivered {} document(s) · phase {} · strategy {} · after {:.1} ms",
+                    self.documents.len(),
+                    enum_word(self.phase.as_ref()),
+                    enum_word(self.strategy.as_ref()),
+                    self.latency_ms.unwrap_or_default()
+                );
+                for (i, d) in self.documents.iter().enumerate() {
+                    let _ = writeln!(
+                        s,
+                        "  {}. {} [{} · {}] {}",
+                        i + 1,
+                        d.title,
+                        enum_word(Some(&d.memory_type)),
+                        enum_word(Some(&d.scope)),
+                        d.relative_path
+                    );
+                }
+                if show_prompt && let Some(prompt) = &self.prompt {
+                    let _ = writeln!(s, "\n{}", prompt.trim_end());
+                }
+            }
+            "pending" => {
+                let _ = writeln!(s, "{name}: nothing yet (recall still running)");
+            }
+            "discarded" => {
+                let _ = writeln!(
+                    s,
+                    "{name}: nothing delivered (discarded: {})",
+                    enum_word(self.discard_reason.as_ref())
+                );
+            }
+            _ => {
+                let _ = writeln!(s, "{name}: nothing (no recall pending)");
+            }
+        }
+        s
+    }
+}
+
+fn enum_word<T: Serialize>(value: Option<&T>) -> String {
+    value
+        .and_then(|v| serde_json::to_value(v).ok())
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_else(|| "-".to_owned())
+}
+
+/// Milliseconds from the recall call to each milestone.
+#[derive(Debug, Serialize)]
+pub struct TimingsOut {
+    scan: Option<f64>,
+    fast_published: Option<f64>,
+    selector: Option<f64>,
+    settled: Option<f64>,
+}
+
+/// The `recall` command's result.
+#[derive(Debug, Serialize)]
+pub struct RecallOutput {
+    query: String,
+    turn: TurnKind,
+    roots: RootsOut,
+    documents_scanned: Option<usize>,
+    scan: Option<ScanReport>,
+    catalog_used: bool,
+    strategy: Option<delivery_telemetry::Strategy>,
+    selector_error: Option<String>,
+    scan_error: Option<String>,
+    initial: PointOut,
+    tool_result: Option<PointOut>,
+    end_of_turn: PointOut,
+    timings_ms: TimingsOut,
+    telemetry: Vec<TelemetryEvent>,
+}
+
+#[derive(Debug, Serialize)]
+struct RootsOut {
+    project: Option<String>,
+    user: Option<String>,
+}
+
+impl RootsOut {
+    fn new(roots: &MemoryRoots) -> Self {
+        Self {
+            project: roots.project.as_ref().map(|p| p.display().to_string()),
+            user: roots.user.as_ref().map(|p| p.display().to_string()),
+        }
+    }
+}
+
+impl RecallOutput {
+    /// Gathers one turn's facts.
+    #[allow(clippy::too_many_arguments)] // a flat record of one turn; a builder would only add ceremony
+    pub fn build(
+        query: &str,
+        turn: TurnKind,
+        roots: &MemoryRoots,
+        initial: &Delivery,
+        tool_result: Option<&Delivery>,
+        end: &Delivery,
+        state: Option<&RecallState>,
+        telemetry: &[TelemetryEvent],
+    ) -> Self {
+        let settled = state.and_then(|s| s.settled.clone());
+        let fast = state.and_then(|s| s.fast.clone());
+        Self {
+            query: query.to_owned(),
+            turn,
+            roots: RootsOut::new(roots),
+            documents_scanned: settled.as_ref().map(|s| s.docs_scanned),
+            scan: settled.as_ref().map(|s| (*s.scan_report).clone()),
+            catalog_used: false,
+            strategy: settled.as_ref().map(|s| s.strategy),
+            selector_error: settled
+                .as_ref()
+                .and_then(|s| s.selector_error.as_ref().map(ToString::to_string)),
+            scan_error: settled.as_ref().and_then(|s| s.scan_error.clone()),
+            initial: PointOut::new(initial),
+            tool_result: tool_result.map(PointOut::new),
+            end_of_turn: PointOut::new(end),
+            timings_ms: TimingsOut {
+                scan: settled.as_ref().map(|s| ms(s.timings.scan)),
+                fast_published: fast.map(|f| ms(f.published_after)),
+                selector: settled.as_ref().and_then(|s| s.timings.selector.map(ms)),
+                settled: settled.as_ref().map(|s| ms(s.timings.settled)),
+            },
+            telemetry: telemetry.to_vec(),
+        }
+    }
+
+    /// Pretty JSON.
+    pub fn to_json(&self) -> Result<String, Failure> {
+        serde_json::to_string_pretty(self).map_err(|e| Failure::from(anyhow::Error::from(e)))
+    }
+
+    /// Readable text; `show_prompt` adds each delivery's prompt.
+    pub fn to_text(&self, show_prompt: bool) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "query: {}", self.query);
+        let root = |r: &Option<String>| r.clone().unwrap_or_else(|| "(none)".to_owned());
+        let _ = writeln!(
+            s,
+            "roots: project {} · user {}",
+            root(&self.roots.project),
+            root(&self.roots.user)
+        );
+        if let Some(scan) = &self.scan {
+            let _ = writeln!(
+                s,
+                "scanned {} document(s), {} file(s) skipped",
+                self.documents_scanned.unwrap_or_default(),
+                scan.skipped.len()
+            );
+            for warning in &scan.warnings {
+                let _ = writeln!(s, "warning: {warning}");
+            }
+        }
+        if let Some(error) = &self.scan_error {
+            let _ = writeln!(s, "error: {error}");
+        }
+        s.push('\n');
+        s.push_str(&self.initial.text("initial point", show_prompt));
+        match &self.tool_result {
+            Some(point) => s.push_str(&point.text("tool-result point", show_prompt)),
+            None => s.push_str("tool-result point: not reached (tool-free turn)\n"),
+        }
+        if self.end_of_turn.outcome == "discarded" {
+            s.push_str(&self.end_of_turn.text("end of turn", false));
+        }
+        if let Some(error) = &self.selector_error {
+            let _ = writeln!(
+                s,
+                "note: the selector failed ({error}); the lexical fallback was used"
+            );
+        }
+        let t = &self.timings_ms;
+        let f = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{v:.1} ms"));
+        let _ = writeln!(
+            s,
+            "\nstrategy: {} · timings: scan {}, fast result {}, selector {}, settled {}",
+            enum_word(self.strategy.as_ref()),
+            f(t.scan),
+            f(t.fast_published),
+            f(t.selector),
+            f(t.settled)
+        );
+        s
+    }
+}
+
+/// One row of the `rank` command.
+#[derive(Debug, Serialize)]
+pub struct RankRow {
+    #[serde(flatten)]
+    document: DocumentOut,
+    score: u32,
+    /// Per-field contributions (shipped scorer only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    breakdown: Option<ScoreBreakdown>,
+}
+
+impl RankRow {
+    /// Ranks `docs` for `query`, best first, every match.
+    pub fn rank(query: &str, docs: &[Arc<ScannedDocument>], use_frozen: bool) -> Vec<RankRow> {
+        if use_frozen {
+            let frozen_docs: Vec<frozen::FrozenDocument<'_>> = docs
+                .iter()
+                .map(|d| frozen::FrozenDocument {
+                    memory_type: d.memory_type(),
+                    title: d.title(),
+                    description: d.description(),
+                    body: d.body(),
+                })
+                .collect();
+            return frozen::rank(query, &frozen_docs)
+                .into_iter()
+                .filter_map(|r| {
+                    docs.get(r.index).map(|d| RankRow {
+                        document: DocumentOut::new(d),
+                        score: r.score,
+                        breakdown: None,
+                    })
+                })
+                .collect();
+        }
+        let tokens = QueryTokens::new(query);
+        let prepared: Vec<&ScannedDocument> = docs.iter().map(AsRef::as_ref).collect();
+        lexical_score::rank(&tokens, &prepared)
+            .into_iter()
+            .filter_map(|r| {
+                prepared.get(r.index).map(|d| RankRow {
+                    document: DocumentOut::new(d),
+                    score: r.score,
+                    breakdown: Some(lexical_score::explain(&tokens, *d)),
+                })
+            })
+            .collect()
+    }
+
+    /// Readable text for a ranking.
+    pub fn to_text(query: &str, rows: &[RankRow], scanned: usize, use_frozen: bool) -> String {
+        let mut s = String::new();
+        let scorer = if use_frozen {
+            "frozen pre-change"
+        } else {
+            "shipped"
+        };
+        let _ = writeln!(
+            s,
+            "query: {query}\nscorer: {scorer} · {scanned} document(s) scanned · {} shown",
+            rows.len()
+        );
+        if !use_frozen {
+            let tokens = QueryTokens::new(query);
+            let _ = writeln!(s, "query tokens: {}", tokens.as_slice().join(" "));
+        }
+        if rows.is_empty() {
+            s.push_str("\nno document matches this query\n");
+        }
+        for (i, row) in rows.iter().enumerate() {
+            let d = &row.document;
+            let _ = writeln!(
+                s,
+                "\n{}. {} — score {}\n   {} [{} · {}]",
+                i + 1,
+                d.title,
+                row.score,
+                d.relative_path,
+                enum_word(Some(&d.memory_type)),
+                enum_word(Some(&d.scope)),
+            );
+            if let Some(b) = &row.breakdown {
+                let hits = |label: &str, weight: u32, hits: &[String]| {
+                    if hits.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            "   {label} +{} ({})\n",
+                            weight * u32::try_from(hits.len()).unwrap_or(u32::MAX),
+                            hits.join(", ")
+                        )
+                    }
+                };
+                s.push_str(&hits("title", 4, &b.title_hits));
+                s.push_str(&hits("description", 3, &b.description_hits));
+                s.push_str(&hits("body", 1, &b.body_hits));
+                if b.type_boost > 0 {
+                    let _ = writeln!(s, "   type boost +{}", b.type_boost);
+                }
+            }
+        }
+        s
+    }
+}
+
+/// The `scan` command's result.
+#[derive(Debug, Serialize)]
+pub struct ScanOutput {
+    roots: RootsOut,
+    scan_ms: f64,
+    documents: Vec<DocumentOut>,
+    report: ScanReport,
+}
+
+impl ScanOutput {
+    /// Gathers a scan's facts.
+    pub fn new(roots: &MemoryRoots, scan: &RecallScan, elapsed: Duration) -> Self {
+        Self {
+            roots: RootsOut::new(roots),
+            scan_ms: ms(elapsed),
+            documents: scan.documents.iter().map(|d| DocumentOut::new(d)).collect(),
+            report: scan.report.clone(),
+        }
+    }
+
+    /// Pretty JSON.
+    pub fn to_json(&self) -> Result<String, Failure> {
+        serde_json::to_string_pretty(self).map_err(|e| Failure::from(anyhow::Error::from(e)))
+    }
+
+    /// Readable text.
+    pub fn to_text(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "{} document(s) in {:.1} ms ({} file(s) seen, {} skipped)",
+            self.documents.len(),
+            self.scan_ms,
+            self.report.files_seen,
+            self.report.skipped.len()
+        );
+        for d in &self.documents {
+            let _ = writeln!(
+                s,
+                "  {:<8} {:<10} {}  ({})",
+                enum_word(Some(&d.scope)),
+                enum_word(Some(&d.memory_type)),
+                d.relative_path,
+                d.title
+            );
+        }
+        for skip in &self.report.skipped {
+            let reason = serde_json::to_value(&skip.reason)
+                .ok()
+                .and_then(|v| v.get("reason").and_then(|r| r.as_str().map(str::to_owned)))
+                .unwrap_or_default();
+            let _ = writeln!(s, "  skipped  {}: {reason}", skip.path.display());
+        }
+        for warning in &self.report.warnings {
+            let _ = writeln!(s, "  warning  {warning}");
+        }
+        s
+    }
+}

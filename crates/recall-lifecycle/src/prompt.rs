@@ -1,0 +1,147 @@
+//! The text a delivery puts in front of the model (spec §5).
+
+use std::fmt::Write as _;
+use std::time::{Duration, SystemTime};
+
+use memory_scan::Document;
+
+/// How many characters of a body a prompt shows; the scorer's body window matches it so a body
+/// match is always a match on text the model can see.
+pub const MAX_DOC_BODY_CHARS: usize = lexical_score::BODY_WINDOW_CHARS;
+
+const HEADER: &str = "## Relevant memory\n\nUse the following memories only when they are directly relevant to the current request. Verify file/function claims before relying on them.\n\n";
+const TRUNCATED_NOTE: &str = "> NOTE: Relevant memory truncated for prompt budget.";
+const EMPTY_BODY: &str = "_No detailed entries yet._";
+const SECONDS_PER_DAY: u64 = 86_400;
+
+/// The source of "now" for age and freshness text, injectable so prompts are testable.
+pub trait Clock: Send + Sync + std::fmt::Debug {
+    /// The current wall-clock time.
+    fn now(&self) -> SystemTime;
+}
+
+/// The real wall clock.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> SystemTime {
+        SystemTime::now()
+    }
+}
+
+/// A clock stopped at one instant, for tests and reproducible output.
+#[derive(Debug, Clone, Copy)]
+pub struct FixedClock(pub SystemTime);
+
+impl Clock for FixedClock {
+    fn now(&self) -> SystemTime {
+        self.0
+    }
+}
+
+/// Whole days between `mtime` and `now`; a modification time in the future counts as today.
+pub fn age_in_days(mtime: SystemTime, now: SystemTime) -> u64 {
+    now.duration_since(mtime)
+        .unwrap_or(Duration::ZERO)
+        .as_secs()
+        / SECONDS_PER_DAY
+}
+
+fn age_text(days: u64) -> String {
+    match days {
+        0 => "today".to_owned(),
+        1 => "yesterday".to_owned(),
+        n => format!("{n} days ago"),
+    }
+}
+
+/// Renders the prompt for `documents`; no documents render as the empty string (nothing is
+/// delivered).
+pub fn render_prompt<'a, I>(documents: I, now: SystemTime) -> String
+where
+    I: IntoIterator<Item = &'a Document>,
+{
+    let mut sections = documents
+        .into_iter()
+        .map(|doc| render_document(doc, now))
+        .peekable();
+    if sections.peek().is_none() {
+        return String::new();
+    }
+    let mut prompt = String::from(HEADER);
+    let body = sections.collect::<Vec<_>>().join("\n\n");
+    prompt.push_str(&body);
+    prompt.push('\n');
+    prompt
+}
+
+fn render_document(doc: &Document, now: SystemTime) -> String {
+    let days = age_in_days(doc.mtime(), now);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "### {} ({})",
+        doc.title(),
+        doc.relative_path().display()
+    );
+    let _ = writeln!(out, "Saved {}.", age_text(days));
+    if !doc.description().is_empty() {
+        out.push_str(doc.description());
+        out.push('\n');
+    }
+    out.push('\n');
+    out.push_str(&body_text(doc.body()));
+    if days > 1 {
+        let _ = write!(
+            out,
+            "\n\n> NOTE: This memory is {days} days old. Memories are point-in-time observations, not live state — claims about code behavior or file:line citations may be outdated. Verify against current code before asserting as fact."
+        );
+    }
+    out
+}
+
+fn body_text(body: &str) -> String {
+    if body.is_empty() {
+        return EMPTY_BODY.to_owned();
+    }
+    match body.char_indices().nth(MAX_DOC_BODY_CHARS) {
+        None => body.to_owned(),
+        Some((cut, _)) => format!("{}\n\n{TRUNCATED_NOTE}", &body[..cut]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DAY: Duration = Duration::from_secs(SECONDS_PER_DAY);
+
+    #[test]
+    fn age_is_whole_days_and_future_mtime_is_today() {
+        let now = SystemTime::UNIX_EPOCH + 100 * DAY;
+        assert_eq!(age_in_days(now - DAY / 2, now), 0);
+        assert_eq!(age_in_days(now - DAY, now), 1);
+        assert_eq!(age_in_days(now - 47 * DAY - DAY / 3, now), 47);
+        assert_eq!(age_in_days(now + DAY, now), 0);
+    }
+
+    #[test]
+    fn age_text_reads_today_yesterday_and_days_ago() {
+        assert_eq!(age_text(0), "today");
+        assert_eq!(age_text(1), "yesterday");
+        assert_eq!(age_text(9), "9 days ago");
+    }
+
+    #[test]
+    fn body_is_cut_on_a_character_boundary_with_a_note() {
+        let body = "漢".repeat(MAX_DOC_BODY_CHARS + 5);
+        let text = body_text(&body);
+        assert!(text.starts_with(&"漢".repeat(MAX_DOC_BODY_CHARS)));
+        assert!(text.ends_with(&format!("\n\n{TRUNCATED_NOTE}")));
+        assert_eq!(
+            body_text(&"a".repeat(MAX_DOC_BODY_CHARS)),
+            "a".repeat(MAX_DOC_BODY_CHARS)
+        );
+    }
+}

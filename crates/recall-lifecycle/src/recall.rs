@@ -1,0 +1,410 @@
+//! The recall task: one per user query. Scan, rank, publish the fast result, ask the selector,
+//! settle (or fall back, or stop silently when its caller cancels it).
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use delivery_telemetry::{RecallEvent, Strategy, TelemetrySink, emit_recall};
+use lexical_score::{ActiveToolAliases, CandidateSelection, PreparedText, QueryTokens, Scorable};
+use memory_scan::{DocumentCache, MemoryRoots, ScanReport, ScannedDocument};
+use selector::{Candidate, SELECTOR_CEILING, SelectionRequest, Selector, SelectorError};
+use tokio::sync::watch;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::DeliveryDesign;
+
+/// The deterministic result published before the selector is asked: the lexical top two.
+#[derive(Debug, Clone)]
+pub struct FastResult {
+    /// At most [`lexical_score::FAST_LIMIT`] documents, best first.
+    pub documents: Vec<Arc<ScannedDocument>>,
+    /// Time from the recall call to this publication.
+    pub published_after: Duration,
+}
+
+/// Where the time of a recall went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RecallTimings {
+    /// Enumerating, reading, parsing and scoring the memory tree.
+    pub scan: Duration,
+    /// From the recall call to the fast-result publication; `None` when nothing was published.
+    pub fast_published: Option<Duration>,
+    /// Time spent waiting for the selector; `None` when it was not asked.
+    pub selector: Option<Duration>,
+    /// From the recall call to settling.
+    pub settled: Duration,
+}
+
+/// A recall that ran to the end: what it selected and how.
+#[derive(Debug, Clone)]
+pub struct SettledRecall {
+    /// How the documents were chosen.
+    pub strategy: Strategy,
+    /// The selected documents, at most the limit, in selection order.
+    pub documents: Vec<Arc<ScannedDocument>>,
+    /// Documents the scan found (before excluding those already delivered this session).
+    pub docs_scanned: usize,
+    /// What the scan saw and skipped.
+    pub scan_report: Arc<ScanReport>,
+    /// Where the time went.
+    pub timings: RecallTimings,
+    /// Why the selector's answer was not used, when it was asked and failed.
+    pub selector_error: Option<SelectorError>,
+    /// Why the recall could not scan the project scope, when it could not.
+    pub scan_error: Option<String>,
+}
+
+/// What a recall has published so far; observed by the delivery handle through a watch channel.
+#[derive(Debug, Clone, Default)]
+pub struct RecallState {
+    /// The fast result, once published.
+    pub fast: Option<Arc<FastResult>>,
+    /// The settled result, once settled.
+    pub settled: Option<Arc<SettledRecall>>,
+}
+
+/// Everything a recall needs that outlives one query.
+#[derive(Debug)]
+pub(crate) struct RecallContext {
+    pub cache: Arc<DocumentCache>,
+    pub roots: MemoryRoots,
+    pub selector: Option<Arc<dyn Selector>>,
+    pub sink: Arc<dyn TelemetrySink>,
+    pub design: DeliveryDesign,
+    pub limit: usize,
+}
+
+/// The per-query input of a recall.
+#[derive(Debug)]
+pub(crate) struct RecallInput {
+    pub query: String,
+    pub recent_tools: Vec<String>,
+    /// Documents already delivered in this session; they are not recalled again.
+    pub excluded: HashSet<PathBuf>,
+}
+
+/// A scanned document in the recall pool; a local wrapper so the pool can be scored in place.
+struct PoolDocument(Arc<ScannedDocument>);
+
+impl Scorable for PoolDocument {
+    fn prepared(&self) -> &PreparedText {
+        self.0.prepared()
+    }
+    fn memory_type(&self) -> lexical_score::MemoryType {
+        self.0.memory_type()
+    }
+    fn mtime(&self) -> std::time::SystemTime {
+        self.0.mtime()
+    }
+}
+
+struct Ranked {
+    pool: Vec<PoolDocument>,
+    selection: CandidateSelection,
+    docs_scanned: usize,
+    report: ScanReport,
+}
+
+/// Runs one recall to completion, publishing into `state`. Returns without settling when
+/// `cancel` fires: a recall aborted by its caller emits no `memory.recall` event.
+pub(crate) async fn run_recall(
+    ctx: Arc<RecallContext>,
+    mut input: RecallInput,
+    cancel: CancellationToken,
+    state: watch::Sender<RecallState>,
+) {
+    let started = Instant::now();
+    let query_length = input.query.chars().count();
+    let ranked = {
+        let ctx = Arc::clone(&ctx);
+        let query = input.query.clone();
+        let tools = input.recent_tools.clone();
+        let excluded = std::mem::take(&mut input.excluded);
+        // Reading files and scoring is blocking, CPU- and I/O-bound work.
+        tokio::task::spawn_blocking(move || scan_and_rank(&ctx, &query, &tools, &excluded)).await
+    };
+    let scan_elapsed = started.elapsed();
+    if cancel.is_cancelled() {
+        return;
+    }
+    let ranked = match ranked {
+        Ok(Ok(ranked)) => ranked,
+        Ok(Err(error)) => {
+            settle_failed(&ctx, &state, query_length, scan_elapsed, error.to_string());
+            return;
+        }
+        Err(join_error) => {
+            settle_failed(
+                &ctx,
+                &state,
+                query_length,
+                scan_elapsed,
+                format!("recall scan stopped unexpectedly: {join_error}"),
+            );
+            return;
+        }
+    };
+
+    let fast = ranked.selection.fast();
+    let mut fast_published = None;
+    // Without a selector there is nothing to arrive first: the recall settles at once with the
+    // lexical result, which the initial consume then delivers as `refined`.
+    let selector_asked = ctx.selector.is_some();
+    if ctx.design == DeliveryDesign::FastPath
+        && selector_asked
+        && !fast.is_empty()
+        && !cancel.is_cancelled()
+    {
+        let published_after = started.elapsed();
+        fast_published = Some(published_after);
+        let documents = documents_at(&ranked.pool, fast.iter().map(|r| r.index));
+        state.send_modify(|s| {
+            s.fast = Some(Arc::new(FastResult {
+                documents,
+                published_after,
+            }));
+        });
+    }
+
+    let Some(Selection {
+        strategy,
+        documents,
+        selector_duration,
+        selector_error,
+    }) = choose(&ctx, &input, &ranked, &cancel).await
+    else {
+        return;
+    };
+
+    let timings = RecallTimings {
+        scan: scan_elapsed,
+        fast_published,
+        selector: selector_duration,
+        settled: started.elapsed(),
+    };
+    emit_recall(
+        ctx.sink.as_ref(),
+        RecallEvent {
+            query_length,
+            docs_scanned: ranked.docs_scanned,
+            docs_selected: documents.len(),
+            strategy,
+            duration_ms: millis(timings.settled),
+            scan_duration_ms: millis(timings.scan),
+            fast_duration_ms: timings.fast_published.map(millis),
+            selector_duration_ms: timings.selector.map(millis),
+        },
+    );
+    let settled = SettledRecall {
+        strategy,
+        documents,
+        docs_scanned: ranked.docs_scanned,
+        scan_report: Arc::new(ranked.report),
+        timings,
+        selector_error,
+        scan_error: None,
+    };
+    state.send_modify(|s| s.settled = Some(Arc::new(settled)));
+}
+
+/// What the recall settles with, before telemetry and timings are attached.
+struct Selection {
+    strategy: Strategy,
+    documents: Vec<Arc<ScannedDocument>>,
+    selector_duration: Option<Duration>,
+    selector_error: Option<SelectorError>,
+}
+
+/// Asks the selector (when there is one) or takes the lexical result; `None` when the caller
+/// cancelled the recall meanwhile.
+async fn choose(
+    ctx: &RecallContext,
+    input: &RecallInput,
+    ranked: &Ranked,
+    cancel: &CancellationToken,
+) -> Option<Selection> {
+    let fallback = || {
+        documents_at(
+            &ranked.pool,
+            ranked.selection.fallback().iter().map(|r| r.index),
+        )
+    };
+    let lexical = |strategy, documents| Selection {
+        strategy,
+        documents,
+        selector_duration: None,
+        selector_error: None,
+    };
+    let selector = match (&ctx.selector, ranked.pool.is_empty()) {
+        (_, true) => return Some(lexical(Strategy::None, Vec::new())),
+        (None, false) => return Some(lexical(Strategy::Heuristic, fallback())),
+        (Some(selector), false) => selector,
+    };
+    let asked = Instant::now();
+    let answer = ask_selector(
+        selector.as_ref(),
+        &input.query,
+        &input.recent_tools,
+        ranked,
+        ctx.limit,
+        cancel,
+    )
+    .await;
+    let selector_duration = Some(asked.elapsed());
+    if cancel.is_cancelled() {
+        return None;
+    }
+    Some(match answer {
+        Ok(documents) => Selection {
+            strategy: Strategy::Model,
+            documents,
+            selector_duration,
+            selector_error: None,
+        },
+        Err(error) => {
+            tracing::debug!(%error, "selector failed; using the lexical fallback");
+            Selection {
+                strategy: Strategy::Heuristic,
+                documents: fallback(),
+                selector_duration,
+                selector_error: Some(error),
+            }
+        }
+    })
+}
+
+fn scan_and_rank(
+    ctx: &RecallContext,
+    query: &str,
+    tools: &[String],
+    excluded: &HashSet<PathBuf>,
+) -> Result<Ranked, memory_scan::ScanError> {
+    let scan = ctx.cache.scan_recall(&ctx.roots)?;
+    let docs_scanned = scan.documents.len();
+    let pool: Vec<PoolDocument> = scan
+        .documents
+        .into_iter()
+        .filter(|doc| !excluded.contains(doc.path()))
+        .map(PoolDocument)
+        .collect();
+    let tokens = QueryTokens::new(query);
+    // Derived once per recall, never per document (design document, verification list).
+    let aliases = ActiveToolAliases::from_tool_names(tools);
+    let selection = CandidateSelection::select(&tokens, &pool, &aliases);
+    Ok(Ranked {
+        pool,
+        selection,
+        docs_scanned,
+        report: scan.report,
+    })
+}
+
+async fn ask_selector(
+    selector: &dyn Selector,
+    query: &str,
+    recent_tools: &[String],
+    ranked: &Ranked,
+    limit: usize,
+    cancel: &CancellationToken,
+) -> Result<Vec<Arc<ScannedDocument>>, SelectorError> {
+    let candidates: Vec<Candidate> = ranked
+        .selection
+        .candidates()
+        .iter()
+        .filter_map(|&i| ranked.pool.get(i))
+        .map(|doc| Candidate {
+            id: doc.0.path().to_string_lossy().into_owned(),
+            memory_type: doc.0.memory_type().as_str().to_owned(),
+            mtime: doc.0.mtime(),
+            description: doc.0.description().to_owned(),
+        })
+        .collect();
+    let request = SelectionRequest {
+        query,
+        candidates: &candidates,
+        limit,
+        recent_tools,
+    };
+    // The lifecycle enforces the ceiling itself so that no selector implementation can hold a
+    // recall open longer than the design allows.
+    let ids = tokio::select! {
+        answer = tokio::time::timeout(SELECTOR_CEILING, selector.select(request, cancel.child_token())) => {
+            answer.map_err(|_| SelectorError::Timeout(SELECTOR_CEILING))??
+        }
+        () = cancel.cancelled() => return Err(SelectorError::Cancelled),
+    };
+    let by_id: HashMap<&str, usize> = candidates
+        .iter()
+        .zip(ranked.selection.candidates())
+        .map(|(c, &i)| (c.id.as_str(), i))
+        .collect();
+    let mut chosen = Vec::with_capacity(ids.len());
+    for id in ids.iter().take(limit) {
+        // Selectors validate against the manifest; an id outside the candidates is still
+        // refused here so a custom selector cannot smuggle in an unknown document.
+        let index = by_id
+            .get(id.as_str())
+            .ok_or_else(|| SelectorError::InvalidAnswer {
+                why: format!("selected id {id:?} was not a candidate"),
+            })?;
+        if !chosen.contains(index) {
+            chosen.push(*index);
+        }
+    }
+    Ok(documents_at(&ranked.pool, chosen.into_iter()))
+}
+
+fn documents_at(
+    pool: &[PoolDocument],
+    indices: impl Iterator<Item = usize>,
+) -> Vec<Arc<ScannedDocument>> {
+    indices
+        .filter_map(|i| pool.get(i))
+        .map(|doc| Arc::clone(&doc.0))
+        .collect()
+}
+
+fn settle_failed(
+    ctx: &RecallContext,
+    state: &watch::Sender<RecallState>,
+    query_length: usize,
+    scan_elapsed: Duration,
+    error: String,
+) {
+    tracing::warn!(%error, "memory recall could not scan the project scope");
+    emit_recall(
+        ctx.sink.as_ref(),
+        RecallEvent {
+            query_length,
+            docs_scanned: 0,
+            docs_selected: 0,
+            strategy: Strategy::None,
+            duration_ms: millis(scan_elapsed),
+            scan_duration_ms: millis(scan_elapsed),
+            fast_duration_ms: None,
+            selector_duration_ms: None,
+        },
+    );
+    let settled = SettledRecall {
+        strategy: Strategy::None,
+        documents: Vec::new(),
+        docs_scanned: 0,
+        scan_report: Arc::new(ScanReport::default()),
+        timings: RecallTimings {
+            scan: scan_elapsed,
+            fast_published: None,
+            selector: None,
+            settled: scan_elapsed,
+        },
+        selector_error: None,
+        scan_error: Some(error),
+    };
+    state.send_modify(|s| s.settled = Some(Arc::new(settled)));
+}
+
+pub(crate) fn millis(d: Duration) -> f64 {
+    d.as_secs_f64() * 1_000.0
+}

@@ -1,0 +1,413 @@
+//! The session and its per-turn delivery handle: when a recall's result reaches the model, what
+//! is excluded, and the exactly-once terminal telemetry.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use delivery_telemetry::{
+    DeliveredAt, DeliveryTelemetry, DiscardReason, FastDelivery, Phase, Strategy, TelemetrySink,
+    TerminalDelivery,
+};
+use memory_scan::{DocumentCache, MemoryRoots, ScannedDocument};
+use selector::Selector;
+use tokio::sync::watch;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::prompt::{Clock, SystemClock, render_prompt};
+use crate::recall::{RecallContext, RecallInput, RecallState, run_recall};
+use crate::{DeliveryDesign, INITIAL_CEILING};
+
+/// Everything a session is built from.
+#[derive(Debug, Clone)]
+pub struct SessionConfig {
+    /// The project and user memory roots.
+    pub roots: MemoryRoots,
+    /// The model selector; `None` settles every recall with the lexical result.
+    pub selector: Option<Arc<dyn Selector>>,
+    /// Where telemetry events go.
+    pub sink: Arc<dyn TelemetrySink>,
+    /// The clock prompts compute ages against.
+    pub clock: Arc<dyn Clock>,
+    /// The delivery design; [`DeliveryDesign::FastPath`] unless measuring the old one.
+    pub design: DeliveryDesign,
+    /// Most documents one refined delivery may carry.
+    pub limit: usize,
+    /// The document cache shared by the session's recalls.
+    pub cache: Arc<DocumentCache>,
+}
+
+impl SessionConfig {
+    /// A configuration with the shipped defaults: no selector, system clock, fast path, limit 5.
+    pub fn new(roots: MemoryRoots, sink: Arc<dyn TelemetrySink>) -> Self {
+        Self {
+            roots,
+            selector: None,
+            sink,
+            clock: Arc::new(SystemClock),
+            design: DeliveryDesign::FastPath,
+            limit: selector::DEFAULT_LIMIT,
+            cache: Arc::new(DocumentCache::new()),
+        }
+    }
+}
+
+/// Why a pending recall is abandoned by its caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CancelReason {
+    /// The turn ended with no tool call, so the result has no later delivery point.
+    NoSafeDeliveryPoint,
+    /// The user sent another query.
+    NewQuery,
+    /// The session was reset.
+    Reset,
+    /// The turn was aborted.
+    Abort,
+    /// The session is shutting down.
+    Shutdown,
+}
+
+impl From<CancelReason> for DiscardReason {
+    fn from(reason: CancelReason) -> Self {
+        match reason {
+            CancelReason::NoSafeDeliveryPoint => DiscardReason::NoSafeDeliveryPoint,
+            CancelReason::NewQuery => DiscardReason::NewQuery,
+            CancelReason::Reset => DiscardReason::Reset,
+            CancelReason::Abort => DiscardReason::Abort,
+            CancelReason::Shutdown => DiscardReason::Shutdown,
+        }
+    }
+}
+
+/// Memory put in front of the model at one delivery point.
+#[derive(Debug, Clone)]
+pub struct DeliveredMemory {
+    /// `fast` for the deterministic result, `refined` for the settled one.
+    pub phase: Phase,
+    /// How the documents were chosen.
+    pub strategy: Strategy,
+    /// Where it was delivered.
+    pub point: DeliveredAt,
+    /// The delivered documents, never one delivered earlier in the session.
+    pub documents: Vec<Arc<ScannedDocument>>,
+    /// The rendered prompt text.
+    pub prompt: String,
+    /// Time since the recall started.
+    pub latency: Duration,
+}
+
+/// What a consume point produced.
+#[derive(Debug, Clone)]
+pub enum Delivery {
+    /// Memory is delivered now.
+    Delivered(DeliveredMemory),
+    /// Nothing now; the recall is still running and may deliver later.
+    Pending,
+    /// The recall ended without (further) delivery, for this reason.
+    Discarded(DiscardReason),
+    /// There is no recall to consume: none started, or it already ended.
+    Idle,
+}
+
+impl Delivery {
+    /// The delivered memory, if any.
+    pub fn delivered(&self) -> Option<&DeliveredMemory> {
+        match self {
+            Delivery::Delivered(memory) => Some(memory),
+            _ => None,
+        }
+    }
+}
+
+/// The recall of the current query and what has been delivered from it. Dropping its terminal
+/// token is the only way to end it, and every path that does so consumes the whole value.
+#[derive(Debug)]
+struct ActiveRecall {
+    started: Instant,
+    cancel: CancellationToken,
+    state: watch::Receiver<RecallState>,
+    fast: Option<FastDelivery>,
+    terminal: TerminalDelivery,
+    fast_delivered: Vec<Arc<ScannedDocument>>,
+    initial_consumed: bool,
+}
+
+impl ActiveRecall {
+    fn settled_strategy(&self) -> (Strategy, usize) {
+        self.state
+            .borrow()
+            .settled
+            .as_ref()
+            .map_or((Strategy::None, 0), |s| (s.strategy, s.documents.len()))
+    }
+
+    fn finish_delivered(self, at: DeliveredAt, strategy: Strategy, count: usize) {
+        self.terminal
+            .delivered(at, strategy, count, self.started.elapsed());
+    }
+
+    fn finish_discarded(self, reason: DiscardReason) -> DiscardReason {
+        let (strategy, selected) = self.settled_strategy();
+        self.cancel.cancel();
+        self.terminal
+            .discarded(reason, strategy, selected, self.started.elapsed());
+        reason
+    }
+
+    /// Cancels the recall. When it had settled and every selected document was already
+    /// fast-delivered, the result is recorded as `already_delivered`, not as the cancel reason:
+    /// nothing was lost (design document, verification list).
+    fn cancel(self, reason: CancelReason) -> DiscardReason {
+        let fully_delivered = self.state.borrow().settled.as_ref().is_some_and(|s| {
+            !s.documents.is_empty()
+                && s.documents
+                    .iter()
+                    .all(|d| self.fast_delivered.iter().any(|f| f.path() == d.path()))
+        });
+        let reason = if fully_delivered {
+            DiscardReason::AlreadyDelivered
+        } else {
+            reason.into()
+        };
+        self.finish_discarded(reason)
+    }
+}
+
+/// A recall session: one recall per user query, documents delivered at most once.
+#[derive(Debug)]
+pub struct RecallSession {
+    ctx: Arc<RecallContext>,
+    clock: Arc<dyn Clock>,
+    surfaced: HashSet<PathBuf>,
+    active: Option<ActiveRecall>,
+    last_state: Option<watch::Receiver<RecallState>>,
+}
+
+impl RecallSession {
+    /// Creates a session; no recall runs until [`RecallSession::begin_query`].
+    pub fn new(config: SessionConfig) -> Self {
+        Self {
+            ctx: Arc::new(RecallContext {
+                cache: config.cache,
+                roots: config.roots,
+                selector: config.selector,
+                sink: config.sink,
+                design: config.design,
+                limit: config.limit,
+            }),
+            clock: config.clock,
+            surfaced: HashSet::new(),
+            active: None,
+            last_state: None,
+        }
+    }
+
+    /// Starts the recall for a new user query. A recall still pending from the previous query
+    /// is cancelled (`new_query`), so its results can never reach this one.
+    pub fn begin_query(&mut self, query: &str, recent_tools: &[String]) {
+        self.cancel(CancelReason::NewQuery);
+        let cancel = CancellationToken::new();
+        let (sender, receiver) = watch::channel(RecallState::default());
+        let input = RecallInput {
+            query: query.to_owned(),
+            recent_tools: recent_tools.to_vec(),
+            excluded: self.surfaced.clone(),
+        };
+        let (fast, terminal) = DeliveryTelemetry::new(Arc::clone(&self.ctx.sink));
+        let started = Instant::now();
+        // Detached: the task ends on its own, or promptly after `cancel` fires.
+        tokio::spawn(run_recall(
+            Arc::clone(&self.ctx),
+            input,
+            cancel.clone(),
+            sender,
+        ));
+        self.last_state = Some(receiver.clone());
+        self.active = Some(ActiveRecall {
+            started,
+            cancel,
+            state: receiver,
+            fast: Some(fast),
+            terminal,
+            fast_delivered: Vec::new(),
+            initial_consumed: false,
+        });
+    }
+
+    /// A token that aborts the current recall's initial wait and prevents its delivery when
+    /// cancelled from elsewhere (for example, the user pressing Ctrl-C).
+    pub fn abort_token(&self) -> Option<CancellationToken> {
+        self.active.as_ref().map(|a| a.cancel.clone())
+    }
+
+    /// The initial consume point of a user-query turn: waits at most [`INITIAL_CEILING`],
+    /// ending early when the recall settles, the fast result is published or the turn is
+    /// cancelled.
+    pub async fn consume_initial(&mut self) -> Delivery {
+        let design = self.ctx.design;
+        let Some(active) = self.active.as_mut() else {
+            return Delivery::Idle;
+        };
+        if active.initial_consumed {
+            return Delivery::Pending;
+        }
+        active.initial_consumed = true;
+        if design == DeliveryDesign::FastPath {
+            let mut state = active.state.clone();
+            let ready = state.wait_for(|s| s.settled.is_some() || s.fast.is_some());
+            tokio::select! {
+                _ = ready => {}
+                () = active.cancel.cancelled() => {}
+                () = tokio::time::sleep(INITIAL_CEILING) => {}
+            }
+        }
+        if active.cancel.is_cancelled() {
+            return self.cancel(CancelReason::Abort);
+        }
+        let snapshot = active.state.borrow().clone();
+        if snapshot.settled.is_some() {
+            return self.deliver_settled(DeliveredAt::Initial);
+        }
+        let Some(fast) = snapshot.fast else {
+            return Delivery::Pending;
+        };
+        let Some(token) = active.fast.take() else {
+            return Delivery::Pending;
+        };
+        let latency = active.started.elapsed();
+        token.emit(fast.documents.len(), latency);
+        active.fast_delivered.clone_from(&fast.documents);
+        let documents = fast.documents.clone();
+        Delivery::Delivered(self.record_delivery(
+            Phase::Fast,
+            Strategy::Heuristic,
+            DeliveredAt::Initial,
+            documents,
+            latency,
+        ))
+    }
+
+    /// The tool-result consume point: never waits; only a settled recall is consumed.
+    pub fn consume_tool_result(&mut self) -> Delivery {
+        let Some(active) = self.active.as_ref() else {
+            return Delivery::Idle;
+        };
+        if active.cancel.is_cancelled() {
+            return self.cancel(CancelReason::Abort);
+        }
+        if active.state.borrow().settled.is_none() {
+            return Delivery::Pending;
+        }
+        self.deliver_settled(DeliveredAt::ToolResult)
+    }
+
+    /// Ends the turn. A recall still pending then has no safe delivery point and is discarded.
+    pub fn end_turn(&mut self) -> Delivery {
+        self.cancel(CancelReason::NoSafeDeliveryPoint)
+    }
+
+    /// Abandons the pending recall, if any, for `reason`.
+    pub fn cancel(&mut self, reason: CancelReason) -> Delivery {
+        match self.active.take() {
+            Some(active) => Delivery::Discarded(active.cancel(reason)),
+            None => Delivery::Idle,
+        }
+    }
+
+    /// Cancels any pending recall and forgets what was delivered, so it may be recalled again.
+    pub fn reset(&mut self) {
+        self.cancel(CancelReason::Reset);
+        self.surfaced.clear();
+    }
+
+    /// Cancels any pending recall; the session cannot be used afterwards.
+    pub fn shutdown(mut self) {
+        self.cancel(CancelReason::Shutdown);
+    }
+
+    /// Whether a recall is active (started and not yet delivered in full or discarded).
+    pub fn has_pending_recall(&self) -> bool {
+        self.active.is_some()
+    }
+
+    /// Waits until the current recall settles or `timeout` passes, without consuming it; for
+    /// callers that model a tool call taking that long.
+    pub async fn wait_settled(&mut self, timeout: Duration) -> bool {
+        let Some(active) = self.active.as_ref() else {
+            return false;
+        };
+        let mut state = active.state.clone();
+        let settled = state.wait_for(|s| s.settled.is_some());
+        tokio::time::timeout(timeout, settled)
+            .await
+            .is_ok_and(|r| r.is_ok())
+    }
+
+    /// What the latest recall has published (fast result, settled result), for reporting.
+    pub fn latest_recall(&self) -> Option<RecallState> {
+        self.last_state.as_ref().map(|s| s.borrow().clone())
+    }
+
+    /// Paths delivered so far in this session.
+    pub fn surfaced(&self) -> &HashSet<PathBuf> {
+        &self.surfaced
+    }
+
+    fn deliver_settled(&mut self, at: DeliveredAt) -> Delivery {
+        let Some(active) = self.active.take() else {
+            return Delivery::Idle;
+        };
+        let Some(settled) = active.state.borrow().settled.clone() else {
+            self.active = Some(active);
+            return Delivery::Pending;
+        };
+        // Both results come from one scan, so the selector can legitimately re-select what the
+        // fast phase sent; those are removed and the prompt is rebuilt from the rest.
+        let remaining: Vec<Arc<ScannedDocument>> = settled
+            .documents
+            .iter()
+            .filter(|d| !active.fast_delivered.iter().any(|f| f.path() == d.path()))
+            .cloned()
+            .collect();
+        if remaining.is_empty() {
+            let reason = if settled.documents.is_empty() {
+                DiscardReason::NoRelevantResults
+            } else {
+                DiscardReason::AlreadyDelivered
+            };
+            return Delivery::Discarded(active.finish_discarded(reason));
+        }
+        let latency = active.started.elapsed();
+        active.finish_delivered(at, settled.strategy, remaining.len());
+        Delivery::Delivered(self.record_delivery(
+            Phase::Refined,
+            settled.strategy,
+            at,
+            remaining,
+            latency,
+        ))
+    }
+
+    fn record_delivery(
+        &mut self,
+        phase: Phase,
+        strategy: Strategy,
+        point: DeliveredAt,
+        documents: Vec<Arc<ScannedDocument>>,
+        latency: Duration,
+    ) -> DeliveredMemory {
+        self.surfaced
+            .extend(documents.iter().map(|d| d.path().to_path_buf()));
+        let prompt = render_prompt(documents.iter().map(|d| d.document()), self.clock.now());
+        DeliveredMemory {
+            phase,
+            strategy,
+            point,
+            documents,
+            prompt,
+            latency,
+        }
+    }
+}

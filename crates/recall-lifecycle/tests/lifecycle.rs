@@ -1,0 +1,844 @@
+//! Behaviour of one recall lifecycle, as the design document's verification list states it.
+//! Timing runs on tokio's paused clock, so every duration asserted here is exact.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use delivery_telemetry::{
+    DeliveryEvent, DeliveryPoint, DiscardReason, Phase, RecordingSink, Strategy, TelemetrySink,
+};
+use memory_scan::MemoryRoots;
+use recall_lifecycle::{
+    CancelReason, Delivery, DeliveryDesign, FixedClock, INITIAL_CEILING, RecallSession,
+    SessionConfig, render_prompt,
+};
+use selector::{MockAnswer, MockSelector, MockStep, Selector, SelectorError};
+use tempfile::TempDir;
+use tokio::time::Instant;
+
+const DAY: Duration = Duration::from_hours(24);
+
+/// A real memory tree in a temporary directory.
+struct Tree {
+    dir: TempDir,
+}
+
+impl Tree {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("project")).unwrap();
+        std::fs::create_dir_all(dir.path().join("user")).unwrap();
+        Self { dir }
+    }
+
+    /// Writes `scope/rel` with the given frontmatter and body; returns its absolute path.
+    fn topic(
+        &self,
+        scope: &str,
+        rel: &str,
+        kind: &str,
+        name: &str,
+        description: &str,
+        body: &str,
+    ) -> PathBuf {
+        let path = self.dir.path().join(scope).join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(
+            &path,
+            format!("---\nname: {name}\ndescription: {description}\ntype: {kind}\n---\n\n{body}\n"),
+        )
+        .unwrap();
+        path
+    }
+
+    fn roots(&self) -> MemoryRoots {
+        MemoryRoots {
+            project: Some(self.dir.path().join("project")),
+            user: Some(self.dir.path().join("user")),
+        }
+    }
+}
+
+/// The standard tree: a rollback runbook, a deploy checklist, a terse-answers preference and an
+/// unrelated dashboard reference.
+struct Fixture {
+    tree: Tree,
+    rollback: PathBuf,
+    checklist: PathBuf,
+    terse: PathBuf,
+    dashboard: PathBuf,
+}
+
+fn fixture() -> Fixture {
+    let tree = Tree::new();
+    let rollback = tree.topic(
+        "project",
+        "release-rollback.md",
+        "project",
+        "Release rollback runbook",
+        "How to roll back a bad release",
+        "Run `deploy rollback --to previous`, then watch the error budget for ten minutes.",
+    );
+    let checklist = tree.topic(
+        "project",
+        "deploy-checklist.md",
+        "project",
+        "Deploy checklist",
+        "Steps before every release",
+        "Tag the release, run the smoke suite, announce in #deploys.",
+    );
+    let terse = tree.topic(
+        "user",
+        "terse.md",
+        "user",
+        "Terse answers",
+        "The user prefers short answers without preamble",
+        "Answer in a few lines; skip the summary at the end.",
+    );
+    let dashboard = tree.topic(
+        "project",
+        "grafana.md",
+        "reference",
+        "Latency dashboard",
+        "Where the p99 latency graphs live",
+        "https://grafana.example.internal/d/latency",
+    );
+    set_age(&rollback, 2 * DAY);
+    set_age(&checklist, 3 * DAY);
+    set_age(&terse, 10 * DAY);
+    set_age(&dashboard, DAY / 2);
+    Fixture {
+        tree,
+        rollback,
+        checklist,
+        terse,
+        dashboard,
+    }
+}
+
+fn set_age(path: &Path, age: Duration) {
+    let file = std::fs::File::options().write(true).open(path).unwrap();
+    file.set_modified(SystemTime::now() - age).unwrap();
+}
+
+fn id(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
+}
+
+fn session_with(
+    roots: MemoryRoots,
+    selector: Option<Arc<dyn Selector>>,
+    design: DeliveryDesign,
+) -> (RecallSession, Arc<RecordingSink>) {
+    let sink = Arc::new(RecordingSink::new());
+    let mut config = SessionConfig::new(roots, Arc::clone(&sink) as Arc<dyn TelemetrySink>);
+    config.selector = selector;
+    config.design = design;
+    config.clock = Arc::new(FixedClock(SystemTime::now()));
+    (RecallSession::new(config), sink)
+}
+
+fn mock(ids: &[&Path], after_ms: u64) -> Arc<dyn Selector> {
+    Arc::new(MockSelector::answering(
+        ids.iter().map(|p| id(p)).collect(),
+        Duration::from_millis(after_ms),
+    ))
+}
+
+fn paths(delivery: &Delivery) -> Vec<PathBuf> {
+    delivery
+        .delivered()
+        .map(|m| m.documents.iter().map(|d| d.path().to_path_buf()).collect())
+        .unwrap_or_default()
+}
+
+fn terminal_events(sink: &RecordingSink) -> Vec<DeliveryEvent> {
+    sink.deliveries()
+        .into_iter()
+        .filter(|e| e.phase == Phase::Refined)
+        .collect()
+}
+
+const ROLLBACK_QUERY: &str = "how do we roll back a release?";
+
+#[tokio::test(start_paused = true)]
+async fn recall_settling_inside_the_budget_is_delivered_initially() {
+    let f = fixture();
+    // No lexical match, so no fast result: the model's pick settles at 40 ms, inside the budget.
+    let (mut session, sink) = session_with(
+        f.tree.roots(),
+        Some(mock(&[&f.terse], 40)),
+        DeliveryDesign::FastPath,
+    );
+    session.begin_query("keep it brief please", &[]);
+    let started = Instant::now();
+    let delivery = session.consume_initial().await;
+    let memory = delivery.delivered().expect("settled recall is delivered");
+    assert_eq!(memory.phase, Phase::Refined);
+    assert_eq!(memory.strategy, Strategy::Model);
+    assert_eq!(paths(&delivery), vec![f.terse.clone()]);
+    assert_eq!(started.elapsed(), Duration::from_millis(40));
+    assert_eq!(
+        terminal_events(&sink)[0].delivery_point,
+        DeliveryPoint::Initial
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn budget_expiry_delivers_fast_result_and_keeps_recall_pending() {
+    let f = fixture();
+    let (mut session, sink) = session_with(
+        f.tree.roots(),
+        Some(mock(&[&f.terse], 250)),
+        DeliveryDesign::FastPath,
+    );
+    session.begin_query(ROLLBACK_QUERY, &[]);
+    let delivery = session.consume_initial().await;
+    let memory = delivery.delivered().expect("fast result delivered");
+    assert_eq!(memory.phase, Phase::Fast);
+    assert_eq!(memory.strategy, Strategy::Heuristic);
+    assert!(memory.documents.len() <= 2);
+    assert_eq!(paths(&delivery)[0], f.rollback);
+    assert!(session.has_pending_recall());
+    assert!(matches!(session.consume_tool_result(), Delivery::Pending));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let later = session.consume_tool_result();
+    let refined = later.delivered().expect("model pick lands at tool result");
+    assert_eq!(refined.phase, Phase::Refined);
+    assert_eq!(refined.strategy, Strategy::Model);
+    assert_eq!(sink.deliveries().len(), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn later_delivery_never_repeats_a_fast_document() {
+    let f = fixture();
+    // The model re-selects the fast documents plus one more; only the new one is delivered.
+    let (mut session, _sink) = session_with(
+        f.tree.roots(),
+        Some(mock(&[&f.rollback, &f.checklist, &f.terse], 600)),
+        DeliveryDesign::FastPath,
+    );
+    session.begin_query(ROLLBACK_QUERY, &[]);
+    let fast = paths(&session.consume_initial().await);
+    assert!(fast.contains(&f.rollback));
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    let refined = session.consume_tool_result();
+    let refined_paths = paths(&refined);
+    assert!(!refined_paths.is_empty());
+    assert!(refined_paths.iter().all(|p| !fast.contains(p)));
+    let prompt = &refined.delivered().unwrap().prompt;
+    assert!(!prompt.contains("Release rollback runbook"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn cancellation_ends_the_initial_wait_and_prevents_stale_delivery() {
+    let f = fixture();
+    let (mut session, sink) = session_with(
+        f.tree.roots(),
+        Some(mock(&[&f.terse], 3_000)),
+        DeliveryDesign::FastPath,
+    );
+    session.begin_query("zzqx qqzx wobble", &[]);
+    let abort = session.abort_token().unwrap();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        abort.cancel();
+    });
+    let started = Instant::now();
+    let delivery = session.consume_initial().await;
+    assert_eq!(started.elapsed(), Duration::from_millis(30));
+    assert!(matches!(
+        delivery,
+        Delivery::Discarded(DiscardReason::Abort)
+    ));
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert!(matches!(session.consume_tool_result(), Delivery::Idle));
+    assert_eq!(sink.deliveries().len(), 1);
+    assert!(
+        sink.recalls().is_empty(),
+        "an aborted recall emits no memory.recall"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn cancelled_turn_delivers_no_fast_result() {
+    let f = fixture();
+    let (mut session, sink) = session_with(
+        f.tree.roots(),
+        Some(mock(&[&f.rollback], 250)),
+        DeliveryDesign::FastPath,
+    );
+    session.begin_query(ROLLBACK_QUERY, &[]);
+    session.abort_token().unwrap().cancel();
+    let delivery = session.consume_initial().await;
+    assert!(matches!(
+        delivery,
+        Delivery::Discarded(DiscardReason::Abort)
+    ));
+    assert!(sink.deliveries().iter().all(|e| e.phase != Phase::Fast));
+}
+
+#[tokio::test(start_paused = true)]
+async fn fast_result_never_crosses_a_query_boundary() {
+    let f = fixture();
+    let selector = Arc::new(MockSelector::new());
+    selector.push(MockStep {
+        after: Duration::from_secs(2),
+        answer: MockAnswer::Ids(vec![id(&f.rollback)]),
+    });
+    selector.push(MockStep {
+        after: Duration::from_secs(2),
+        answer: MockAnswer::Ids(vec![]),
+    });
+    let (mut session, sink) =
+        session_with(f.tree.roots(), Some(selector), DeliveryDesign::FastPath);
+    session.begin_query(ROLLBACK_QUERY, &[]);
+    // The first query's fast result is published but never consumed before the next query.
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    session.begin_query("unrelated words qqzx", &[]);
+    let delivery = session.consume_initial().await;
+    assert!(matches!(delivery, Delivery::Pending));
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert!(paths(&session.consume_tool_result()).is_empty());
+    let first = &sink.deliveries()[0];
+    assert_eq!(first.discard_reason, Some(DiscardReason::NewQuery));
+}
+
+#[tokio::test(start_paused = true)]
+async fn no_result_queries_stay_silent_under_both_designs() {
+    for design in [DeliveryDesign::FastPath, DeliveryDesign::SinglePath] {
+        let f = fixture();
+        let (mut session, _sink) = session_with(f.tree.roots(), None, design);
+        session.begin_query("zzqx wobble frobnicate", &[]);
+        let initial = session.consume_initial().await;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let tool = session.consume_tool_result();
+        assert!(initial.delivered().is_none(), "{design:?} initial");
+        assert!(tool.delivered().is_none(), "{design:?} tool result");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn initial_wait_ends_as_soon_as_the_fast_result_is_published() {
+    let f = fixture();
+    let (mut session, _sink) = session_with(
+        f.tree.roots(),
+        Some(mock(&[&f.rollback], 15)),
+        DeliveryDesign::FastPath,
+    );
+    session.begin_query(ROLLBACK_QUERY, &[]);
+    let started = Instant::now();
+    let delivery = session.consume_initial().await;
+    // The scan runs on the blocking pool, which paused time does not advance over; the wait
+    // therefore ends at virtual time zero, long before both the 15 ms selector and the ceiling.
+    assert_eq!(started.elapsed(), Duration::ZERO);
+    assert_eq!(delivery.delivered().unwrap().phase, Phase::Fast);
+}
+
+#[tokio::test(start_paused = true)]
+async fn wait_with_nothing_to_deliver_runs_to_exactly_the_ceiling() {
+    let f = fixture();
+    let (mut session, _sink) = session_with(
+        f.tree.roots(),
+        Some(mock(&[&f.terse], 1_500)),
+        DeliveryDesign::FastPath,
+    );
+    session.begin_query("qqzx nothing lexical", &[]);
+    let started = Instant::now();
+    let delivery = session.consume_initial().await;
+    assert_eq!(started.elapsed(), INITIAL_CEILING);
+    assert!(matches!(delivery, Delivery::Pending));
+    assert!(session.has_pending_recall());
+}
+
+#[tokio::test(start_paused = true)]
+async fn fully_fast_delivered_result_is_already_delivered_at_tool_result() {
+    let f = fixture();
+    let (mut session, sink) = session_with(
+        f.tree.roots(),
+        Some(mock(&[&f.rollback], 250)),
+        DeliveryDesign::FastPath,
+    );
+    session.begin_query(ROLLBACK_QUERY, &[]);
+    assert!(paths(&session.consume_initial().await).contains(&f.rollback));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let delivery = session.consume_tool_result();
+    assert!(matches!(
+        delivery,
+        Delivery::Discarded(DiscardReason::AlreadyDelivered)
+    ));
+    assert_eq!(
+        terminal_events(&sink)[0].discard_reason,
+        Some(DiscardReason::AlreadyDelivered)
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn fully_fast_delivered_result_is_already_delivered_at_tool_free_end() {
+    let f = fixture();
+    let (mut session, sink) = session_with(
+        f.tree.roots(),
+        Some(mock(&[&f.rollback], 250)),
+        DeliveryDesign::FastPath,
+    );
+    session.begin_query(ROLLBACK_QUERY, &[]);
+    session.consume_initial().await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let delivery = session.end_turn();
+    assert!(matches!(
+        delivery,
+        Delivery::Discarded(DiscardReason::AlreadyDelivered)
+    ));
+    assert_eq!(
+        terminal_events(&sink)[0].discard_reason,
+        Some(DiscardReason::AlreadyDelivered)
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn partial_overlap_at_tool_free_end_stays_no_safe_delivery_point() {
+    let f = fixture();
+    let (mut session, sink) = session_with(
+        f.tree.roots(),
+        Some(mock(&[&f.rollback, &f.terse], 250)),
+        DeliveryDesign::FastPath,
+    );
+    session.begin_query(ROLLBACK_QUERY, &[]);
+    session.consume_initial().await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    session.end_turn();
+    assert_eq!(
+        terminal_events(&sink)[0].discard_reason,
+        Some(DiscardReason::NoSafeDeliveryPoint)
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn selector_returning_nothing_is_no_relevant_results() {
+    let f = fixture();
+    let (mut session, _sink) = session_with(
+        f.tree.roots(),
+        Some(mock(&[], 250)),
+        DeliveryDesign::FastPath,
+    );
+    session.begin_query(ROLLBACK_QUERY, &[]);
+    session.consume_initial().await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(matches!(
+        session.consume_tool_result(),
+        Delivery::Discarded(DiscardReason::NoRelevantResults)
+    ));
+}
+
+#[tokio::test(start_paused = true)]
+async fn selector_failure_falls_back_to_at_most_five_documents() {
+    let tree = Tree::new();
+    for i in 0..8 {
+        tree.topic(
+            "project",
+            &format!("incident-{i}.md"),
+            "project",
+            &format!("Incident {i} postmortem"),
+            "Database failover incident",
+            "Failover took four minutes.",
+        );
+    }
+    let selector: Arc<dyn Selector> = Arc::new(MockSelector::failing(
+        SelectorError::Http { status: 500 },
+        Duration::from_millis(80),
+    ));
+    let (mut session, sink) = session_with(tree.roots(), Some(selector), DeliveryDesign::FastPath);
+    session.begin_query("database failover incident", &[]);
+    assert_eq!(paths(&session.consume_initial().await).len(), 2);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let delivery = session.consume_tool_result();
+    let refined = delivery.delivered().expect("fallback delivered");
+    assert_eq!(refined.strategy, Strategy::Heuristic);
+    // Five fallback documents minus the two the fast phase already sent.
+    assert_eq!(refined.documents.len(), 3);
+    let recall = &sink.recalls()[0];
+    assert_eq!(recall.strategy, Strategy::Heuristic);
+    assert_eq!(recall.docs_selected, 5);
+}
+
+#[tokio::test(start_paused = true)]
+async fn settled_recall_without_selector_is_delivered_initially_as_refined_heuristic() {
+    let f = fixture();
+    let (mut session, sink) = session_with(f.tree.roots(), None, DeliveryDesign::FastPath);
+    session.begin_query(ROLLBACK_QUERY, &[]);
+    let delivery = session.consume_initial().await;
+    let memory = delivery.delivered().expect("delivered");
+    assert_eq!(memory.phase, Phase::Refined);
+    assert_eq!(memory.strategy, Strategy::Heuristic);
+    assert_eq!(paths(&delivery)[0], f.rollback);
+    assert_eq!(sink.deliveries().len(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn single_path_design_delivers_nothing_at_a_zero_wait_initial_consume() {
+    let f = fixture();
+    let (mut session, _sink) = session_with(
+        f.tree.roots(),
+        Some(mock(&[&f.rollback], 40)),
+        DeliveryDesign::SinglePath,
+    );
+    session.begin_query(ROLLBACK_QUERY, &[]);
+    let started = Instant::now();
+    assert!(matches!(session.consume_initial().await, Delivery::Pending));
+    assert_eq!(started.elapsed(), Duration::ZERO);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(
+        paths(&session.consume_tool_result()),
+        vec![f.rollback.clone()]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn documents_delivered_earlier_are_excluded_from_later_recalls_until_reset() {
+    let f = fixture();
+    let (mut session, _sink) = session_with(f.tree.roots(), None, DeliveryDesign::FastPath);
+    session.begin_query(ROLLBACK_QUERY, &[]);
+    let first = paths(&session.consume_initial().await);
+    assert!(first.contains(&f.rollback));
+    session.end_turn();
+    session.begin_query(ROLLBACK_QUERY, &[]);
+    let second = paths(&session.consume_initial().await);
+    assert!(second.iter().all(|p| !first.contains(p)));
+    session.reset();
+    session.begin_query(ROLLBACK_QUERY, &[]);
+    assert!(paths(&session.consume_initial().await).contains(&f.rollback));
+}
+
+#[tokio::test(start_paused = true)]
+async fn active_tool_noise_is_filtered_on_the_deterministic_path() {
+    let f = fixture();
+    let noisy = f.tree.topic(
+        "project",
+        "deploy-tool-usage.md",
+        "reference",
+        "deploy tool usage reference",
+        "Parameter schema for the deploy tool: how to roll back a release",
+        "Call deploy with --to.",
+    );
+    let (mut session, _sink) = session_with(f.tree.roots(), None, DeliveryDesign::FastPath);
+    session.begin_query(ROLLBACK_QUERY, &["mcp__ops__deploy".to_owned()]);
+    let delivered = paths(&session.consume_initial().await);
+    assert!(!delivered.contains(&noisy));
+    assert!(delivered.contains(&f.rollback));
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_cancel_reason_is_recorded_on_the_terminal_event() {
+    for reason in [
+        CancelReason::NoSafeDeliveryPoint,
+        CancelReason::NewQuery,
+        CancelReason::Reset,
+        CancelReason::Abort,
+        CancelReason::Shutdown,
+    ] {
+        let f = fixture();
+        let (mut session, sink) = session_with(
+            f.tree.roots(),
+            Some(mock(&[&f.dashboard], 5_000)),
+            DeliveryDesign::FastPath,
+        );
+        session.begin_query("qqzx nothing", &[]);
+        session.cancel(reason);
+        let events = terminal_events(&sink);
+        assert_eq!(events.len(), 1);
+        assert_eq!(events[0].discard_reason, Some(reason.into()));
+        assert_eq!(events[0].delivery_point, DeliveryPoint::Discarded);
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn shutdown_discards_the_pending_recall() {
+    let f = fixture();
+    let (mut session, sink) = session_with(
+        f.tree.roots(),
+        Some(mock(&[&f.rollback], 5_000)),
+        DeliveryDesign::FastPath,
+    );
+    session.begin_query(ROLLBACK_QUERY, &[]);
+    session.consume_initial().await;
+    session.shutdown();
+    let terminal = terminal_events(&sink);
+    assert_eq!(terminal.len(), 1);
+    assert_eq!(terminal[0].discard_reason, Some(DiscardReason::Shutdown));
+}
+
+#[tokio::test(start_paused = true)]
+async fn unreadable_project_root_settles_with_nothing_and_says_why() {
+    let tree = Tree::new();
+    let file_root = tree.dir.path().join("not-a-dir");
+    std::fs::write(&file_root, "x").unwrap();
+    let roots = MemoryRoots {
+        project: Some(file_root),
+        user: None,
+    };
+    let (mut session, _sink) = session_with(roots, None, DeliveryDesign::FastPath);
+    session.begin_query(ROLLBACK_QUERY, &[]);
+    assert!(session.consume_initial().await.delivered().is_none());
+    let settled = session.latest_recall().unwrap().settled.unwrap();
+    assert!(settled.scan_error.is_some());
+    assert_eq!(settled.strategy, Strategy::None);
+}
+
+#[test]
+fn rendered_prompt_with_old_fresh_truncated_and_empty_documents() {
+    let tree = Tree::new();
+    let old = tree.topic(
+        "project",
+        "auth/token-rotation.md",
+        "project",
+        "Token rotation",
+        "Service tokens rotate every 30 days",
+        "Rotation runs from the `rotate-tokens` job; the vault path is ops/tokens.",
+    );
+    let fresh = tree.topic(
+        "user",
+        "terse.md",
+        "user",
+        "Terse answers",
+        "The user prefers short answers",
+        "Keep answers under ten lines.",
+    );
+    let long = tree.topic(
+        "project",
+        "runbook.md",
+        "reference",
+        "Long runbook",
+        "",
+        &"step ".repeat(400),
+    );
+    let empty = tree.topic(
+        "user",
+        "placeholder.md",
+        "feedback",
+        "Review style",
+        "How to review",
+        "_No entries yet._",
+    );
+    let now = SystemTime::now();
+    for (path, age) in [
+        (&old, 47 * DAY),
+        (&fresh, DAY / 4),
+        (&long, DAY + DAY / 2),
+        (&empty, 2 * DAY),
+    ] {
+        std::fs::File::options()
+            .write(true)
+            .open(path)
+            .unwrap()
+            .set_modified(now - age)
+            .unwrap();
+    }
+    let cache = memory_scan::DocumentCache::new();
+    let scan = cache.scan_recall(&tree.roots()).unwrap();
+    let by_path = |p: &Path| {
+        scan.documents
+            .iter()
+            .find(|d| d.path() == p)
+            .map(|d| d.document().clone())
+            .unwrap()
+    };
+    let docs = [
+        by_path(&old),
+        by_path(&fresh),
+        by_path(&long),
+        by_path(&empty),
+    ];
+    insta::assert_snapshot!(render_prompt(docs.iter(), now));
+}
+
+mod interleavings {
+    //! Random interleavings of publication, settling, selector outcomes, consume points and
+    //! cancellations; the session's guarantees must hold in every one.
+
+    use super::*;
+    use proptest::prelude::{Just, ProptestConfig, prop_assert, prop_oneof, proptest};
+    use proptest::strategy::Strategy as ValueStrategy;
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Begin {
+            query: usize,
+            latency_ms: u64,
+            answer: Option<Vec<usize>>,
+        },
+        ConsumeInitial,
+        ConsumeToolResult,
+        Advance(u64),
+        EndTurn,
+        Cancel(usize),
+        Reset,
+    }
+
+    const QUERIES: [&str; 4] = [
+        ROLLBACK_QUERY,
+        "deploy checklist before the release",
+        "terse answers latency dashboard release",
+        "qqzx nothing matches",
+    ];
+    const REASONS: [CancelReason; 5] = [
+        CancelReason::NoSafeDeliveryPoint,
+        CancelReason::NewQuery,
+        CancelReason::Reset,
+        CancelReason::Abort,
+        CancelReason::Shutdown,
+    ];
+
+    fn op() -> impl ValueStrategy<Value = Op> {
+        prop_oneof![
+            (
+                0..QUERIES.len(),
+                prop_oneof![Just(5_u64), Just(40), Just(250), Just(600), Just(3_000)],
+                proptest::option::weighted(0.8, proptest::collection::vec(0..4_usize, 0..4)),
+            )
+                .prop_map(|(query, latency_ms, answer)| Op::Begin {
+                    query,
+                    latency_ms,
+                    answer
+                }),
+            Just(Op::ConsumeInitial),
+            Just(Op::ConsumeToolResult),
+            prop_oneof![Just(1_u64), Just(50), Just(120), Just(700), Just(4_000)]
+                .prop_map(Op::Advance),
+            Just(Op::EndTurn),
+            (0..REASONS.len()).prop_map(Op::Cancel),
+            Just(Op::Reset),
+        ]
+    }
+
+    /// Applies the ops and checks every invariant; returns an error message on the first breach.
+    async fn run(ops: Vec<Op>) -> Result<(), String> {
+        let f = fixture();
+        let docs = [&f.rollback, &f.checklist, &f.terse, &f.dashboard];
+        let selector = Arc::new(MockSelector::new());
+        let (mut session, sink) = session_with(
+            f.tree.roots(),
+            Some(Arc::clone(&selector) as Arc<dyn Selector>),
+            DeliveryDesign::FastPath,
+        );
+        let mut delivered_since_reset = std::collections::HashSet::new();
+        let mut recall_open = false;
+        let mut segments: Vec<usize> = Vec::new();
+        for op in ops {
+            let delivery = match op {
+                Op::Begin {
+                    query,
+                    latency_ms,
+                    answer,
+                } => {
+                    selector.push(MockStep {
+                        after: Duration::from_millis(latency_ms),
+                        answer: match answer {
+                            Some(picks) => {
+                                MockAnswer::Ids(picks.iter().map(|&i| id(docs[i])).collect())
+                            }
+                            None => MockAnswer::Error(SelectorError::Http { status: 503 }),
+                        },
+                    });
+                    // The previous recall's terminal event is emitted inside `begin_query`.
+                    session.begin_query(QUERIES[query], &[]);
+                    segments.push(sink.deliveries().len());
+                    recall_open = true;
+                    None
+                }
+                Op::ConsumeInitial => Some(session.consume_initial().await),
+                Op::ConsumeToolResult => Some(session.consume_tool_result()),
+                Op::Advance(ms) => {
+                    tokio::time::sleep(Duration::from_millis(ms)).await;
+                    None
+                }
+                Op::EndTurn => {
+                    session.end_turn();
+                    recall_open = false;
+                    None
+                }
+                Op::Cancel(i) => {
+                    session.cancel(REASONS[i]);
+                    recall_open = false;
+                    None
+                }
+                Op::Reset => {
+                    session.reset();
+                    delivered_since_reset.clear();
+                    recall_open = false;
+                    None
+                }
+            };
+            let Some(delivery) = delivery else { continue };
+            check_delivery(&delivery, &mut recall_open, &mut delivered_since_reset)?;
+        }
+        session.shutdown();
+        let events = sink.deliveries();
+        segments.push(events.len());
+        for (n, window) in segments.windows(2).enumerate() {
+            let recall_events = &events[window[0]..window[1]];
+            let fast = recall_events
+                .iter()
+                .filter(|e| e.phase == Phase::Fast)
+                .count();
+            let terminal = recall_events
+                .iter()
+                .filter(|e| e.phase == Phase::Refined)
+                .count();
+            if fast > 1 || terminal != 1 {
+                return Err(format!(
+                    "recall {n}: {fast} fast and {terminal} terminal events"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks one consume point's result against the session guarantees.
+    fn check_delivery(
+        delivery: &Delivery,
+        recall_open: &mut bool,
+        delivered_since_reset: &mut std::collections::HashSet<PathBuf>,
+    ) -> Result<(), String> {
+        if let Delivery::Delivered(memory) = delivery {
+            if !*recall_open {
+                return Err("delivered after the recall was cancelled or ended".into());
+            }
+            let bound = if memory.phase == Phase::Fast { 2 } else { 5 };
+            if memory.documents.is_empty() || memory.documents.len() > bound {
+                return Err(format!(
+                    "{:?} delivery of {} documents",
+                    memory.phase,
+                    memory.documents.len()
+                ));
+            }
+            for doc in &memory.documents {
+                if !delivered_since_reset.insert(doc.path().to_path_buf()) {
+                    return Err(format!("{} delivered twice", doc.path().display()));
+                }
+            }
+            if memory.phase == Phase::Refined {
+                *recall_open = false;
+            }
+        }
+        if matches!(delivery, Delivery::Discarded(_) | Delivery::Idle) {
+            *recall_open = false;
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+        #[test]
+        fn session_guarantees_hold_under_any_interleaving(ops in proptest::collection::vec(op(), 1..24)) {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .start_paused(true)
+                .build()
+                .unwrap();
+            let outcome = runtime.block_on(run(ops));
+            prop_assert!(outcome.is_ok(), "{}", outcome.unwrap_err());
+        }
+    }
+}
