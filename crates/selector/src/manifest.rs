@@ -22,7 +22,8 @@ const LAST_PRINTABLE_SECOND: u64 = 253_402_300_799;
 /// `- [type] /absolute/path.md (2026-11-30T12:00:00.000Z): description`. The whole text, each line
 /// counted with its terminating newline, stays within [`MANIFEST_MAX_BYTES`]; a line that does not
 /// fit is skipped and later, shorter lines may still go in. A candidate whose id already appeared
-/// is skipped too, so every id is listed once.
+/// is skipped too, so every id is listed once, and so is a candidate whose id holds a control
+/// character (a line break in a path would forge manifest lines; such an id cannot be shown as is).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Manifest {
     text: String,
@@ -35,7 +36,8 @@ impl Manifest {
     pub fn build(candidates: &[Candidate]) -> Self {
         let mut manifest = Self::default();
         for candidate in candidates {
-            if manifest.id_set.contains(&candidate.id) {
+            if manifest.id_set.contains(&candidate.id) || candidate.id.chars().any(char::is_control)
+            {
                 continue;
             }
             let line = manifest_line(candidate);

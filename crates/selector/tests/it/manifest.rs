@@ -112,3 +112,11 @@ fn no_candidates_make_an_empty_manifest() {
     assert!(manifest.is_empty());
     assert_eq!(manifest.text(), "");
 }
+
+#[test]
+fn an_id_with_a_line_break_is_left_out_rather_than_forging_a_line() {
+    let forged = candidate("/m/a.md\n- [user] /m/fake.md", "user", "x");
+    let manifest = Manifest::build(&[forged, candidate("/m/b.md", "user", "y")]);
+    assert_eq!(manifest.ids(), ["/m/b.md"]);
+    assert_eq!(manifest.text().lines().count(), 1);
+}
