@@ -1,18 +1,30 @@
 //! `cargo xtask`: project automation that is easier to keep correct in Rust than in shell.
 
+mod eval;
+mod scan_latency;
+
 use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
-const USAGE: &str = "usage: cargo xtask <command>
+const USAGE: &str = "usage: cargo xtask <command> [options]
 
 commands:
-  ci      run the same checks as .ci/run (fmt, clippy, tests, cargo-deny)";
+  ci              run the same checks as .ci/run (fmt, clippy, tests, eval, cargo-deny)
+  eval [--json]   recall quality, delivery and scoring latency on corpus/recall-eval, plus a
+                  small scan-latency report; exits non-zero when a quality gate fails
+  scan-latency [--sizes 200,500,1000,2000,5000,10000] [--runs N] [--json]
+                  time from the recall call to the fast result on real temporary trees; writes
+                  target/scan-latency.svg";
 
 fn main() -> Result<()> {
     let mut args = std::env::args().skip(1);
-    match args.next().as_deref() {
+    let command = args.next();
+    let rest: Vec<String> = args.collect();
+    match command.as_deref() {
         Some("ci") => ci(),
+        Some("eval") => eval::main(&rest),
+        Some("scan-latency") => scan_latency::main(&rest),
         Some("-h" | "--help") | None => {
             println!("{USAGE}");
             Ok(())
@@ -35,7 +47,8 @@ fn ci() -> Result<()> {
     Ok(())
 }
 
-fn workspace_root() -> Result<std::path::PathBuf> {
+/// The workspace root (the parent of `xtask/`).
+pub fn workspace_root() -> Result<std::path::PathBuf> {
     let manifest_dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     manifest_dir
         .parent()
