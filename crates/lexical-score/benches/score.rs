@@ -1,0 +1,182 @@
+//! Scoring cost of one recall over 1,000 prepared documents with ~1 KiB mixed-script bodies.
+//!
+//! Run with `cargo bench -p lexical-score --bench score`. The target is a median of at most 1 ms
+//! for `select` and `rank`; preparation is measured per document.
+
+// `criterion_group!` generates an undocumented public function.
+#![allow(missing_docs)]
+
+use std::hint::black_box;
+use std::time::{Duration, SystemTime};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use lexical_score::{
+    ActiveToolAliases, CandidateSelection, MAX_QUERY_TOKENS, MemoryType, PreparedText, QueryTokens,
+    Scorable, rank,
+};
+
+const DOCS: usize = 1_000;
+const BODY_BYTES: usize = 1_024;
+
+const LATIN: &[&str] = &[
+    "deploy",
+    "rollback",
+    "staging",
+    "release",
+    "incident",
+    "dashboard",
+    "grafana",
+    "kubectl",
+    "terraform",
+    "latency",
+    "budget",
+    "owner",
+    "escalation",
+    "pipeline",
+    "artifact",
+    "checksum",
+    "migration",
+    "schema",
+    "replica",
+    "failover",
+    "café",
+    "déploiement",
+    "vérifier",
+    "zürich",
+];
+const CYRILLIC_GREEK: &[&str] = &[
+    "развёртывание",
+    "откат",
+    "сервер",
+    "команда",
+    "ανάπτυξη",
+    "δοκιμές",
+    "διακομιστής",
+    "ομάδα",
+];
+const CJK: &[&str] = &[
+    "记忆检索",
+    "部署流程",
+    "回滚方案",
+    "性能预算",
+    "デプロイ手順",
+    "サーバー設定",
+    "テスト実行",
+    "배포 절차",
+    "서버 설정",
+    "통합 테스트",
+    "监控面板",
+    "事故复盘",
+];
+
+/// A small deterministic generator so every run scores the same corpus.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> usize {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        usize::try_from(self.0 >> 33).unwrap()
+    }
+
+    fn word(&mut self) -> &'static str {
+        let list = match self.next() % 4 {
+            0 | 1 => LATIN,
+            2 => CYRILLIC_GREEK,
+            _ => CJK,
+        };
+        list[self.next() % list.len()]
+    }
+
+    fn text(&mut self, bytes: usize) -> String {
+        let mut text = String::new();
+        while text.len() < bytes {
+            text.push_str(self.word());
+            text.push(if self.next().is_multiple_of(9) { '\n' } else { ' ' });
+        }
+        text
+    }
+}
+
+struct Doc {
+    text: PreparedText,
+    memory_type: MemoryType,
+    mtime: SystemTime,
+}
+
+impl Scorable for Doc {
+    fn prepared(&self) -> &PreparedText {
+        &self.text
+    }
+    fn memory_type(&self) -> MemoryType {
+        self.memory_type
+    }
+    fn mtime(&self) -> SystemTime {
+        self.mtime
+    }
+}
+
+fn raw_documents() -> Vec<(String, String, String)> {
+    let mut rng = Lcg(7);
+    (0..DOCS)
+        .map(|_| (rng.text(24), rng.text(80), rng.text(BODY_BYTES)))
+        .collect()
+}
+
+fn documents(raw: &[(String, String, String)]) -> Vec<Doc> {
+    raw.iter()
+        .enumerate()
+        .map(|(i, (title, description, body))| Doc {
+            text: PreparedText::new(title, description, body),
+            memory_type: MemoryType::ALL[i % 4],
+            mtime: SystemTime::UNIX_EPOCH + Duration::from_secs(u64::try_from(i % 97).unwrap()),
+        })
+        .collect()
+}
+
+/// 64 distinct tokens: words from the corpus vocabulary (so many documents match) and CJK
+/// bigrams, plus words that occur nowhere.
+fn full_query() -> QueryTokens {
+    let mut parts: Vec<String> = LATIN.iter().take(16).map(|w| (*w).to_owned()).collect();
+    parts.extend(CYRILLIC_GREEK.iter().take(6).map(|w| (*w).to_owned()));
+    parts.extend(CJK.iter().take(8).map(|w| (*w).to_owned()));
+    parts.extend((0..40).map(|i| format!("absent{i}")));
+    parts.push("프로젝트 마감일 dashboard 最終確認".to_owned());
+    let query = QueryTokens::new(&parts.join(" "));
+    assert_eq!(query.len(), MAX_QUERY_TOKENS);
+    query
+}
+
+fn bench(c: &mut Criterion) {
+    let raw = raw_documents();
+    let docs = documents(&raw);
+    let query = full_query();
+    let no_tools = ActiveToolAliases::default();
+    let tools = ActiveToolAliases::from_tool_names(&["mcp__grafana__query", "kubectl"]);
+
+    c.bench_function("select_1000_docs_64_tokens", |b| {
+        b.iter(|| CandidateSelection::select(black_box(&query), black_box(&docs), &no_tools));
+    });
+    c.bench_function("select_1000_docs_64_tokens_with_active_tools", |b| {
+        b.iter(|| CandidateSelection::select(black_box(&query), black_box(&docs), &tools));
+    });
+    c.bench_function("rank_1000_docs_64_tokens", |b| {
+        b.iter(|| rank(black_box(&query), black_box(&docs)));
+    });
+    c.bench_function("prepared_text_new_per_doc", |b| {
+        let mut next = raw.iter().cycle();
+        b.iter(|| {
+            let (title, description, body) = next.next().unwrap();
+            PreparedText::new(black_box(title), black_box(description), black_box(body))
+        });
+    });
+    c.bench_function("query_tokens_new_64_tokens", |b| {
+        let text = "deploy rollback staging 记忆检索 部署流程 デプロイ手順 배포 절차 ".repeat(8);
+        b.iter(|| QueryTokens::new(black_box(&text)));
+    });
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
