@@ -115,8 +115,8 @@ pub(crate) async fn run_recall(
     mut input: RecallInput,
     cancel: CancellationToken,
     state: watch::Sender<RecallState>,
+    started: Instant,
 ) {
-    let started = Instant::now();
     let query_length = input.query.chars().count();
     let ranked = {
         let ctx = Arc::clone(&ctx);

@@ -223,6 +223,7 @@ impl RecallSession {
             input,
             cancel.clone(),
             sender,
+            started,
         ));
         self.last_state = Some(receiver.clone());
         self.active = Some(ActiveRecall {
@@ -334,13 +335,23 @@ impl RecallSession {
 
     /// Waits until the current recall settles or `timeout` passes, without consuming it; for
     /// callers that model a tool call taking that long.
-    pub async fn wait_settled(&mut self, timeout: Duration) -> bool {
+    pub async fn wait_settled(&self, timeout: Duration) -> bool {
+        self.wait_until(timeout, |s| s.settled.is_some()).await
+    }
+
+    /// Waits until the current recall publishes its fast result or settles, or `timeout`
+    /// passes, without consuming anything; for latency reports.
+    pub async fn wait_published(&self, timeout: Duration) -> bool {
+        self.wait_until(timeout, |s| s.fast.is_some() || s.settled.is_some())
+            .await
+    }
+
+    async fn wait_until(&self, timeout: Duration, ready: impl FnMut(&RecallState) -> bool) -> bool {
         let Some(active) = self.active.as_ref() else {
             return false;
         };
         let mut state = active.state.clone();
-        let settled = state.wait_for(|s| s.settled.is_some());
-        tokio::time::timeout(timeout, settled)
+        tokio::time::timeout(timeout, state.wait_for(ready))
             .await
             .is_ok_and(|r| r.is_ok())
     }
