@@ -38,6 +38,17 @@ pub struct DocumentOut {
 }
 
 impl DocumentOut {
+    /// `Title — relative/path.md (type, scope scope)`.
+    fn describe(&self) -> String {
+        format!(
+            "{} — {} ({}, {} scope)",
+            self.title,
+            self.relative_path,
+            enum_word(Some(&self.memory_type)),
+            enum_word(Some(&self.scope))
+        )
+    }
+
     fn new(doc: &ScannedDocument) -> Self {
         Self {
             path: doc.path().display().to_string(),
@@ -114,15 +125,7 @@ impl PointOut {
                     self.latency_ms.unwrap_or_default()
                 );
                 for (i, d) in self.documents.iter().enumerate() {
-                    let _ = writeln!(
-                        s,
-                        "  {}. {} [{} · {}] {}",
-                        i + 1,
-                        d.title,
-                        enum_word(Some(&d.memory_type)),
-                        enum_word(Some(&d.scope)),
-                        d.relative_path
-                    );
+                    let _ = writeln!(s, "  {}. {}", i + 1, d.describe());
                 }
                 if show_prompt && let Some(prompt) = &self.prompt {
                     let _ = writeln!(s, "\n{}", prompt.trim_end());
@@ -367,16 +370,7 @@ impl RankRow {
         }
         for (i, row) in rows.iter().enumerate() {
             let d = &row.document;
-            let _ = writeln!(
-                s,
-                "\n{}. {} — score {}\n   {} [{} · {}]",
-                i + 1,
-                d.title,
-                row.score,
-                d.relative_path,
-                enum_word(Some(&d.memory_type)),
-                enum_word(Some(&d.scope)),
-            );
+            let _ = writeln!(s, "\n{}. score {} · {}", i + 1, row.score, d.describe());
             if let Some(b) = &row.breakdown {
                 let hits = |label: &str, weight: u32, hits: &[String]| {
                     if hits.is_empty() {
