@@ -94,7 +94,11 @@ impl Lcg {
         let mut text = String::new();
         while text.len() < bytes {
             text.push_str(self.word());
-            text.push(if self.next().is_multiple_of(9) { '\n' } else { ' ' });
+            text.push(if self.next().is_multiple_of(9) {
+                '\n'
+            } else {
+                ' '
+            });
         }
         text
     }

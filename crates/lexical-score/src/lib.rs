@@ -21,6 +21,7 @@
 
 mod candidates;
 pub mod frozen;
+mod index;
 mod memory_type;
 mod noise;
 mod prepared;

@@ -85,14 +85,33 @@ impl ActiveToolAliases {
         if self.aliases.is_empty() {
             return false;
         }
+        let markers = text.noise_markers();
+        if !markers.usage || markers.durable {
+            return false;
+        }
         let fields = [text.title(), text.description(), text.body()];
-        let any_field = |marker: &str| fields.iter().any(|field| field.contains(marker));
-        USAGE_MARKERS.iter().any(|m| any_field(m))
-            && !DURABLE_MARKERS.iter().any(|m| any_field(m))
-            && self
-                .aliases
-                .iter()
-                .any(|alias| fields.iter().any(|field| mentions_word(field, alias)))
+        self.aliases
+            .iter()
+            .any(|alias| fields.iter().any(|field| mentions_word(field, alias)))
+    }
+}
+
+/// Which marker kinds a document's title, description and full body contain.
+///
+/// Markers do not depend on the query or the tools, so they are found once per document version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct NoiseMarkers {
+    usage: bool,
+    durable: bool,
+}
+
+impl NoiseMarkers {
+    pub(crate) fn detect(fields: [&str; 3]) -> Self {
+        let any_field = |marker: &&str| fields.iter().any(|field| field.contains(marker));
+        Self {
+            usage: USAGE_MARKERS.iter().any(any_field),
+            durable: DURABLE_MARKERS.iter().any(any_field),
+        }
     }
 }
 

@@ -2,9 +2,9 @@
 
 use std::collections::HashSet;
 
+use crate::index::QueryTerm;
 use crate::memory_type::MemoryType;
-use crate::prepared::gram_slots;
-use crate::text::{for_each_token, normalize};
+use crate::text::{for_each_token, is_cjk, normalize};
 
 /// The most query tokens a recall scores with.
 pub const MAX_QUERY_TOKENS: usize = 64;
@@ -33,8 +33,8 @@ pub fn tokenize(text: &str) -> Vec<String> {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct QueryTokens {
     tokens: Vec<String>,
-    /// Signature slots of each token's byte trigrams, a cheap necessary condition for a match.
-    grams: Vec<Vec<u16>>,
+    /// The same tokens prepared for document index look-ups.
+    terms: Vec<QueryTerm>,
     /// Type boost per memory type, indexed like [`MemoryType::ALL`].
     type_boost: [u32; 4],
 }
@@ -65,7 +65,10 @@ impl QueryTokens {
         });
 
         let tokens: Vec<String> = head.into_iter().chain(tail).map(str::to_owned).collect();
-        let grams = tokens.iter().map(|t| gram_slots(t)).collect();
+        let terms = tokens
+            .iter()
+            .map(|t| QueryTerm::new(t.clone(), t.chars().next().is_some_and(is_cjk)))
+            .collect();
         let mut type_boost = [0; 4];
         for (boost, memory_type) in type_boost.iter_mut().zip(MemoryType::ALL) {
             let keywords = memory_type.keywords();
@@ -77,7 +80,7 @@ impl QueryTokens {
         }
         Self {
             tokens,
-            grams,
+            terms,
             type_boost,
         }
     }
@@ -97,12 +100,9 @@ impl QueryTokens {
         self.tokens.len()
     }
 
-    /// Each token with its signature slots.
-    pub(crate) fn with_grams(&self) -> impl Iterator<Item = (&str, &[u16])> {
-        self.tokens
-            .iter()
-            .map(String::as_str)
-            .zip(self.grams.iter().map(Vec::as_slice))
+    /// The tokens prepared for document index look-ups.
+    pub(crate) fn terms(&self) -> &[QueryTerm] {
+        &self.terms
     }
 
     /// The type boost a matching document of `memory_type` receives.

@@ -5,6 +5,7 @@ use std::time::SystemTime;
 
 use serde::Serialize;
 
+use crate::index::{BODY, DESCRIPTION, TITLE};
 use crate::memory_type::MemoryType;
 use crate::prepared::PreparedText;
 use crate::query::QueryTokens;
@@ -76,18 +77,15 @@ fn for_each_hit<'q>(
     text: &PreparedText,
     mut on_hit: impl FnMut(&'q str, Hit),
 ) {
-    let (title, description, body) = (text.title(), text.description(), text.body_window());
-    for (token, slots) in query.with_grams() {
-        if !text.may_contain(slots) {
-            continue;
-        }
-        let hit = Hit {
-            title: title.contains(token),
-            description: description.contains(token),
-            body: body.contains(token),
-        };
-        if hit.title || hit.description || hit.body {
-            on_hit(token, hit);
+    for term in query.terms() {
+        let found = text.fields_containing(term);
+        if found != 0 {
+            let hit = Hit {
+                title: found & TITLE != 0,
+                description: found & DESCRIPTION != 0,
+                body: found & BODY != 0,
+            };
+            on_hit(&term.text, hit);
         }
     }
 }

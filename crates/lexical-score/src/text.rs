@@ -94,6 +94,11 @@ pub(crate) fn is_word_char(c: char) -> bool {
 /// with a letter or digit, continue with letters, marks and digits, and count from three code
 /// points.
 pub(crate) fn for_each_token<'t>(normalized: &'t str, mut emit: impl FnMut(&'t str)) {
+    for_each_token_at(normalized, |_, token| emit(token));
+}
+
+/// Like [`for_each_token`], also passing each token's byte offset in `normalized`.
+pub(crate) fn for_each_token_at<'t>(normalized: &'t str, mut emit: impl FnMut(usize, &'t str)) {
     // Byte offset and code-point length of the non-CJK run in progress.
     let mut run: Option<(usize, usize)> = None;
     // Byte offset of the previous character when it was CJK.
@@ -102,10 +107,10 @@ pub(crate) fn for_each_token<'t>(normalized: &'t str, mut emit: impl FnMut(&'t s
     for (at, c) in normalized.char_indices() {
         if is_cjk(c) {
             finish_run(normalized, run.take(), at, &mut emit);
-            if let Some(bigram) =
-                previous_cjk.and_then(|start| normalized.get(start..at + c.len_utf8()))
+            if let Some((start, bigram)) = previous_cjk
+                .and_then(|start| Some((start, normalized.get(start..at + c.len_utf8())?)))
             {
-                emit(bigram);
+                emit(start, bigram);
             }
             previous_cjk = Some(at);
             continue;
@@ -129,13 +134,13 @@ fn finish_run<'t>(
     normalized: &'t str,
     run: Option<(usize, usize)>,
     end: usize,
-    emit: &mut impl FnMut(&'t str),
+    emit: &mut impl FnMut(usize, &'t str),
 ) {
     if let Some((start, chars)) = run
         && chars >= MIN_RUN_CHARS
         && let Some(token) = normalized.get(start..end)
     {
-        emit(token);
+        emit(start, token);
     }
 }
 
