@@ -3,3 +3,32 @@
 //! It walks a memory root, parses each `*.md` topic file's frontmatter, and reports every file it
 //! skipped and why; a bad file never aborts a scan. It knows nothing of queries, selectors,
 //! delivery or telemetry.
+//!
+//! - [`parse_topic`] / [`render_topic`]: the file format as pure functions over text.
+//! - [`DocumentCache::scan_recall`]: the uncapped recall scanner, project documents first, with a
+//!   session cache that re-reads only changed files and keeps each document's prepared scoring
+//!   text.
+//! - [`scan_capped`]: the [`CAPPED_SCAN_LIMIT`] newest documents, for everything that is not recall.
+//!
+//! Walk rules (hidden directories, `MEMORY.md`, symlinks, size cap) are documented on the engine
+//! and summarised here: hidden directories (name starting with `.`) are not walked because that
+//! is where tooling state such as a catalog lives; `MEMORY.md` at any depth is the index and never
+//! a topic; symlinks never lead out of a root nor loop; files over [`MAX_TOPIC_BYTES`] are skipped
+//! and reported, never truncated.
+
+mod cache;
+mod capped;
+mod document;
+mod engine;
+mod key;
+mod report;
+mod topic;
+
+pub use cache::{DocumentCache, RecallScan};
+pub use capped::{CAPPED_SCAN_LIMIT, CappedScan, scan_capped};
+pub use document::{Document, DocumentError, ScannedDocument, Scope};
+pub use engine::{INDEX_FILE_NAME, MAX_TOPIC_BYTES, MemoryRoots};
+pub use key::FileKey;
+pub use lexical_score::MemoryType;
+pub use report::{ScanError, ScanReport, SkipReason, SkippedFile};
+pub use topic::{EMPTY_BODY_PLACEHOLDER, ParseError, Topic, TopicError, parse_topic, render_topic};

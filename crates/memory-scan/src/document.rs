@@ -1,0 +1,201 @@
+//! Documents found on disk: a parsed topic plus where it lives and when it last changed.
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use lexical_score::{MemoryType, PreparedText, Scorable};
+
+use crate::topic::Topic;
+
+/// Which memory root a document comes from.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    /// The current project's memory root; recalled first.
+    Project,
+    /// The user's cross-project memory root.
+    User,
+}
+
+impl Scope {
+    /// The lowercase scope name.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Scope::Project => "project",
+            Scope::User => "user",
+        }
+    }
+}
+
+/// Why a [`Document`] cannot be built from the given parts.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DocumentError {
+    /// The identity path must be absolute.
+    #[error("document path {0} is not absolute")]
+    PathNotAbsolute(PathBuf),
+    /// The relative path must be relative, non-empty and a suffix of the absolute path.
+    #[error("{relative} is not a relative path ending {path}")]
+    RelativePathMismatch {
+        /// The absolute path given.
+        path: PathBuf,
+        /// The relative path given.
+        relative: PathBuf,
+    },
+}
+
+/// A topic document found on disk: identity = absolute path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Document {
+    scope: Scope,
+    path: PathBuf,
+    relative_path: PathBuf,
+    topic: Topic,
+    mtime: SystemTime,
+}
+
+impl Document {
+    /// Builds a document; `path` must be absolute and end with the non-empty relative
+    /// `relative_path` (the path below its memory root).
+    pub fn new(
+        scope: Scope,
+        path: PathBuf,
+        relative_path: PathBuf,
+        topic: Topic,
+        mtime: SystemTime,
+    ) -> Result<Self, DocumentError> {
+        if !path.is_absolute() {
+            return Err(DocumentError::PathNotAbsolute(path));
+        }
+        let relative_ok = relative_path.is_relative()
+            && relative_path.components().next().is_some()
+            && path.ends_with(&relative_path);
+        if !relative_ok {
+            return Err(DocumentError::RelativePathMismatch {
+                path,
+                relative: relative_path,
+            });
+        }
+        Ok(Self::from_scan(scope, path, relative_path, topic, mtime))
+    }
+
+    /// The scanner's constructor: the walk guarantees the path invariants.
+    pub(crate) fn from_scan(
+        scope: Scope,
+        path: PathBuf,
+        relative_path: PathBuf,
+        topic: Topic,
+        mtime: SystemTime,
+    ) -> Self {
+        Self {
+            scope,
+            path,
+            relative_path,
+            topic,
+            mtime,
+        }
+    }
+
+    /// The root the document was found under.
+    pub fn scope(&self) -> Scope {
+        self.scope
+    }
+
+    /// The absolute path, the document's identity.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The path below its memory root, as shown to people.
+    pub fn relative_path(&self) -> &Path {
+        &self.relative_path
+    }
+
+    /// The parsed frontmatter and body.
+    pub fn topic(&self) -> &Topic {
+        &self.topic
+    }
+
+    /// The memory type.
+    pub fn memory_type(&self) -> MemoryType {
+        self.topic.memory_type()
+    }
+
+    /// The title (`name`, else `title`, else the type word).
+    pub fn title(&self) -> &str {
+        self.topic.title()
+    }
+
+    /// The description, possibly empty.
+    pub fn description(&self) -> &str {
+        self.topic.description()
+    }
+
+    /// The trimmed body, possibly empty.
+    pub fn body(&self) -> &str {
+        self.topic.body()
+    }
+
+    /// The file's modification time, which drives recency.
+    pub fn mtime(&self) -> SystemTime {
+        self.mtime
+    }
+
+    /// The file name, the capped scanner's tie-break after recency.
+    pub fn file_name(&self) -> &std::ffi::OsStr {
+        self.path.file_name().unwrap_or_default()
+    }
+}
+
+/// A document with its prepared scoring text, as the recall path keeps it.
+#[derive(Debug, Clone)]
+pub struct ScannedDocument {
+    document: Document,
+    prepared: PreparedText,
+}
+
+impl ScannedDocument {
+    /// Prepares the document's scoring text once.
+    pub fn new(document: Document) -> Self {
+        let prepared = PreparedText::new(document.title(), document.description(), document.body());
+        Self { document, prepared }
+    }
+
+    /// The document.
+    pub fn document(&self) -> &Document {
+        &self.document
+    }
+
+    /// The normalised scoring text, computed once per file version.
+    pub fn prepared(&self) -> &PreparedText {
+        &self.prepared
+    }
+
+    /// Gives the document back, dropping the prepared text.
+    pub fn into_document(self) -> Document {
+        self.document
+    }
+}
+
+impl Scorable for ScannedDocument {
+    fn prepared(&self) -> &PreparedText {
+        &self.prepared
+    }
+
+    fn memory_type(&self) -> MemoryType {
+        self.document.memory_type()
+    }
+
+    fn mtime(&self) -> SystemTime {
+        self.document.mtime()
+    }
+}
+
+impl std::ops::Deref for ScannedDocument {
+    type Target = Document;
+
+    fn deref(&self) -> &Document {
+        &self.document
+    }
+}

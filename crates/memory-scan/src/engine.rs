@@ -1,0 +1,390 @@
+//! The walk/read/parse engine both scanners share.
+//!
+//! Walk rules, in the order they apply to each directory entry:
+//! - names starting with `.` that are directories are not walked: that is where tooling state
+//!   such as a catalog lives, and editors keep their own caches there;
+//! - only names ending in `.md` (case-sensitive) are topic candidates, and `MEMORY.md` at any
+//!   depth is the human-maintained index, never a topic;
+//! - a `*.md` entry that is a directory is walked like any directory and also reported as
+//!   `not_a_file`; sockets, FIFOs and devices are reported the same way and never opened;
+//! - symlinks are resolved but never walked as directories (their targets inside the root are
+//!   walked anyway, so nothing loops and nothing is listed twice through a link); a symlinked file
+//!   counts only if it resolves to a regular file inside the root.
+//!
+//! Each candidate is read with one `open`, one `fstat` of that descriptor and one read, in
+//! parallel across the rayon pool; results are ordered by relative path, never by thread timing.
+
+use std::fs::{self, File};
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use rayon::prelude::*;
+
+use crate::document::Scope;
+use crate::key::FileKey;
+use crate::report::{ScanError, SkipReason, SkippedFile};
+use crate::topic::{ParseError, Topic, parse_topic};
+
+/// The largest topic file read, in bytes. Larger files are skipped and reported, not truncated:
+/// a memory that big is not a note a prompt could show, and reading it would stall recall.
+pub const MAX_TOPIC_BYTES: u64 = 256 * 1024;
+
+/// The file name of the per-root index, which is never a topic.
+pub const INDEX_FILE_NAME: &str = "MEMORY.md";
+
+/// Where recall looks. A `None` root is an empty scope.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MemoryRoots {
+    /// The project memory root.
+    pub project: Option<PathBuf>,
+    /// The user (cross-project) memory root.
+    pub user: Option<PathBuf>,
+}
+
+/// A `*.md` entry that will be read.
+#[derive(Debug)]
+pub(crate) struct Candidate {
+    pub(crate) relative: PathBuf,
+    pub(crate) path: PathBuf,
+}
+
+/// The result of reading one candidate.
+pub(crate) enum ReadOutcome {
+    Parsed {
+        topic: Topic,
+        mtime: SystemTime,
+        key: FileKey,
+    },
+    /// `key` is known when the file could be opened, so a cache may remember the verdict.
+    Skipped {
+        reason: SkipReason,
+        key: Option<FileKey>,
+    },
+}
+
+/// One scope's entries, sorted by relative path, each with what the caller made of it.
+pub(crate) struct ScopeListing<T> {
+    pub(crate) scope: Scope,
+    pub(crate) entries: Vec<(Candidate, T)>,
+    pub(crate) skipped: Vec<SkippedFile>,
+    pub(crate) files_seen: usize,
+}
+
+/// Both scopes' listings (project first) and the user-scope warnings.
+pub(crate) struct Listings<T> {
+    pub(crate) scopes: Vec<ScopeListing<T>>,
+    pub(crate) warnings: Vec<String>,
+}
+
+struct Root {
+    absolute: PathBuf,
+    canonical: PathBuf,
+}
+
+/// Walks every configured root and runs `visit` on each candidate in parallel.
+///
+/// A missing root is an empty scope; a project root that cannot be listed is an error, a user
+/// root that cannot be listed is a warning.
+pub(crate) fn scan_scopes<T, F>(roots: &MemoryRoots, visit: F) -> Result<Listings<T>, ScanError>
+where
+    T: Send,
+    F: Fn(Scope, &Candidate) -> T + Sync,
+{
+    let mut listings = Listings {
+        scopes: Vec::with_capacity(2),
+        warnings: Vec::new(),
+    };
+    for (scope, root) in [(Scope::Project, &roots.project), (Scope::User, &roots.user)] {
+        let Some(root) = root else { continue };
+        let walked = open_root(root).and_then(|opened| match opened {
+            Some(opened) => walk(scope, &opened).map(Some),
+            None => Ok(None),
+        });
+        let walked = match walked {
+            Ok(Some(walked)) => walked,
+            Ok(None) => continue,
+            Err(source) if scope == Scope::Project => {
+                return Err(ScanError::ProjectRoot {
+                    path: root.clone(),
+                    source,
+                });
+            }
+            Err(error) => {
+                listings.warnings.push(format!(
+                    "cannot read user memory root {}: {error}; recalling from the project scope only",
+                    root.display()
+                ));
+                continue;
+            }
+        };
+        let Walk {
+            mut candidates,
+            skipped,
+            files_seen,
+        } = walked;
+        candidates.sort_unstable_by(|a, b| a.relative.cmp(&b.relative));
+        let entries = candidates
+            .into_par_iter()
+            .map(|candidate| {
+                let visited = visit(scope, &candidate);
+                (candidate, visited)
+            })
+            .collect();
+        listings.scopes.push(ScopeListing {
+            scope,
+            entries,
+            skipped,
+            files_seen,
+        });
+    }
+    Ok(listings)
+}
+
+/// `None` when the root does not exist.
+fn open_root(root: &Path) -> io::Result<Option<Root>> {
+    let absolute = std::path::absolute(root)?;
+    match fs::metadata(&absolute) {
+        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(error),
+        Ok(metadata) if !metadata.is_dir() => Err(io::Error::new(
+            io::ErrorKind::NotADirectory,
+            "the memory root is not a directory",
+        )),
+        Ok(_) => {
+            let canonical = fs::canonicalize(&absolute)?;
+            Ok(Some(Root {
+                absolute,
+                canonical,
+            }))
+        }
+    }
+}
+
+struct Walk {
+    candidates: Vec<Candidate>,
+    skipped: Vec<SkippedFile>,
+    files_seen: usize,
+}
+
+/// Lists a root depth-first. Only listing the root itself can fail; a subdirectory that cannot be
+/// listed is reported as skipped.
+fn walk(scope: Scope, root: &Root) -> io::Result<Walk> {
+    let mut walk = Walk {
+        candidates: Vec::new(),
+        skipped: Vec::new(),
+        files_seen: 0,
+    };
+    let mut pending = vec![(root.absolute.clone(), PathBuf::new())];
+    let mut is_root = true;
+    while let Some((directory, relative_dir)) = pending.pop() {
+        let entries = match fs::read_dir(&directory) {
+            Ok(entries) => entries,
+            Err(error) if is_root => return Err(error),
+            Err(error) => {
+                walk.skip(scope, directory, io_reason(&error));
+                continue;
+            }
+        };
+        is_root = false;
+        for entry in entries {
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(error) => {
+                    walk.skip(scope, directory.clone(), io_reason(&error));
+                    continue;
+                }
+            };
+            let name = entry.file_name();
+            let name_bytes = name.as_encoded_bytes();
+            let is_markdown = name_bytes.ends_with(b".md");
+            let file_type = match entry.file_type() {
+                Ok(file_type) => file_type,
+                Err(error) => {
+                    if is_markdown {
+                        walk.files_seen += 1;
+                        walk.skip(scope, entry.path(), io_reason(&error));
+                    }
+                    continue;
+                }
+            };
+            if file_type.is_dir() {
+                if name_bytes.starts_with(b".") {
+                    continue;
+                }
+                if is_markdown {
+                    walk.files_seen += 1;
+                    walk.skip(scope, entry.path(), SkipReason::NotAFile);
+                }
+                pending.push((entry.path(), relative_dir.join(&name)));
+                continue;
+            }
+            if !is_markdown || name_bytes == INDEX_FILE_NAME.as_bytes() {
+                continue;
+            }
+            walk.files_seen += 1;
+            let path = entry.path();
+            let verdict = if file_type.is_symlink() {
+                resolve_symlink(&path, &root.canonical)
+            } else if file_type.is_file() {
+                Ok(())
+            } else {
+                Err(SkipReason::NotAFile)
+            };
+            match verdict {
+                Ok(()) => walk.candidates.push(Candidate {
+                    relative: relative_dir.join(&name),
+                    path,
+                }),
+                Err(reason) => walk.skip(scope, path, reason),
+            }
+        }
+    }
+    Ok(walk)
+}
+
+impl Walk {
+    fn skip(&mut self, scope: Scope, path: PathBuf, reason: SkipReason) {
+        self.skipped.push(SkippedFile {
+            scope,
+            path,
+            reason,
+        });
+    }
+}
+
+/// Accepts a symlink only when it ends at a regular file inside the root.
+fn resolve_symlink(path: &Path, canonical_root: &Path) -> Result<(), SkipReason> {
+    let target = fs::canonicalize(path).map_err(|error| match io_reason(&error) {
+        SkipReason::Vanished => SkipReason::BrokenSymlink,
+        other => other,
+    })?;
+    if !target.starts_with(canonical_root) {
+        return Err(SkipReason::SymlinkOutsideRoot);
+    }
+    match fs::metadata(&target) {
+        Ok(metadata) if metadata.is_file() => Ok(()),
+        Ok(_) => Err(SkipReason::NotAFile),
+        Err(error) => Err(io_reason(&error)),
+    }
+}
+
+/// Reads and parses one topic file: one open, one fstat, one read.
+pub(crate) fn read_topic_file(path: &Path) -> ReadOutcome {
+    let skipped = |reason, key| ReadOutcome::Skipped { reason, key };
+    let file = match File::open(path) {
+        Ok(file) => file,
+        Err(error) => return skipped(io_reason(&error), None),
+    };
+    let metadata = match file.metadata() {
+        Ok(metadata) => metadata,
+        Err(error) => return skipped(io_reason(&error), None),
+    };
+    if !metadata.is_file() {
+        return skipped(SkipReason::NotAFile, None);
+    }
+    let key = FileKey::from_metadata(&metadata);
+    if metadata.len() > MAX_TOPIC_BYTES {
+        return skipped(too_large(metadata.len()), Some(key));
+    }
+    // One byte of headroom lets `read_to_end` see end-of-file without growing the buffer.
+    let capacity = usize::try_from(metadata.len())
+        .unwrap_or(0)
+        .saturating_add(1);
+    let mut bytes = Vec::with_capacity(capacity);
+    // The cap applies again while reading: the file may grow after the fstat.
+    if let Err(error) = (&file).take(MAX_TOPIC_BYTES + 1).read_to_end(&mut bytes) {
+        return skipped(io_reason(&error), Some(key));
+    }
+    let read_len = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
+    if read_len > MAX_TOPIC_BYTES {
+        return skipped(too_large(read_len), Some(key));
+    }
+    let Ok(text) = String::from_utf8(bytes) else {
+        return skipped(SkipReason::NotUtf8, Some(key));
+    };
+    match parse_topic(&text) {
+        Ok(topic) => ReadOutcome::Parsed {
+            topic,
+            mtime: metadata.modified().unwrap_or(UNIX_EPOCH),
+            key,
+        },
+        Err(error) => skipped(parse_reason(error), Some(key)),
+    }
+}
+
+fn too_large(size_bytes: u64) -> SkipReason {
+    SkipReason::TooLarge {
+        limit_bytes: MAX_TOPIC_BYTES,
+        size_bytes,
+    }
+}
+
+fn parse_reason(error: ParseError) -> SkipReason {
+    match error {
+        ParseError::NoFrontmatter => SkipReason::NoFrontmatter,
+        ParseError::UnterminatedFrontmatter => SkipReason::UnterminatedFrontmatter,
+        ParseError::MissingType => SkipReason::MissingType,
+        ParseError::UnknownType { value } => SkipReason::UnknownType { value },
+    }
+}
+
+fn io_reason(error: &io::Error) -> SkipReason {
+    if error.kind() == io::ErrorKind::NotFound {
+        SkipReason::Vanished
+    } else if error.raw_os_error() == Some(ELOOP) {
+        SkipReason::SymlinkLoop
+    } else {
+        SkipReason::Unreadable {
+            error: error.to_string(),
+        }
+    }
+}
+
+// `io::ErrorKind::FilesystemLoop` is not stable, so the loop is recognised by its errno.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+const ELOOP: i32 = 40;
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+const ELOOP: i32 = 62;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_removed_after_listing_is_reported_as_vanished() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("gone.md");
+        fs::write(&path, "---\ntype: user\n---\n").unwrap();
+        fs::remove_file(&path).unwrap();
+
+        let outcome = read_topic_file(&path);
+
+        assert!(matches!(
+            outcome,
+            ReadOutcome::Skipped {
+                reason: SkipReason::Vanished,
+                key: None
+            }
+        ));
+    }
+
+    #[test]
+    fn permission_failure_is_reported_as_unreadable_with_the_os_message() {
+        let error = io::Error::from(io::ErrorKind::PermissionDenied);
+        assert_eq!(
+            io_reason(&error),
+            SkipReason::Unreadable {
+                error: error.to_string()
+            }
+        );
+    }
+
+    #[test]
+    fn loop_errno_is_reported_as_symlink_loop() {
+        assert_eq!(
+            io_reason(&io::Error::from_raw_os_error(ELOOP)),
+            SkipReason::SymlinkLoop
+        );
+    }
+}

@@ -1,0 +1,61 @@
+//! The validation key that says whether a file may have changed since it was last read.
+
+use std::fs::Metadata;
+
+/// Identity and version of a file as the file system reports it: if any field differs, the file
+/// must be read again. Nanosecond times are counted from the Unix epoch.
+///
+/// `ctime` is part of the key because it moves on every write, rename or permission change even
+/// when a tool restores `mtime`; device and inode catch a file replaced by another one.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+pub struct FileKey {
+    /// Device holding the file.
+    pub device: u64,
+    /// Inode number on that device.
+    pub inode: u64,
+    /// Size in bytes.
+    pub size: u64,
+    /// Last modification time, nanoseconds since the Unix epoch.
+    pub mtime_ns: i64,
+    /// Last status change time, nanoseconds since the Unix epoch.
+    pub ctime_ns: i64,
+}
+
+impl FileKey {
+    /// Reads the key from metadata (of an open file or a `stat` of a path).
+    #[cfg(unix)]
+    pub fn from_metadata(metadata: &Metadata) -> Self {
+        use std::os::unix::fs::MetadataExt;
+        Self {
+            device: metadata.dev(),
+            inode: metadata.ino(),
+            size: metadata.size(),
+            mtime_ns: epoch_ns(metadata.mtime(), metadata.mtime_nsec()),
+            ctime_ns: epoch_ns(metadata.ctime(), metadata.ctime_nsec()),
+        }
+    }
+
+    /// Reads the key from metadata; without inode numbers the key rests on size and times.
+    #[cfg(not(unix))]
+    pub fn from_metadata(metadata: &Metadata) -> Self {
+        let ns = |t: std::io::Result<std::time::SystemTime>| {
+            t.ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+        };
+        Self {
+            device: 0,
+            inode: 0,
+            size: metadata.len(),
+            mtime_ns: ns(metadata.modified()),
+            ctime_ns: ns(metadata.created()),
+        }
+    }
+}
+
+#[cfg(unix)]
+fn epoch_ns(seconds: i64, nanos: i64) -> i64 {
+    seconds.saturating_mul(1_000_000_000).saturating_add(nanos)
+}

@@ -1,0 +1,96 @@
+//! What a scan saw beside the documents: counts, skipped files and scope warnings.
+
+use std::path::PathBuf;
+
+use crate::document::Scope;
+
+/// Why a file under a memory root is not a topic document.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum SkipReason {
+    /// The content is not valid UTF-8.
+    NotUtf8,
+    /// The file exceeds [`MAX_TOPIC_BYTES`](crate::MAX_TOPIC_BYTES); it is skipped whole rather
+    /// than truncated.
+    TooLarge {
+        /// The cap in bytes.
+        limit_bytes: u64,
+        /// The size found (at least `limit_bytes + 1` when the file grew while being read).
+        size_bytes: u64,
+    },
+    /// The file does not open with a `---` frontmatter block.
+    NoFrontmatter,
+    /// The frontmatter block is never closed.
+    UnterminatedFrontmatter,
+    /// The frontmatter has no `type`.
+    MissingType,
+    /// The `type` is not a memory type.
+    UnknownType {
+        /// The value found.
+        value: String,
+    },
+    /// Opening, reading or listing failed (permissions, I/O).
+    Unreadable {
+        /// The operating system's message.
+        error: String,
+    },
+    /// The file disappeared between listing and reading.
+    Vanished,
+    /// The `*.md` entry is a directory, socket, FIFO or device, not a regular file.
+    NotAFile,
+    /// A symlink that resolves outside its memory root.
+    SymlinkOutsideRoot,
+    /// A symlink chain that loops.
+    SymlinkLoop,
+    /// A symlink whose target does not exist.
+    BrokenSymlink,
+}
+
+/// One skipped entry and why.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SkippedFile {
+    /// The scope whose root holds the entry.
+    pub scope: Scope,
+    /// The entry's absolute path.
+    pub path: PathBuf,
+    /// Why it is not a document; serialised inline (`"reason": "not_utf8"` beside the path).
+    #[serde(flatten)]
+    pub reason: SkipReason,
+}
+
+/// Counts and problems of one scan.
+///
+/// `files_seen` counts every `*.md` entry considered (the `MEMORY.md` index is not one), so
+/// `files_seen == parsed + skipped entries`, except that `skipped` also lists subdirectories that
+/// could not be listed. `reread` and `reused` say how many entries the document cache read from
+/// disk and how many it served unchanged; the capped scanner reads everything and reuses nothing.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ScanReport {
+    /// `*.md` entries considered.
+    pub files_seen: usize,
+    /// Entries that became documents.
+    pub parsed: usize,
+    /// Entries that did not, with the reason, ordered by scope then path.
+    pub skipped: Vec<SkippedFile>,
+    /// User-scope failures; the project scope was still scanned.
+    pub warnings: Vec<String>,
+    /// Files read from disk in this scan.
+    pub reread: usize,
+    /// Files whose cached outcome was reused because their [`FileKey`](crate::FileKey) matched.
+    pub reused: usize,
+    /// Documents parsed but left out by the capped scanner's limit.
+    pub dropped_by_cap: usize,
+}
+
+/// A scan that could not produce a result at all.
+#[derive(Debug, thiserror::Error)]
+pub enum ScanError {
+    /// The project root exists but cannot be listed (or is not a directory).
+    #[error("cannot read project memory root {path}: {source}")]
+    ProjectRoot {
+        /// The root as configured.
+        path: PathBuf,
+        /// The underlying failure.
+        source: std::io::Error,
+    },
+}

@@ -1,0 +1,11 @@
+//! Integration tests for memory-scan, all in one binary: the parser, both scanners and the cache,
+//! against real temporary directories.
+
+mod cache;
+mod capped;
+mod parser;
+mod props;
+mod recall;
+mod skips;
+mod snapshots;
+mod support;

@@ -1,0 +1,295 @@
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use memory_scan::{DocumentCache, MemoryRoots, MemoryType, ScanError, Scope};
+
+use crate::support::{Tree, at, set_mtime, topic, write, write_topic};
+
+fn relative_paths(scan: &memory_scan::RecallScan) -> Vec<(Scope, PathBuf)> {
+    scan.documents
+        .iter()
+        .map(|d| (d.scope(), d.relative_path().to_path_buf()))
+        .collect()
+}
+
+#[test]
+fn recall_returns_project_documents_before_user_documents_sorted_by_relative_path() {
+    let tree = Tree::new();
+    write_topic(&tree.user(), "a.md");
+    write_topic(&tree.project(), "z.md");
+    write_topic(&tree.project(), "b/c.md");
+    write_topic(&tree.project(), "a.md");
+    write_topic(&tree.user(), "0/x.md");
+
+    let scan = DocumentCache::new().scan_recall(&tree.roots()).unwrap();
+
+    assert_eq!(
+        relative_paths(&scan),
+        vec![
+            (Scope::Project, PathBuf::from("a.md")),
+            (Scope::Project, PathBuf::from("b/c.md")),
+            (Scope::Project, PathBuf::from("z.md")),
+            (Scope::User, PathBuf::from("0/x.md")),
+            (Scope::User, PathBuf::from("a.md")),
+        ]
+    );
+}
+
+#[test]
+fn recall_has_no_cap() {
+    let tree = Tree::new();
+    for i in 0..250 {
+        write_topic(&tree.project(), &format!("t{i:03}.md"));
+    }
+    let scan = DocumentCache::new()
+        .scan_recall(&tree.project_only())
+        .unwrap();
+    assert_eq!(scan.documents.len(), 250);
+}
+
+#[test]
+fn same_relative_path_in_both_scopes_stays_two_documents() {
+    let tree = Tree::new();
+    write_topic(&tree.project(), "user/role.md");
+    write_topic(&tree.user(), "user/role.md");
+
+    let scan = DocumentCache::new().scan_recall(&tree.roots()).unwrap();
+
+    assert_eq!(scan.documents.len(), 2);
+    assert_ne!(scan.documents[0].path(), scan.documents[1].path());
+}
+
+#[test]
+fn documents_carry_absolute_path_relative_path_fields_and_file_mtime() {
+    let tree = Tree::new();
+    let path = write(
+        &tree.project(),
+        "notes/deploy.md",
+        topic("reference", "Deploy", "Dashboards", "See the board."),
+    );
+    set_mtime(&path, 1_700_000_000);
+
+    let scan = DocumentCache::new()
+        .scan_recall(&tree.project_only())
+        .unwrap();
+    let document = &scan.documents[0];
+
+    assert!(document.path().is_absolute());
+    assert_eq!(document.path(), path);
+    assert_eq!(document.relative_path(), Path::new("notes/deploy.md"));
+    assert_eq!(document.scope(), Scope::Project);
+    assert_eq!(document.memory_type(), MemoryType::Reference);
+    assert_eq!(document.title(), "Deploy");
+    assert_eq!(document.description(), "Dashboards");
+    assert_eq!(document.body(), "See the board.");
+    assert_eq!(document.mtime(), at(1_700_000_000));
+}
+
+#[test]
+fn scanned_documents_carry_prepared_scoring_text_of_their_fields() {
+    let tree = Tree::new();
+    write(
+        &tree.project(),
+        "a.md",
+        topic("user", "ＡＢＣ Title", "Desc", "Body"),
+    );
+    let scan = DocumentCache::new()
+        .scan_recall(&tree.project_only())
+        .unwrap();
+    let expected = lexical_score::PreparedText::new("ＡＢＣ Title", "Desc", "Body");
+    assert_eq!(scan.documents[0].prepared(), &expected);
+}
+
+#[test]
+fn missing_roots_are_empty_scopes() {
+    let tree = Tree::new();
+    let roots = MemoryRoots {
+        project: Some(tree.dir.path().join("absent-project")),
+        user: Some(tree.dir.path().join("absent-user")),
+    };
+    let scan = DocumentCache::new().scan_recall(&roots).unwrap();
+    assert!(scan.documents.is_empty());
+    assert_eq!(scan.report, memory_scan::ScanReport::default());
+}
+
+#[test]
+fn unset_roots_are_empty_scopes() {
+    let scan = DocumentCache::new()
+        .scan_recall(&MemoryRoots::default())
+        .unwrap();
+    assert!(scan.documents.is_empty());
+}
+
+#[test]
+fn project_root_that_cannot_be_listed_is_an_error() {
+    let tree = Tree::new();
+    let file_root = write(tree.dir.path(), "not-a-dir", "x");
+    let roots = MemoryRoots {
+        project: Some(file_root.clone()),
+        user: Some(tree.user()),
+    };
+    let error = DocumentCache::new().scan_recall(&roots).unwrap_err();
+    assert!(matches!(error, ScanError::ProjectRoot { ref path, .. } if *path == file_root));
+}
+
+#[test]
+fn user_root_failure_is_a_warning_and_project_recall_continues() {
+    let tree = Tree::new();
+    write_topic(&tree.project(), "kept.md");
+    let file_root = write(tree.dir.path(), "not-a-dir", "x");
+    let roots = MemoryRoots {
+        project: Some(tree.project()),
+        user: Some(file_root),
+    };
+
+    let scan = DocumentCache::new().scan_recall(&roots).unwrap();
+
+    assert_eq!(scan.documents.len(), 1);
+    assert_eq!(scan.report.warnings.len(), 1);
+    assert!(scan.report.warnings[0].contains("user memory root"));
+}
+
+#[test]
+fn memory_index_at_any_depth_is_not_a_topic() {
+    let tree = Tree::new();
+    write(
+        &tree.project(),
+        "MEMORY.md",
+        topic("user", "Index", "", "- [a](a.md)"),
+    );
+    write(
+        &tree.project(),
+        "deep/er/MEMORY.md",
+        topic("user", "Index", "", ""),
+    );
+    write_topic(&tree.project(), "a.md");
+
+    let scan = DocumentCache::new()
+        .scan_recall(&tree.project_only())
+        .unwrap();
+
+    assert_eq!(scan.documents.len(), 1);
+    assert_eq!(scan.report.files_seen, 1);
+    assert!(scan.report.skipped.is_empty());
+}
+
+#[test]
+fn hidden_directories_are_not_walked() {
+    let tree = Tree::new();
+    write_topic(&tree.project(), ".memrecall/catalog/a.md");
+    write_topic(&tree.project(), "visible/.git/b.md");
+    write_topic(&tree.project(), "visible/c.md");
+
+    let scan = DocumentCache::new()
+        .scan_recall(&tree.project_only())
+        .unwrap();
+
+    assert_eq!(
+        relative_paths(&scan),
+        vec![(Scope::Project, PathBuf::from("visible/c.md"))]
+    );
+    assert_eq!(scan.report.files_seen, 1);
+}
+
+#[test]
+fn files_not_ending_in_md_are_ignored() {
+    let tree = Tree::new();
+    write_topic(&tree.project(), "a.txt");
+    write_topic(&tree.project(), "b.markdown");
+    write_topic(&tree.project(), "c.MD");
+    write_topic(&tree.project(), "d.md");
+
+    let scan = DocumentCache::new()
+        .scan_recall(&tree.project_only())
+        .unwrap();
+
+    assert_eq!(scan.documents.len(), 1);
+    assert_eq!(scan.report.files_seen, 1);
+}
+
+#[test]
+fn symlinked_file_inside_the_root_is_a_document_under_the_link_path() {
+    let tree = Tree::new();
+    let target = write_topic(&tree.project(), "real/a.md");
+    std::os::unix::fs::symlink(&target, tree.project().join("link.md")).unwrap();
+
+    let scan = DocumentCache::new()
+        .scan_recall(&tree.project_only())
+        .unwrap();
+
+    assert_eq!(
+        relative_paths(&scan),
+        vec![
+            (Scope::Project, PathBuf::from("link.md")),
+            (Scope::Project, PathBuf::from("real/a.md")),
+        ]
+    );
+}
+
+#[test]
+fn symlinked_directories_are_not_followed_so_a_cycle_ends() {
+    let tree = Tree::new();
+    write_topic(&tree.project(), "sub/a.md");
+    std::os::unix::fs::symlink(tree.project(), tree.project().join("sub/loop")).unwrap();
+    std::os::unix::fs::symlink(tree.user(), tree.project().join("outside")).unwrap();
+    write_topic(&tree.user(), "u.md");
+
+    let scan = DocumentCache::new()
+        .scan_recall(&tree.project_only())
+        .unwrap();
+
+    assert_eq!(
+        relative_paths(&scan),
+        vec![(Scope::Project, PathBuf::from("sub/a.md"))]
+    );
+}
+
+#[test]
+fn root_given_as_a_relative_path_yields_absolute_document_paths() {
+    let tree = Tree::new();
+    write_topic(&tree.project(), "a.md");
+    let cwd = std::env::current_dir().unwrap();
+    let relative = pathdiff(&tree.project(), &cwd);
+    let roots = MemoryRoots {
+        project: Some(relative),
+        user: None,
+    };
+    let scan = DocumentCache::new().scan_recall(&roots).unwrap();
+    assert!(scan.documents[0].path().is_absolute());
+    assert_eq!(
+        fs::canonicalize(scan.documents[0].path()).unwrap(),
+        fs::canonicalize(tree.project().join("a.md")).unwrap()
+    );
+}
+
+/// `target` relative to `base`, climbing with `..` as needed.
+fn pathdiff(target: &Path, base: &Path) -> PathBuf {
+    let target: Vec<_> = target.components().collect();
+    let base: Vec<_> = base.components().collect();
+    let common = target.iter().zip(&base).take_while(|(a, b)| a == b).count();
+    let mut out = PathBuf::new();
+    for _ in common..base.len() {
+        out.push("..");
+    }
+    for component in &target[common..] {
+        out.push(component);
+    }
+    out
+}
+
+#[test]
+fn order_is_deterministic_across_scans_and_fresh_caches() {
+    let tree = Tree::new();
+    for i in (0..300).rev() {
+        write_topic(&tree.project(), &format!("d{}/t{i}.md", i % 7));
+        write_topic(&tree.user(), &format!("t{i}.md"));
+    }
+    let first = relative_paths(&DocumentCache::new().scan_recall(&tree.roots()).unwrap());
+    let mut sorted = first.clone();
+    sorted.sort();
+    assert_eq!(first, sorted);
+    for _ in 0..5 {
+        let again = relative_paths(&DocumentCache::new().scan_recall(&tree.roots()).unwrap());
+        assert_eq!(again, first);
+    }
+}

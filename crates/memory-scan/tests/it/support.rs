@@ -1,0 +1,79 @@
+//! Building real memory trees in temporary directories.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use memory_scan::MemoryRoots;
+use tempfile::TempDir;
+
+/// A project root and a user root under one temporary directory.
+pub struct Tree {
+    pub dir: TempDir,
+}
+
+impl Tree {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir(dir.path().join("project")).unwrap();
+        fs::create_dir(dir.path().join("user")).unwrap();
+        Self { dir }
+    }
+
+    pub fn project(&self) -> PathBuf {
+        self.dir.path().join("project")
+    }
+
+    pub fn user(&self) -> PathBuf {
+        self.dir.path().join("user")
+    }
+
+    pub fn roots(&self) -> MemoryRoots {
+        MemoryRoots {
+            project: Some(self.project()),
+            user: Some(self.user()),
+        }
+    }
+
+    pub fn project_only(&self) -> MemoryRoots {
+        MemoryRoots {
+            project: Some(self.project()),
+            user: None,
+        }
+    }
+}
+
+/// Writes `content` at `root/relative`, creating parent directories.
+pub fn write(root: &Path, relative: &str, content: impl AsRef<[u8]>) -> PathBuf {
+    let path = root.join(relative);
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(&path, content).unwrap();
+    path
+}
+
+/// A topic file's text.
+pub fn topic(memory_type: &str, name: &str, description: &str, body: &str) -> String {
+    format!("---\nname: {name}\ndescription: {description}\ntype: {memory_type}\n---\n\n{body}\n")
+}
+
+/// Writes a valid topic named after its file.
+pub fn write_topic(root: &Path, relative: &str) -> PathBuf {
+    write(
+        root,
+        relative,
+        topic("project", relative, "about it", "Body."),
+    )
+}
+
+pub fn at(seconds: u64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_secs(seconds)
+}
+
+pub fn set_mtime(path: &Path, seconds: u64) {
+    fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(at(seconds))
+        .unwrap();
+}
