@@ -1,8 +1,8 @@
 //! The session document cache behind the uncapped recall scanner.
 
 use std::collections::HashMap;
+use std::ffi::OsString;
 use std::fs;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::document::{Document, ScannedDocument, Scope};
@@ -28,7 +28,9 @@ pub struct RecallScan {
 /// Concurrent scans take turns, so the second one benefits from the first one's reads.
 #[derive(Debug, Default)]
 pub struct DocumentCache {
-    entries: Mutex<HashMap<PathBuf, CacheEntry>>,
+    // Keyed by the path's bytes: hashing a `Path` walks its components, which costs more than
+    // the lookup it serves.
+    entries: Mutex<HashMap<OsString, CacheEntry>>,
 }
 
 #[derive(Debug, Clone)]
@@ -105,7 +107,7 @@ impl DocumentCache {
                     }),
                 }
                 if let Some(key) = key {
-                    next.insert(candidate.path, CacheEntry { key, verdict });
+                    next.insert(candidate.path.into_os_string(), CacheEntry { key, verdict });
                 }
             }
         }
@@ -116,14 +118,14 @@ impl DocumentCache {
         Ok(RecallScan { documents, report })
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, CacheEntry>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<OsString, CacheEntry>> {
         // A panic elsewhere cannot leave the map inconsistent: it is replaced whole after a scan.
         self.entries.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
-fn visit(previous: &HashMap<PathBuf, CacheEntry>, scope: Scope, candidate: &Candidate) -> Visit {
-    if let Some(entry) = previous.get(&candidate.path)
+fn visit(previous: &HashMap<OsString, CacheEntry>, scope: Scope, candidate: &Candidate) -> Visit {
+    if let Some(entry) = previous.get(candidate.path.as_os_str())
         && still_valid(entry, scope, candidate)
     {
         return Visit::Reused(entry.clone());

@@ -1,0 +1,80 @@
+//! Time to scan and parse trees of ~1 KiB topic files on a warm page cache.
+//!
+//! `recall_fresh_cache` is the figure that matters for the first recall of a session: a new
+//! `DocumentCache`, so every file is listed, opened, read, parsed and prepared for scoring.
+//! `recall_warm_cache` is every later recall (list + stat only); `capped` is the non-recall scanner.
+
+use std::fmt::Write as _;
+use std::fs;
+use std::path::Path;
+
+use criterion::{BenchmarkId, Criterion, criterion_main};
+use memory_scan::{DocumentCache, MemoryRoots, scan_capped};
+
+const SIZES: [usize; 3] = [200, 1_000, 10_000];
+
+fn body(index: usize) -> String {
+    let mut body = String::with_capacity(1_000);
+    while body.len() < 920 {
+        let _ = write!(
+            body,
+            "Deployment note {index}: the staging cluster rotates credentials weekly. "
+        );
+    }
+    body
+}
+
+fn build_tree(root: &Path, topics: usize) {
+    let dir = root.join("reference");
+    fs::create_dir_all(&dir).unwrap();
+    for i in 0..topics {
+        let text = format!(
+            "---\nname: Topic {i}\ndescription: Reference material number {i} for the scan benchmark\ntype: reference\n---\n\n{}\n",
+            body(i)
+        );
+        fs::write(dir.join(format!("topic-{i:05}.md")), text).unwrap();
+    }
+}
+
+fn bench_scans(c: &mut Criterion) {
+    let mut group = c.benchmark_group("scan");
+    for topics in SIZES {
+        let dir = tempfile::tempdir().unwrap();
+        build_tree(dir.path(), topics);
+        let roots = MemoryRoots {
+            project: Some(dir.path().to_path_buf()),
+            user: None,
+        };
+        // Warm the page cache and the rayon pool before measuring.
+        let warm = DocumentCache::new();
+        assert_eq!(warm.scan_recall(&roots).unwrap().documents.len(), topics);
+        if topics >= 10_000 {
+            group.sample_size(20);
+        } else {
+            group.sample_size(50);
+        }
+
+        group.bench_with_input(
+            BenchmarkId::new("recall_fresh_cache", topics),
+            &roots,
+            |b, roots| b.iter(|| DocumentCache::new().scan_recall(roots).unwrap()),
+        );
+        group.bench_with_input(
+            BenchmarkId::new("recall_warm_cache", topics),
+            &roots,
+            |b, roots| b.iter(|| warm.scan_recall(roots).unwrap()),
+        );
+        group.bench_with_input(BenchmarkId::new("capped", topics), &roots, |b, roots| {
+            b.iter(|| scan_capped(roots).unwrap());
+        });
+    }
+    group.finish();
+}
+
+// The macro defines an undocumented public function.
+#[allow(missing_docs)]
+mod group {
+    criterion::criterion_group!(benches, super::bench_scans);
+}
+
+criterion_main!(group::benches);
