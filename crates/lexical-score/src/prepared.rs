@@ -83,14 +83,15 @@ impl PreparedText {
         self.body.get(..self.window_end).unwrap_or(&self.body)
     }
 
-    /// The field bits (see the `index` module) of the scored fields that contain `term`.
-    pub(crate) fn fields_containing(&self, term: &QueryTerm) -> u8 {
+    /// For each of `terms`, the field bits (see the `index` module) of the scored fields that
+    /// contain it, written to the matching position of `found`.
+    pub(crate) fn fields_containing_each(&self, terms: &[QueryTerm], found: &mut [u8]) {
         let fields = [
             self.title.as_str(),
             self.description.as_str(),
             self.body_window(),
         ];
-        self.index.fields_containing(fields, term)
+        self.index.fields_containing_each(fields, terms, found);
     }
 
     /// Which noise markers the title, description and full body contain.

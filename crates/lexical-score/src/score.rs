@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::index::{BODY, DESCRIPTION, TITLE};
 use crate::memory_type::MemoryType;
 use crate::prepared::PreparedText;
-use crate::query::QueryTokens;
+use crate::query::{MAX_QUERY_TOKENS, QueryTokens};
 
 /// Points for a query token found in the title.
 const TITLE_POINTS: u32 = 4;
@@ -77,8 +77,9 @@ fn for_each_hit<'q>(
     text: &PreparedText,
     mut on_hit: impl FnMut(&'q str, Hit),
 ) {
-    for term in query.terms() {
-        let found = text.fields_containing(term);
+    let mut found = [0u8; MAX_QUERY_TOKENS];
+    text.fields_containing_each(query.terms(), &mut found);
+    for (term, found) in query.terms().iter().zip(found) {
         if found != 0 {
             let hit = Hit {
                 title: found & TITLE != 0,
