@@ -1,0 +1,472 @@
+//! End-to-end specification of the `memrecall` command: the real binary over real memory trees
+//! in temporary directories, with a loopback model server where a selector is needed.
+
+mod support;
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use support::{Tree, UNSET_KEY_ENV, assert_json_snapshot_without_timings};
+
+const QUERY: &str = "release checklist";
+
+/// The relative paths of the documents a consume point delivered.
+fn delivered(point: &Value) -> Vec<&str> {
+    point["documents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["relative_path"].as_str().unwrap())
+        .collect()
+}
+
+fn lines(text: &str) -> Vec<&str> {
+    text.lines().collect()
+}
+
+/// Asserts `text` has a line starting with `prefix`.
+fn assert_line_starting(text: &str, prefix: &str) {
+    assert!(
+        text.lines().any(|l| l.starts_with(prefix)),
+        "no line starting {prefix:?} in:\n{text}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// recall, text
+
+#[test]
+fn recall_without_selector_delivers_the_lexical_result_at_the_initial_point() {
+    let tree = Tree::standard();
+    let run = tree.run_with_roots("recall", QUERY, &[]);
+    run.success().no_panic();
+    let out = &run.stdout;
+    let all = lines(out);
+    assert!(
+        all.contains(&"scanned 4 document(s), 2 file(s) skipped"),
+        "{out}"
+    );
+    assert_line_starting(
+        out,
+        "initial point: delivered 2 document(s) · phase refined · strategy heuristic · after ",
+    );
+    let first = all
+        .iter()
+        .position(|l| *l == "  1. Deploy checklist — deploy.md (project, project scope)")
+        .unwrap_or_else(|| panic!("{out}"));
+    assert_eq!(
+        all[first + 1],
+        "  2. Rollback procedure — ops/rollback.md (project, project scope)"
+    );
+    assert!(
+        all.contains(&"tool-result point: not reached (tool-free turn)"),
+        "{out}"
+    );
+    assert_line_starting(out, "strategy: heuristic · timings: scan ");
+}
+
+#[test]
+fn recall_with_a_tool_call_delivers_fast_first_and_reports_the_tool_result_point() {
+    let tree = Tree::standard();
+    // The stand-in model answers after 150 ms with an empty pick, so the fast result is what
+    // the initial point sends and the settled recall has nothing left for the tool result.
+    let run = tree.run_with_roots(
+        "recall",
+        QUERY,
+        &[
+            "--selector",
+            "mock",
+            "--mock-latency-ms",
+            "150",
+            "--tool-using",
+        ],
+    );
+    run.success().no_panic();
+    let out = &run.stdout;
+    assert_line_starting(
+        out,
+        "initial point: delivered 2 document(s) · phase fast · strategy heuristic · after ",
+    );
+    assert!(
+        lines(out).contains(&"  1. Deploy checklist — deploy.md (project, project scope)"),
+        "{out}"
+    );
+    assert!(
+        lines(out)
+            .contains(&"tool-result point: nothing delivered (discarded: no_relevant_results)"),
+        "{out}"
+    );
+    assert_line_starting(out, "strategy: model · timings: ");
+}
+
+// ---------------------------------------------------------------------------------------------
+// rank and scan, text
+
+#[test]
+fn rank_orders_matches_by_score_and_shows_each_fields_contribution() {
+    let tree = Tree::standard();
+    let run = tree.run_with_roots("rank", QUERY, &[]);
+    run.success().no_panic();
+    let expected = "\
+query: release checklist
+scorer: shipped · 4 document(s) scanned · 2 shown
+query tokens: release checklist
+
+1. score 9 · Deploy checklist — deploy.md (project, project scope)
+   title +4 (checklist)
+   description +3 (release)
+   body +1 (release)
+   type boost +1
+
+2. score 4 · Rollback procedure — ops/rollback.md (project, project scope)
+   description +3 (release)
+   type boost +1
+";
+    assert_eq!(run.stdout, expected);
+}
+
+#[test]
+fn rank_says_so_when_nothing_matches() {
+    let tree = Tree::standard();
+    let run = tree.run_with_roots("rank", "kubernetes", &[]);
+    run.success().no_panic();
+    assert!(
+        lines(&run.stdout).contains(&"no document matches this query"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn scan_lists_documents_by_scope_and_skipped_files_with_their_reason() {
+    let tree = Tree::standard();
+    let mut args = vec!["scan".to_owned()];
+    args.extend(tree.root_args());
+    let run = tree.run(&args);
+    run.success().no_panic();
+    let out = &run.stdout;
+    let all = lines(out);
+    assert!(
+        all[0].starts_with("4 document(s) in ")
+            && all[0].ends_with(" ms (6 file(s) seen, 2 skipped)"),
+        "{out}"
+    );
+    for line in [
+        "  project  project    deploy.md  (Deploy checklist)",
+        "  project  reference  grafana.md  (Checkout dashboard)",
+        "  project  project    ops/rollback.md  (Rollback procedure)",
+        "  user     user       role.md  (Role)",
+    ] {
+        assert!(all.contains(&line), "missing {line:?} in:\n{out}");
+    }
+    let project = tree.project();
+    let notes = format!(
+        "  skipped  {}: no_frontmatter",
+        project.join("notes.md").display()
+    );
+    let draft = format!(
+        "  skipped  {}: unknown_type",
+        project.join("draft.md").display()
+    );
+    assert!(all.contains(&notes.as_str()), "{out}");
+    assert!(all.contains(&draft.as_str()), "{out}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON forms
+
+#[test]
+fn recall_json_reports_points_strategy_scan_timings_and_telemetry() {
+    let tree = Tree::standard();
+    let run = tree.run_with_roots("recall", QUERY, &["--json"]);
+    run.success().no_panic();
+    assert_json_snapshot_without_timings("recall_json_tool_free", &run.json());
+}
+
+#[test]
+fn rank_json_lists_ranked_documents_with_path_scope_type_title_and_score() {
+    let tree = Tree::standard();
+    let run = tree.run_with_roots("rank", QUERY, &["--json"]);
+    run.success().no_panic();
+    let value = run.json();
+    let ranked = value["ranked"].as_array().unwrap();
+    for row in ranked {
+        for key in ["path", "relative_path", "scope", "type", "title", "score"] {
+            assert!(row.get(key).is_some(), "{key} missing in {row}");
+        }
+    }
+    assert_json_snapshot_without_timings("rank_json", &value);
+}
+
+#[test]
+fn rank_limit_zero_shows_every_match_and_the_default_shows_five() {
+    let tree = Tree::new();
+    for i in 0..7 {
+        tree.project_topic(
+            &format!("release-{i}.md"),
+            &format!("Release note {i}"),
+            "What changed",
+            "project",
+            "",
+        );
+    }
+    tree.project_topic("other.md", "Other", "Unrelated", "project", "");
+    let count = |extra: &[&str]| {
+        let mut args = vec!["--json"];
+        args.extend_from_slice(extra);
+        let run = tree.run_with_roots("rank", "release", &args);
+        run.success().no_panic();
+        run.json()["ranked"].as_array().unwrap().len()
+    };
+    assert_eq!(count(&[]), 5);
+    assert_eq!(count(&["--limit", "0"]), 7);
+    assert_eq!(count(&["--limit", "3"]), 3);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Failures and their exit codes
+
+#[test]
+fn a_missing_project_root_exits_3_with_one_line() {
+    let tree = Tree::standard();
+    let missing = tree.base().join("nowhere");
+    let run = tree.run(&[
+        "recall",
+        QUERY,
+        "--project",
+        missing.to_str().unwrap(),
+        "--user",
+        tree.user().to_str().unwrap(),
+    ]);
+    let line = run.one_line_failure(3);
+    assert!(
+        line.contains("project root") && line.contains("does not exist"),
+        "{line}"
+    );
+}
+
+#[test]
+fn a_project_root_that_is_a_file_exits_3_with_one_line() {
+    let tree = Tree::standard();
+    let file = tree.project().join("deploy.md");
+    let run = tree.run(&[
+        "rank",
+        QUERY,
+        "--project",
+        file.to_str().unwrap(),
+        "--user",
+        tree.user().to_str().unwrap(),
+    ]);
+    let line = run.one_line_failure(3);
+    assert!(line.contains("project root"), "{line}");
+}
+
+#[test]
+fn an_unknown_flag_exits_2_with_a_usage_error() {
+    let tree = Tree::standard();
+    let run = tree.run_with_roots("recall", QUERY, &["--no-such-flag"]);
+    assert_eq!(run.code, Some(2));
+    run.no_panic();
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    assert!(
+        run.stderr
+            .starts_with("error: unexpected argument '--no-such-flag'"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("Usage: memrecall recall"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn http_selector_without_url_exits_4_with_one_line() {
+    let tree = Tree::standard();
+    let run = tree.run_with_roots("recall", QUERY, &["--selector", "http"]);
+    let line = run.one_line_failure(4);
+    assert!(line.contains("--selector-url"), "{line}");
+}
+
+#[test]
+fn telemetry_without_the_jsonl_prefix_exits_2_with_one_line() {
+    let tree = Tree::standard();
+    let run = tree.run_with_roots("recall", QUERY, &["--telemetry", "events.jsonl"]);
+    let line = run.one_line_failure(2);
+    assert!(line.contains("jsonl:PATH"), "{line}");
+    assert!(!tree.base().join("events.jsonl").exists());
+}
+
+#[test]
+fn an_unreachable_selector_falls_back_to_the_lexical_result_and_says_so() {
+    let tree = Tree::standard();
+    // Port 1 on loopback is closed: the connection is refused at once. The tool call keeps the
+    // turn open until the recall settles, so the failure is always part of the output.
+    let run = tree.run_with_roots(
+        "recall",
+        QUERY,
+        &[
+            "--selector",
+            "http",
+            "--selector-url",
+            "http://127.0.0.1:1",
+            "--selector-model",
+            "test-model",
+            "--api-key-env",
+            UNSET_KEY_ENV,
+            "--tool-using",
+        ],
+    );
+    run.success().no_panic();
+    let out = &run.stdout;
+    // Whether the initial point sends the fast result or the already settled fallback depends
+    // on how quickly the refusal arrives; either way the lexical top two reach the model.
+    assert_line_starting(out, "initial point: delivered 2 document(s) · phase ");
+    assert!(
+        lines(out).contains(&"  1. Deploy checklist — deploy.md (project, project scope)"),
+        "{out}"
+    );
+    let note = out
+        .lines()
+        .find(|l| l.starts_with("note: the selector failed ("))
+        .unwrap_or_else(|| panic!("no selector note in:\n{out}"));
+    assert!(note.ends_with("); the lexical fallback was used"), "{note}");
+    assert_line_starting(out, "strategy: heuristic · timings: ");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The HTTP selector against a loopback model server
+
+/// A chat completion whose first message carries `content`.
+fn completion(content: &str) -> Value {
+    json!({
+        "id": "chatcmpl-e2e",
+        "object": "chat.completion",
+        "created": 1_796_040_000,
+        "model": "test-model",
+        "choices": [{
+            "index": 0,
+            "message": { "role": "assistant", "content": content },
+            "finish_reason": "stop"
+        }]
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_model_refines_the_fast_result_at_the_tool_result_point() {
+    let tree = Tree::standard();
+    let deploy = tree.project().join("deploy.md");
+    let grafana = tree.project().join("grafana.md");
+    let server = MockServer::start().await;
+    // The model re-picks a fast document and adds one the lexical pass missed.
+    let answer = json!({ "selected_memories": [deploy, grafana] }).to_string();
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(completion(&answer))
+                .set_delay(Duration::from_millis(250)),
+        )
+        .expect(1)
+        .mount(&server)
+        .await;
+    let url = server.uri();
+    let run = tokio::task::spawn_blocking(move || {
+        tree.run_with_roots(
+            "recall",
+            QUERY,
+            &[
+                "--selector",
+                "http",
+                "--selector-url",
+                &url,
+                "--selector-model",
+                "test-model",
+                "--api-key-env",
+                UNSET_KEY_ENV,
+                "--tool-using",
+                "--json",
+            ],
+        )
+    })
+    .await
+    .unwrap();
+    run.success().no_panic();
+    let value = run.json();
+
+    let initial = &value["initial"];
+    assert_eq!(initial["outcome"], "delivered");
+    assert_eq!(initial["phase"], "fast");
+    let fast = delivered(initial);
+    assert_eq!(fast, ["deploy.md", "ops/rollback.md"]);
+
+    let tool = &value["tool_result"];
+    assert_eq!(tool["outcome"], "delivered");
+    assert_eq!(tool["phase"], "refined");
+    assert_eq!(tool["strategy"], "model");
+    assert_eq!(delivered(tool), ["grafana.md"]);
+    assert_eq!(value["strategy"], "model");
+
+    let published = value["timings_ms"]["fast_published"]
+        .as_f64()
+        .expect("the fast result was published");
+    assert!(published < 100.0, "fast result after {published} ms");
+
+    let requests = server.received_requests().await.unwrap();
+    let body: Value = requests[0].body_json().unwrap();
+    assert_eq!(body["model"], "test-model");
+
+    assert_json_snapshot_without_timings("recall_json_http_tool_using", &value);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Telemetry
+
+#[test]
+fn telemetry_jsonl_writes_the_turns_events_one_object_per_line() {
+    let tree = Tree::standard();
+    let run = tree.run_with_roots(
+        "recall",
+        QUERY,
+        &[
+            "--selector",
+            "mock",
+            "--mock-latency-ms",
+            "150",
+            "--tool-using",
+            "--telemetry",
+            "jsonl:events.jsonl",
+        ],
+    );
+    run.success().no_panic();
+    let text = std::fs::read_to_string(tree.base().join("events.jsonl")).unwrap();
+    assert!(text.ends_with('\n'), "{text:?}");
+    let events: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let names: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "memory.recall.delivery",
+            "memory.recall",
+            "memory.recall.delivery"
+        ]
+    );
+    let (fast, recall, terminal) = (&events[0], &events[1], &events[2]);
+    assert_eq!(fast["phase"], "fast");
+    assert_eq!(fast["delivery_point"], "initial");
+    assert_eq!(fast["docs_selected"], 2);
+    assert_eq!(recall["docs_scanned"], 4);
+    assert_eq!(recall["strategy"], "model");
+    assert_eq!(terminal["delivery_point"], "discarded");
+    assert_eq!(terminal["discard_reason"], "no_relevant_results");
+}

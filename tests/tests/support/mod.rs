@@ -1,0 +1,294 @@
+//! Running the real `memrecall` binary over memory trees written to temporary directories.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+/// An environment variable no test environment sets, so no API key is ever sent.
+pub const UNSET_KEY_ENV: &str = "MEMRECALL_E2E_KEY_THAT_IS_NEVER_SET";
+
+/// The workspace root: the parent of this package's manifest directory.
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the test package lives inside the workspace")
+        .to_path_buf()
+}
+
+/// Where `cargo build` puts the binary: `$CARGO_TARGET_DIR/debug`, else the `debug` directory
+/// this test executable runs from (`<target>/debug/deps/cli-<hash>`).
+fn binary_path() -> PathBuf {
+    let name = format!("memrecall{}", std::env::consts::EXE_SUFFIX);
+    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR").filter(|d| !d.is_empty()) {
+        return workspace_root().join(dir).join("debug").join(name);
+    }
+    let exe = std::env::current_exe().expect("the test executable has a path");
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("the test executable sits in <target>/debug/deps")
+        .join(name)
+}
+
+/// Builds `memrecall` once per test run: `cargo test` does not build another package's binary
+/// for this one, and a stale binary would test old code.
+pub fn binary() -> &'static Path {
+    static BINARY: OnceLock<PathBuf> = OnceLock::new();
+    BINARY.get_or_init(|| {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let output = Command::new(cargo)
+            .args(["build", "-q", "-p", "memrecall", "--locked"])
+            .current_dir(workspace_root())
+            .output()
+            .expect("cargo can be started");
+        assert!(
+            output.status.success(),
+            "building memrecall failed:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let path = binary_path();
+        assert!(path.is_file(), "no binary at {}", path.display());
+        path
+    })
+}
+
+/// A memory tree in a fresh temporary directory: `project/` and `user/` roots, and `home/` as
+/// the memory home so the user's real one is never read.
+pub struct Tree {
+    // Held so the directory lives, and is removed, with the tree.
+    _dir: TempDir,
+    base: PathBuf,
+}
+
+impl Tree {
+    /// Empty project and user roots.
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        // Canonical, so the paths the binary prints and sends match the ones the test expects
+        // even when the temporary directory is reached through a symlink.
+        let base = dir.path().canonicalize().unwrap();
+        for sub in ["project", "user", "home"] {
+            std::fs::create_dir(base.join(sub)).unwrap();
+        }
+        Self { _dir: dir, base }
+    }
+
+    /// The tree most tests share: three project topics, one user topic,
+    /// one file without frontmatter and one with an unknown type.
+    ///
+    /// For the query `release checklist` the ranking is deploy (9), rollback (4); grafana and
+    /// role do not match.
+    pub fn standard() -> Self {
+        let tree = Self::new();
+        tree.project_topic(
+            "deploy.md",
+            "Deploy checklist",
+            "Steps to ship a release to production",
+            "project",
+            "Run the smoke tests, then tag the release.",
+        );
+        tree.project_topic(
+            "ops/rollback.md",
+            "Rollback procedure",
+            "Undo a bad release quickly",
+            "project",
+            "Revert the tag and redeploy the previous build.",
+        );
+        tree.project_topic(
+            "grafana.md",
+            "Checkout dashboard",
+            "Grafana board for checkout latency",
+            "reference",
+            "https://grafana.example/d/checkout",
+        );
+        tree.write("project/notes.md", "just some notes without frontmatter\n");
+        tree.write(
+            "project/draft.md",
+            "---\nname: Draft\ntype: draft\n---\n\nNot a memory yet.\n",
+        );
+        tree.user_topic(
+            "role.md",
+            "Role",
+            "Senior backend engineer who wants terse answers",
+            "user",
+            "",
+        );
+        tree
+    }
+
+    /// The temporary directory, as the binary sees it.
+    pub fn base(&self) -> &Path {
+        &self.base
+    }
+
+    /// The project root.
+    pub fn project(&self) -> PathBuf {
+        self.base.join("project")
+    }
+
+    /// The user root.
+    pub fn user(&self) -> PathBuf {
+        self.base.join("user")
+    }
+
+    /// Writes `content` at `relative` (to the temporary directory), creating parents.
+    pub fn write(&self, relative: &str, content: &str) -> PathBuf {
+        let path = self.base.join(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, content).unwrap();
+        path
+    }
+
+    /// Writes a topic document under the project root.
+    pub fn project_topic(
+        &self,
+        relative: &str,
+        name: &str,
+        description: &str,
+        kind: &str,
+        body: &str,
+    ) -> PathBuf {
+        self.write(
+            &format!("project/{relative}"),
+            &topic(name, description, kind, body),
+        )
+    }
+
+    /// Writes a topic document under the user root.
+    pub fn user_topic(
+        &self,
+        relative: &str,
+        name: &str,
+        description: &str,
+        kind: &str,
+        body: &str,
+    ) -> PathBuf {
+        self.write(
+            &format!("user/{relative}"),
+            &topic(name, description, kind, body),
+        )
+    }
+
+    /// `--project <root> --user <root>`.
+    pub fn root_args(&self) -> Vec<String> {
+        vec![
+            "--project".into(),
+            self.project().display().to_string(),
+            "--user".into(),
+            self.user().display().to_string(),
+        ]
+    }
+
+    /// Runs `memrecall` with `args`, from inside the tree.
+    pub fn run<S: AsRef<str>>(&self, args: &[S]) -> Run {
+        let output = Command::new(binary())
+            .args(args.iter().map(AsRef::as_ref))
+            .current_dir(&self.base)
+            .env("MEMRECALL_HOME", self.base.join("home"))
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("RUST_LOG")
+            .output()
+            .expect("memrecall can be started");
+        Run {
+            code: output.status.code(),
+            stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
+            stderr: String::from_utf8(output.stderr).expect("stderr is UTF-8"),
+            tree: self.base.display().to_string(),
+        }
+    }
+
+    /// Runs `memrecall <command> <query> --project … --user … <extra>`.
+    pub fn run_with_roots(&self, command: &str, query: &str, extra: &[&str]) -> Run {
+        let mut args = vec![command.to_owned(), query.to_owned()];
+        args.extend(self.root_args());
+        args.extend(extra.iter().map(|&a| a.to_owned()));
+        self.run(&args)
+    }
+}
+
+fn topic(name: &str, description: &str, kind: &str, body: &str) -> String {
+    format!("---\nname: {name}\ndescription: {description}\ntype: {kind}\n---\n\n{body}\n")
+}
+
+/// One finished run of the binary.
+#[derive(Debug)]
+pub struct Run {
+    /// The exit code (`None` when a signal ended the process).
+    pub code: Option<i32>,
+    /// Everything printed on stdout.
+    pub stdout: String,
+    /// Everything printed on stderr.
+    pub stderr: String,
+    tree: String,
+}
+
+impl Run {
+    /// Asserts a zero exit, showing stderr otherwise.
+    pub fn success(&self) -> &Self {
+        assert_eq!(self.code, Some(0), "stderr: {}", self.stderr);
+        self
+    }
+
+    /// stdout parsed as JSON, with the temporary directory written as `[TREE]`.
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout.replace(&self.tree, "[TREE]"))
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout))
+    }
+
+    /// Asserts the run failed with `code` and a single `memrecall: …` line on stderr, and
+    /// returns that line.
+    pub fn one_line_failure(&self, code: i32) -> &str {
+        assert_eq!(self.code, Some(code), "stderr: {}", self.stderr);
+        self.no_panic();
+        let lines: Vec<&str> = self.stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "stderr: {}", self.stderr);
+        assert!(
+            lines[0].starts_with("memrecall: "),
+            "stderr: {}",
+            self.stderr
+        );
+        assert!(self.stdout.is_empty(), "stdout: {}", self.stdout);
+        lines[0]
+    }
+
+    /// Asserts stderr shows no panic.
+    pub fn no_panic(&self) {
+        assert!(!self.stderr.contains("panicked"), "stderr: {}", self.stderr);
+        assert!(
+            !self.stderr.contains("RUST_BACKTRACE"),
+            "stderr: {}",
+            self.stderr
+        );
+    }
+}
+
+/// Snapshots `value` with every timing replaced by `[ms]` (a `null` timing stays `null`, since
+/// whether a milestone happened is part of the behaviour).
+pub fn assert_json_snapshot_without_timings(name: &str, value: &Value) {
+    let mut settings = insta::Settings::clone_current();
+    // Beside the test file rather than this module, named by the snapshot alone.
+    settings.set_snapshot_path(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/snapshots"));
+    settings.set_prepend_module_to_snapshot(false);
+    for selector in [
+        ".scan_ms",
+        ".timings_ms.scan",
+        ".timings_ms.fast_published",
+        ".timings_ms.selector",
+        ".timings_ms.settled",
+        ".initial.latency_ms",
+        ".tool_result.latency_ms",
+        ".end_of_turn.latency_ms",
+        ".telemetry[].duration_ms",
+        ".telemetry[].scan_duration_ms",
+        ".telemetry[].fast_duration_ms",
+        ".telemetry[].selector_duration_ms",
+        ".telemetry[].latency_ms",
+    ] {
+        settings.add_dynamic_redaction(selector, |value, _| {
+            if value.is_nil() { value } else { "[ms]".into() }
+        });
+    }
+    settings.bind(|| insta::assert_json_snapshot!(name, value));
+}
