@@ -293,6 +293,27 @@ fn http_selector_without_url_exits_4_with_one_line() {
 }
 
 #[test]
+fn an_http_selector_url_that_is_not_http_exits_4_with_one_line() {
+    let tree = Tree::standard();
+    let run = tree.run_with_roots(
+        "recall",
+        QUERY,
+        &[
+            "--selector",
+            "http",
+            "--selector-url",
+            "ftp://127.0.0.1",
+            "--selector-model",
+            "test-model",
+            "--api-key-env",
+            UNSET_KEY_ENV,
+        ],
+    );
+    let line = run.one_line_failure(4);
+    assert!(line.contains("ftp://127.0.0.1"), "{line}");
+}
+
+#[test]
 fn telemetry_without_the_jsonl_prefix_exits_2_with_one_line() {
     let tree = Tree::standard();
     let run = tree.run_with_roots("recall", QUERY, &["--telemetry", "events.jsonl"]);
