@@ -15,6 +15,8 @@
 //! - Lowercasing is Rust's `str::to_lowercase`, which writes a word-final Greek sigma as `ς`.
 //! - A document's body window is the normalised form of its first 1,200 original characters, so
 //!   the scored text is exactly what a prompt can show even when NFKC changes lengths.
+//! - Each document carries a small index (its own terms and a trigram signature) so scoring rarely
+//!   scans text; term equality there is decided by 56 bits of a 64-bit hash.
 //! - Active-tool aliases match as whole words only (see [`ActiveToolAliases`]).
 //! - The CJK class follows script extensions literally, so the combining overline (U+0305) and
 //!   dot below (U+0323), which list Katakana, are CJK too.
