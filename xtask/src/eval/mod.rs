@@ -1,8 +1,397 @@
 //! `cargo xtask eval`: recall quality, delivery and deterministic scoring latency.
+//!
+//! Three measurements over `corpus/recall-eval` (spec §6), each reading the corpus through the
+//! real scanner:
+//! - [`quality`]: Recall@5, top-1 and no-result handling per slice, shipped scorer beside the
+//!   frozen pre-change one, with the random floor; gated.
+//! - [`delivery`]: how often a perfect selection reaches the model, per selector latency, turn kind
+//!   and delivery design, through the real recall lifecycle; the duplicate-delivery rate is gated.
+//! - [`latency`]: the scorer's own time per query, as a share of the 100 ms initial ceiling.
+//!
+//! Then the small scan-latency report. Every failed gate is listed and the command exits non-zero.
 
-use anyhow::Result;
+mod corpus;
+mod delivery;
+mod latency;
+mod quality;
+
+use std::fmt::Write as _;
+use std::time::SystemTime;
+
+use anyhow::{Result, bail};
+use serde::Serialize;
+
+use self::delivery::{DeliveryReport, ScenarioRow};
+use self::latency::LatencyReport;
+use self::quality::{GroupMetrics, QualityReport, optional_percent, percent};
+
+const USAGE: &str = "usage: cargo xtask eval [--json]";
+
+/// Everything `--json` prints.
+#[derive(Debug, Serialize)]
+struct EvalReport {
+    quality: QualityReport,
+    delivery: DeliveryReport,
+    scoring_latency: LatencyReport,
+    gates: Gates,
+}
+
+#[derive(Debug, Serialize)]
+struct Gates {
+    passed: bool,
+    failures: Vec<String>,
+}
 
 /// Entry point of `cargo xtask eval`.
-pub fn main(_args: &[String]) -> Result<()> {
-    anyhow::bail!("eval is not implemented yet")
+pub fn main(args: &[String]) -> Result<()> {
+    let mut json = false;
+    for arg in args {
+        match arg.as_str() {
+            "--json" => json = true,
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                return Ok(());
+            }
+            other => bail!("unknown option {other:?}\n{USAGE}"),
+        }
+    }
+
+    let corpus = corpus::load(&corpus::corpus_dir()?, SystemTime::now())?;
+    let quality =
+        quality::quality_report(&corpus, &quality::shipped_scorer, &quality::frozen_scorer);
+    let delivery = delivery::delivery_report(&corpus)?;
+    let scoring_latency = latency::latency_report(&corpus);
+    let mut failures = quality::quality_gates(&quality);
+    failures.extend(delivery::delivery_gates(&delivery));
+    let report = EvalReport {
+        quality,
+        delivery,
+        scoring_latency,
+        gates: Gates {
+            passed: failures.is_empty(),
+            failures,
+        },
+    };
+
+    if json {
+        // The scan-latency report has its own `cargo xtask scan-latency --json`; it is left out
+        // here so that stdout stays one JSON object.
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", render(&report));
+        // Enabled once scan_latency exposes its small report:
+        // crate::scan_latency::run_small_report()?;
+    }
+
+    let failures = &report.gates.failures;
+    if !failures.is_empty() {
+        bail!(
+            "{} eval gate(s) failed:\n  - {}",
+            failures.len(),
+            failures.join("\n  - ")
+        );
+    }
+    Ok(())
+}
+
+fn render(report: &EvalReport) -> String {
+    let mut out = String::new();
+    render_quality(&mut out, &report.quality);
+    out.push('\n');
+    render_delivery(&mut out, &report.delivery);
+    out.push('\n');
+    render_latency(&mut out, &report.scoring_latency);
+    out.push('\n');
+    if report.gates.passed {
+        out.push_str("gates: all passed\n\n");
+    } else {
+        let _ = writeln!(out, "gates: {} failed", report.gates.failures.len());
+        for failure in &report.gates.failures {
+            let _ = writeln!(out, "  FAILED {failure}");
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn render_quality(out: &mut String, q: &QualityReport) {
+    let _ = writeln!(
+        out,
+        "Recall quality: corpus/recall-eval, {} documents, {} cases; random floor Recall@5 = 5/{} = {}",
+        q.documents,
+        q.cases,
+        q.documents,
+        percent(q.random_floor)
+    );
+    let _ = writeln!(
+        out,
+        "{:<22} {:>5} | {:>11} {:>7} {:>6} | {:>10} {:>7} {:>6}",
+        "slice", "cases", "shipped R@5", "top-1", "silent", "frozen R@5", "top-1", "silent"
+    );
+    let row = |out: &mut String, s: &GroupMetrics, f: Option<&GroupMetrics>| {
+        let _ = writeln!(
+            out,
+            "{:<22} {:>5} | {:>11} {:>7} {:>6} | {:>10} {:>7} {:>6}",
+            s.name,
+            s.cases,
+            optional_percent(s.recall_at_5),
+            optional_percent(s.top_1),
+            s.silent,
+            optional_percent(f.and_then(|f| f.recall_at_5)),
+            optional_percent(f.and_then(|f| f.top_1)),
+            f.map_or_else(|| "n/a".to_owned(), |f| f.silent.to_string()),
+        );
+    };
+    for slice in &q.shipped.slices {
+        row(out, slice, q.frozen.slice(&slice.name));
+    }
+    row(
+        out,
+        &q.shipped.gated_answerable,
+        Some(&q.frozen.gated_answerable),
+    );
+    let _ = writeln!(
+        out,
+        "no-result precision (silent answers that were right, outside semantic-no-lexical): shipped {}, frozen {}",
+        optional_percent(q.shipped.no_result_precision),
+        optional_percent(q.frozen.no_result_precision)
+    );
+    let _ = writeln!(
+        out,
+        "no-result recall (no-result cases answered with silence): shipped {}, frozen {}",
+        optional_percent(q.shipped.no_result_recall),
+        optional_percent(q.frozen.no_result_recall)
+    );
+    let misses: Vec<_> = q
+        .shipped
+        .outcomes
+        .iter()
+        .filter(|o| o.top_1 == Some(false) || o.recall_at_5.is_some_and(|r| r < 1.0))
+        .collect();
+    if !misses.is_empty() {
+        out.push_str("shipped misses (top-1 wrong or a relevant document outside the top 5):\n");
+        for miss in misses {
+            let first = miss.top.first().map_or("(silent)", String::as_str);
+            let _ = writeln!(
+                out,
+                "  {:<30} {:<20} R@5 {:>6}, first {first}",
+                miss.id,
+                miss.slice,
+                optional_percent(miss.recall_at_5)
+            );
+        }
+    }
+}
+
+fn render_delivery(out: &mut String, d: &DeliveryReport) {
+    let turns = d.modelled.first().map_or(0, |r| r.turns);
+    let _ = writeln!(
+        out,
+        "Delivery: {turns} answerable cases, one session each, perfect model, tool result at {} ms",
+        d.tool_result_after_ms
+    );
+    out.push_str(
+        "(mock = modelled latency on a paused clock; http = HttpSelector against a loopback server, real time)\n",
+    );
+    let _ = writeln!(
+        out,
+        "{:<8} {:>8}  {:<10}  {:<11}  {:>12}  {:>7}  {:>10}",
+        "selector", "latency", "turn", "design", "first prompt", "at all", "duplicates"
+    );
+    let row = |out: &mut String, r: &ScenarioRow| {
+        let _ = writeln!(
+            out,
+            "{:<8} {:>5} ms  {:<10}  {:<11}  {:>12}  {:>7}  {:>10}",
+            r.selector,
+            r.latency_ms,
+            r.turn,
+            r.design,
+            percent(r.first_prompt),
+            percent(r.at_all),
+            percent(r.duplicate_rate)
+        );
+    };
+    for r in d.modelled.iter().chain(&d.http) {
+        row(out, r);
+    }
+}
+
+fn render_latency(out: &mut String, l: &LatencyReport) {
+    let _ = writeln!(
+        out,
+        "Scoring latency: QueryTokens::new + CandidateSelection::select over {} prepared documents, {} cases x {} calls",
+        l.documents, l.cases, l.repetitions
+    );
+    let _ = writeln!(
+        out,
+        "p50 {:>9.1} us  ({:.3}% of the 100 ms budget)",
+        l.p50_us,
+        l.p50_budget_share * 100.0
+    );
+    let _ = writeln!(
+        out,
+        "p95 {:>9.1} us  ({:.3}% of the 100 ms budget)",
+        l.p95_us,
+        l.p95_budget_share * 100.0
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::SystemTime;
+
+    use memory_scan::ScannedDocument;
+
+    use super::corpus::{self, Corpus};
+    use super::quality::{self, frozen_scorer, quality_gates, quality_report, shipped_scorer};
+
+    fn real_corpus() -> Corpus {
+        corpus::load(&corpus::corpus_dir().unwrap(), SystemTime::now()).unwrap()
+    }
+
+    /// The shipped scorer blind to Chinese, Japanese and Korean: it ranks the query with every
+    /// CJK character removed, so no CJK bigram can ever match.
+    fn scorer_without_cjk(query: &str, documents: &[ScannedDocument]) -> Vec<usize> {
+        let stripped: String = query
+            .chars()
+            .filter(|&c| !matches!(c, '\u{3000}'..='\u{9fff}' | '\u{ac00}'..='\u{d7af}' | '\u{ff65}'..='\u{ff9f}'))
+            .collect();
+        shipped_scorer(&stripped, documents)
+    }
+
+    #[test]
+    fn shipped_scorer_passes_every_quality_gate_on_the_corpus() {
+        let corpus = real_corpus();
+        let report = quality_report(&corpus, &shipped_scorer, &frozen_scorer);
+        assert_eq!(quality_gates(&report), Vec::<String>::new());
+    }
+
+    #[test]
+    fn scorer_that_drops_cjk_bigrams_fails_the_quality_gates_of_the_cjk_slices() {
+        let corpus = real_corpus();
+        let report = quality_report(&corpus, &scorer_without_cjk, &frozen_scorer);
+        let failures = quality_gates(&report);
+        for slice in ["chinese", "japanese", "korean"] {
+            assert!(
+                failures
+                    .iter()
+                    .any(|f| f.contains(&format!("Recall@5 on {slice} "))),
+                "no Recall@5 failure for {slice}: {failures:#?}"
+            );
+        }
+    }
+
+    #[test]
+    fn random_floor_is_five_over_the_corpus_size_and_gated_above_a_quarter() {
+        let corpus = real_corpus();
+        let mut report = quality_report(&corpus, &shipped_scorer, &frozen_scorer);
+        assert!((report.random_floor - 5.0 / corpus.documents.len() as f64).abs() < 1e-12);
+        report.random_floor = quality::random_floor(19);
+        assert!(
+            quality_gates(&report)
+                .iter()
+                .any(|f| f.starts_with("random floor"))
+        );
+    }
+
+    #[test]
+    fn scorer_that_answers_every_query_fails_the_no_result_gates() {
+        let corpus = real_corpus();
+        let never_silent = |query: &str, docs: &[ScannedDocument]| {
+            let mut top = shipped_scorer(query, docs);
+            if top.is_empty() {
+                top.push(0);
+            }
+            top
+        };
+        let failures = quality_gates(&quality_report(&corpus, &never_silent, &frozen_scorer));
+        assert!(
+            failures
+                .iter()
+                .any(|f| f.starts_with("shipped no-result precision"))
+        );
+        assert!(
+            failures
+                .iter()
+                .any(|f| f.starts_with("shipped no-result recall"))
+        );
+    }
+
+    #[test]
+    fn a_lexical_hit_on_the_semantic_slice_asks_to_raise_the_gate() {
+        let corpus = real_corpus();
+        let oracle = |query: &str, docs: &[ScannedDocument]| {
+            let case = corpus.cases.iter().find(|c| c.query == query).unwrap();
+            if case.slice == corpus::SEMANTIC_SLICE {
+                case.relevant.clone()
+            } else {
+                shipped_scorer(query, docs)
+            }
+        };
+        let failures = quality_gates(&quality_report(&corpus, &oracle, &frozen_scorer));
+        assert!(
+            failures.iter().any(|f| f.contains("raise this gate")),
+            "{failures:#?}"
+        );
+    }
+
+    #[test]
+    fn corpus_maps_every_document_to_its_scope_relative_id_with_its_age() {
+        let now = SystemTime::now();
+        let corpus = corpus::load(&corpus::corpus_dir().unwrap(), now).unwrap();
+        let rollback = corpus
+            .ids
+            .iter()
+            .position(|id| id == "project/deploy/rollback.md")
+            .unwrap();
+        let age = now
+            .duration_since(corpus.documents[rollback].document().mtime())
+            .unwrap();
+        assert_eq!(age.as_secs(), 3 * 86_400);
+        assert!(corpus.ids.iter().any(|id| id == "user/terse.md"));
+    }
+
+    #[test]
+    fn corpus_with_a_case_naming_an_unknown_document_fails_to_load() {
+        let source = copy_of_corpus();
+        let cases = source.path().join("cases.toml");
+        let text = std::fs::read_to_string(&cases).unwrap();
+        std::fs::write(
+            &cases,
+            text.replacen("project/deploy/rollback.md", "project/nope.md", 1),
+        )
+        .unwrap();
+        let error = corpus::load(source.path(), SystemTime::now()).unwrap_err();
+        assert!(
+            format!("{error:#}").contains("unknown document project/nope.md"),
+            "{error:#}"
+        );
+    }
+
+    #[test]
+    fn corpus_with_a_document_lacking_an_age_fails_to_load() {
+        let source = copy_of_corpus();
+        std::fs::copy(
+            source.path().join("user/terse.md"),
+            source.path().join("user/extra.md"),
+        )
+        .unwrap();
+        let error = corpus::load(source.path(), SystemTime::now()).unwrap_err();
+        assert!(
+            format!("{error:#}").contains("user/extra.md has no age_days"),
+            "{error:#}"
+        );
+    }
+
+    fn copy_of_corpus() -> tempfile::TempDir {
+        let source = corpus::corpus_dir().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        for scope in ["project", "user"] {
+            corpus::copy_tree(&source.join(scope), &dir.path().join(scope)).unwrap();
+        }
+        for file in ["documents.toml", "cases.toml"] {
+            std::fs::copy(source.join(file), dir.path().join(file)).unwrap();
+        }
+        dir
+    }
 }

@@ -1,0 +1,324 @@
+//! Loading `corpus/recall-eval` through the real recall scanner.
+//!
+//! The corpus is copied to a temporary directory so that file times can be set without touching
+//! the checkout: every document's mtime becomes one shared `now` minus its `age_days`, which makes
+//! recency tie-breaks deterministic. The copy is then read by [`DocumentCache::scan_recall`],
+//! exactly as a recall reads a memory tree.
+
+use std::collections::{BTreeSet, HashMap};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use anyhow::{Context, Result, bail, ensure};
+use memory_scan::{DocumentCache, MemoryRoots, ScannedDocument};
+use serde::Deserialize;
+use tempfile::TempDir;
+
+/// The slice whose cases are answerable but share no token with their document.
+pub const SEMANTIC_SLICE: &str = "semantic-no-lexical";
+/// The slice whose cases nothing in the corpus answers.
+pub const NO_RESULT_SLICE: &str = "no-result";
+/// The slice that compares the shipped scorer against the frozen one.
+pub const ENGLISH_SLICE: &str = "english";
+
+/// Every slice the corpus may use, in report order. A case naming another slice is an error, so
+/// a typo cannot quietly take a case out of every gate.
+pub const SLICES: [&str; 11] = [
+    ENGLISH_SLICE,
+    "chinese",
+    "japanese",
+    "korean",
+    "mixed",
+    "nfkc",
+    "body-only",
+    "non-ascii-alphabetic",
+    "tie-break",
+    SEMANTIC_SLICE,
+    NO_RESULT_SLICE,
+];
+
+const SECONDS_PER_DAY: u64 = 86_400;
+
+/// One labeled query, with document ids resolved to indices into [`Corpus::documents`].
+#[derive(Debug, Clone)]
+pub struct Case {
+    /// The case id from `cases.toml`.
+    pub id: String,
+    /// The slice the case belongs to.
+    pub slice: String,
+    /// The query as a user would type it.
+    pub query: String,
+    /// Indices of the documents that answer it; empty for a no-result case.
+    pub relevant: Vec<usize>,
+    /// Index of the document that must rank first, when the case names one.
+    pub expect_top: Option<usize>,
+}
+
+impl Case {
+    /// Whether something in the corpus answers the case.
+    pub fn is_answerable(&self) -> bool {
+        !self.relevant.is_empty()
+    }
+}
+
+/// The scanned corpus and its cases. The temporary copy lives as long as this value.
+#[derive(Debug)]
+pub struct Corpus {
+    dir: TempDir,
+    /// The documents in recall input order (project first, then user).
+    pub documents: Vec<ScannedDocument>,
+    /// The corpus id (`project/<rel>` or `user/<rel>`) of each document, parallel to `documents`.
+    pub ids: Vec<String>,
+    /// The labeled cases, in file order.
+    pub cases: Vec<Case>,
+    /// The shared "now" every age was measured from.
+    pub now: SystemTime,
+}
+
+impl Corpus {
+    /// The memory roots of the temporary copy, for running real recalls against it.
+    pub fn roots(&self) -> MemoryRoots {
+        MemoryRoots {
+            project: Some(self.dir.path().join("project")),
+            user: Some(self.dir.path().join("user")),
+        }
+    }
+
+    /// The absolute path of the document at `index` in the temporary copy.
+    pub fn path(&self, index: usize) -> Option<&Path> {
+        self.documents.get(index).map(|d| d.document().path())
+    }
+
+    /// The answerable cases.
+    pub fn answerable(&self) -> impl Iterator<Item = &Case> {
+        self.cases.iter().filter(|c| c.is_answerable())
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DocumentsFile {
+    document: Vec<DocumentEntry>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DocumentEntry {
+    id: String,
+    age_days: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CasesFile {
+    case: Vec<CaseEntry>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CaseEntry {
+    id: String,
+    slice: String,
+    query: String,
+    relevant: Vec<String>,
+    expect_top: Option<String>,
+    #[allow(
+        dead_code,
+        reason = "read so that deny_unknown_fields accepts it; only for humans"
+    )]
+    note: Option<String>,
+}
+
+/// The corpus directory of the checkout.
+pub fn corpus_dir() -> Result<PathBuf> {
+    Ok(crate::workspace_root()?.join("corpus/recall-eval"))
+}
+
+/// Loads the corpus at `source` (a directory holding `project/`, `user/`, `documents.toml` and
+/// `cases.toml`), with every age measured from `now`.
+pub fn load(source: &Path, now: SystemTime) -> Result<Corpus> {
+    let ages = read_ages(&source.join("documents.toml"))?;
+    let dir =
+        tempfile::tempdir().context("could not create a temporary directory for the corpus")?;
+    for scope in ["project", "user"] {
+        copy_tree(&source.join(scope), &dir.path().join(scope))?;
+    }
+    for (id, age_days) in &ages {
+        let path = dir.path().join(id);
+        ensure!(
+            path.is_file(),
+            "documents.toml names {id}, but there is no such file in {}",
+            source.display()
+        );
+        let mtime = now
+            .checked_sub(Duration::from_secs(age_days * SECONDS_PER_DAY))
+            .with_context(|| format!("{id}: age of {age_days} days is before the epoch"))?;
+        fs::File::options()
+            .write(true)
+            .open(&path)
+            .and_then(|file| file.set_modified(mtime))
+            .with_context(|| format!("could not set the mtime of {}", path.display()))?;
+    }
+
+    let roots = MemoryRoots {
+        project: Some(dir.path().join("project")),
+        user: Some(dir.path().join("user")),
+    };
+    let scan = DocumentCache::new()
+        .scan_recall(&roots)
+        .context("the recall scanner failed on the corpus")?;
+    if let Some(skipped) = scan.report.skipped.first() {
+        bail!(
+            "the scanner skipped corpus file {} ({:?}); every corpus file must be a topic document",
+            skipped.path.display(),
+            skipped.reason
+        );
+    }
+
+    let mut documents = Vec::with_capacity(scan.documents.len());
+    let mut ids = Vec::with_capacity(scan.documents.len());
+    for scanned in scan.documents {
+        let document = scanned.document();
+        let id = document_id(document.scope().as_str(), document.relative_path())?;
+        ensure!(
+            ages.contains_key(&id),
+            "corpus document {id} has no age_days entry in documents.toml"
+        );
+        ids.push(id);
+        documents.push(Arc::unwrap_or_clone(scanned));
+    }
+    ensure!(
+        ids.len() == ages.len(),
+        "documents.toml lists {} documents but the scanner found {}",
+        ages.len(),
+        ids.len()
+    );
+
+    let index: HashMap<&str, usize> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| (id.as_str(), i))
+        .collect();
+    let cases = read_cases(&source.join("cases.toml"), &index)?;
+    Ok(Corpus {
+        dir,
+        documents,
+        ids,
+        cases,
+        now,
+    })
+}
+
+/// `scope/relative`, with `/` separators whatever the platform.
+fn document_id(scope: &str, relative: &Path) -> Result<String> {
+    let mut id = scope.to_owned();
+    for component in relative.components() {
+        let part = component
+            .as_os_str()
+            .to_str()
+            .with_context(|| format!("corpus path {} is not UTF-8", relative.display()))?;
+        id.push('/');
+        id.push_str(part);
+    }
+    Ok(id)
+}
+
+fn read_ages(path: &Path) -> Result<HashMap<String, u64>> {
+    let text =
+        fs::read_to_string(path).with_context(|| format!("could not read {}", path.display()))?;
+    let file: DocumentsFile =
+        toml::from_str(&text).with_context(|| format!("{} is not valid", path.display()))?;
+    let mut ages = HashMap::with_capacity(file.document.len());
+    for entry in file.document {
+        if ages.insert(entry.id.clone(), entry.age_days).is_some() {
+            bail!("documents.toml lists {} twice", entry.id);
+        }
+    }
+    Ok(ages)
+}
+
+fn read_cases(path: &Path, index: &HashMap<&str, usize>) -> Result<Vec<Case>> {
+    let text =
+        fs::read_to_string(path).with_context(|| format!("could not read {}", path.display()))?;
+    let file: CasesFile =
+        toml::from_str(&text).with_context(|| format!("{} is not valid", path.display()))?;
+    let resolve = |case: &str, id: &str| -> Result<usize> {
+        index
+            .get(id)
+            .copied()
+            .with_context(|| format!("case {case} names unknown document {id}"))
+    };
+    let mut seen = BTreeSet::new();
+    let mut cases = Vec::with_capacity(file.case.len());
+    for entry in file.case {
+        ensure!(
+            seen.insert(entry.id.clone()),
+            "case id {} is used twice",
+            entry.id
+        );
+        ensure!(
+            SLICES.contains(&entry.slice.as_str()),
+            "case {} names unknown slice {:?} (known: {})",
+            entry.id,
+            entry.slice,
+            SLICES.join(", ")
+        );
+        let relevant = entry
+            .relevant
+            .iter()
+            .map(|id| resolve(&entry.id, id))
+            .collect::<Result<Vec<_>>>()?;
+        let expect_top = entry
+            .expect_top
+            .as_deref()
+            .map(|id| resolve(&entry.id, id))
+            .transpose()?;
+        let no_result = entry.slice == NO_RESULT_SLICE;
+        ensure!(
+            relevant.is_empty() == no_result,
+            "case {}: a case has no relevant documents exactly when it is in the {NO_RESULT_SLICE} slice",
+            entry.id
+        );
+        if let Some(top) = expect_top {
+            ensure!(
+                relevant.contains(&top),
+                "case {}: expect_top is not one of its relevant documents",
+                entry.id
+            );
+        }
+        cases.push(Case {
+            id: entry.id,
+            slice: entry.slice,
+            query: entry.query,
+            relevant,
+            expect_top,
+        });
+    }
+    Ok(cases)
+}
+
+/// Copies every regular file below `from` to the same place below `to`.
+pub(super) fn copy_tree(from: &Path, to: &Path) -> Result<()> {
+    fs::create_dir_all(to).with_context(|| format!("could not create {}", to.display()))?;
+    let entries =
+        fs::read_dir(from).with_context(|| format!("could not list {}", from.display()))?;
+    for entry in entries {
+        let entry = entry.with_context(|| format!("could not list {}", from.display()))?;
+        let kind = entry.file_type()?;
+        let target = to.join(entry.file_name());
+        if kind.is_dir() {
+            copy_tree(&entry.path(), &target)?;
+        } else if kind.is_file() {
+            fs::copy(entry.path(), &target)
+                .with_context(|| format!("could not copy {}", entry.path().display()))?;
+        } else {
+            bail!(
+                "{} is neither a file nor a directory",
+                entry.path().display()
+            );
+        }
+    }
+    Ok(())
+}
