@@ -75,6 +75,8 @@ pub struct Corpus {
     pub cases: Vec<Case>,
     /// The shared "now" every age was measured from.
     pub now: SystemTime,
+    /// The cache of the scan that loaded the corpus, for recalls run against the same files.
+    pub cache: Arc<DocumentCache>,
 }
 
 impl Corpus {
@@ -166,7 +168,8 @@ pub fn load(source: &Path, now: SystemTime) -> Result<Corpus> {
         project: Some(dir.path().join("project")),
         user: Some(dir.path().join("user")),
     };
-    let scan = DocumentCache::new()
+    let cache = Arc::new(DocumentCache::new());
+    let scan = cache
         .scan_recall(&roots)
         .context("the recall scanner failed on the corpus")?;
     if let Some(skipped) = scan.report.skipped.first() {
@@ -208,6 +211,7 @@ pub fn load(source: &Path, now: SystemTime) -> Result<Corpus> {
         ids,
         cases,
         now,
+        cache,
     })
 }
 

@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
 use delivery_telemetry::{DeliveryPoint, Phase, RecordingSink};
+use memory_scan::DocumentCache;
 use recall_lifecycle::{DeliveryDesign, FixedClock, RecallSession, SessionConfig};
 use selector::{HttpSelector, HttpSelectorConfig, MockSelector, Selector};
 use serde::Serialize;
@@ -197,6 +198,9 @@ fn http_scenarios(corpus: &Corpus, cases: &[TurnCase]) -> Result<Vec<ScenarioRow
             .map(|c| (c.query.clone(), c.answer.clone()))
             .collect();
         let mut rows = Vec::new();
+        // The servers must outlive every turn that talks to them.
+        let mut servers = Vec::with_capacity(HTTP_LATENCIES_MS.len());
+        let mut selectors: Vec<(u64, Arc<dyn Selector>)> = Vec::new();
         for latency_ms in HTTP_LATENCIES_MS {
             let server = MockServer::start().await;
             Mock::given(method("POST"))
@@ -211,20 +215,20 @@ fn http_scenarios(corpus: &Corpus, cases: &[TurnCase]) -> Result<Vec<ScenarioRow
                 HttpSelector::with_api_key(HttpSelectorConfig::new(server.uri(), "eval"), None)
                     .context("could not build the HTTP selector")?,
             );
+            servers.push(server);
 
-            // Tool-free turns end within the 100 ms initial wait, so they simply run in turn.
+            // A tool-free turn ends within the 100 ms initial wait, so these simply run in turn.
             let mut outcomes = Vec::with_capacity(cases.len());
             for case in cases {
-                outcomes.push(
-                    run_turn(
-                        corpus,
-                        Arc::clone(&selector),
-                        DeliveryDesign::FastPath,
-                        TurnKind::ToolFree,
-                        case,
-                    )
-                    .await,
+                let selector = Arc::clone(&selector);
+                let turn = run_turn(
+                    corpus,
+                    selector,
+                    DeliveryDesign::FastPath,
+                    TurnKind::ToolFree,
+                    case,
                 );
+                outcomes.push(turn.await);
             }
             rows.push(row(
                 "http",
@@ -233,30 +237,34 @@ fn http_scenarios(corpus: &Corpus, cases: &[TurnCase]) -> Result<Vec<ScenarioRow
                 DeliveryDesign::FastPath,
                 &outcomes,
             ));
+            selectors.push((latency_ms, selector));
+        }
 
-            // Tool-using turns each wait 5 s for their tool result: run them side by side.
-            let mut turns = tokio::task::JoinSet::new();
-            for (i, case) in cases.iter().enumerate() {
-                let roots_corpus = CorpusHandle::of(corpus);
-                let selector = Arc::clone(&selector);
-                let case = case.clone();
-                let start = HTTP_STAGGER.saturating_mul(u32::try_from(i).unwrap_or(u32::MAX));
-                turns.spawn(async move {
-                    tokio::time::sleep(start).await;
-                    run_turn_with(
-                        &roots_corpus,
-                        selector,
-                        DeliveryDesign::FastPath,
-                        TurnKind::ToolUsing,
-                        &case,
-                    )
-                    .await
-                });
-            }
-            let mut outcomes = Vec::with_capacity(cases.len());
-            while let Some(outcome) = turns.join_next().await {
-                outcomes.push(outcome.context("a tool-using turn panicked")?);
-            }
+        // Every tool-using turn waits 5 s for its tool result: run them all side by side.
+        let mut turns = tokio::task::JoinSet::new();
+        let scheduled = selectors.iter().flat_map(|(latency_ms, selector)| {
+            cases.iter().map(move |case| (*latency_ms, selector, case))
+        });
+        for (i, (latency_ms, selector, case)) in scheduled.enumerate() {
+            let handle = CorpusHandle::of(corpus);
+            let selector = Arc::clone(selector);
+            let case = case.clone();
+            let start = HTTP_STAGGER.saturating_mul(u32::try_from(i).unwrap_or(u32::MAX));
+            turns.spawn(async move {
+                tokio::time::sleep(start).await;
+                let design = DeliveryDesign::FastPath;
+                let outcome =
+                    run_turn_with(&handle, selector, design, TurnKind::ToolUsing, &case).await;
+                (latency_ms, outcome)
+            });
+        }
+        let mut by_latency: HashMap<u64, Vec<TurnOutcome>> = HashMap::new();
+        while let Some(joined) = turns.join_next().await {
+            let (latency_ms, outcome) = joined.context("a tool-using turn panicked")?;
+            by_latency.entry(latency_ms).or_default().push(outcome);
+        }
+        for latency_ms in HTTP_LATENCIES_MS {
+            let outcomes = by_latency.remove(&latency_ms).unwrap_or_default();
             rows.push(row(
                 "http",
                 latency_ms,
@@ -265,6 +273,8 @@ fn http_scenarios(corpus: &Corpus, cases: &[TurnCase]) -> Result<Vec<ScenarioRow
                 &outcomes,
             ));
         }
+        drop(servers);
+        rows.sort_by_key(|r| (r.latency_ms, r.turn));
         Ok(rows)
     })
 }
@@ -274,6 +284,10 @@ fn http_scenarios(corpus: &Corpus, cases: &[TurnCase]) -> Result<Vec<ScenarioRow
 struct CorpusHandle {
     roots: memory_scan::MemoryRoots,
     now: std::time::SystemTime,
+    /// Shared by every session: the files never change during the evaluation, so later scans
+    /// only check file keys instead of parsing every document again. Exclusion of delivered
+    /// documents is per session and unaffected.
+    cache: Arc<DocumentCache>,
 }
 
 impl CorpusHandle {
@@ -281,6 +295,7 @@ impl CorpusHandle {
         Self {
             roots: corpus.roots(),
             now: corpus.now,
+            cache: Arc::clone(&corpus.cache),
         }
     }
 }
@@ -307,6 +322,7 @@ async fn run_turn_with(
     config.selector = Some(selector);
     config.clock = Arc::new(FixedClock(corpus.now));
     config.design = design;
+    config.cache = Arc::clone(&corpus.cache);
     let mut session = RecallSession::new(config);
 
     session.begin_query(&case.query, &[]);
@@ -403,7 +419,7 @@ struct PerfectModel {
 
 impl Respond for PerfectModel {
     fn respond(&self, request: &Request) -> ResponseTemplate {
-        let chosen = query_of(request)
+        let chosen = query_of(&request.body)
             .and_then(|query| self.answers.get(&query))
             .cloned()
             .unwrap_or_default();
@@ -424,8 +440,8 @@ impl Respond for PerfectModel {
 
 /// The query of a selector request: the user message opens with `Query: <query>` followed by a
 /// blank line (see `selector::user_message`).
-fn query_of(request: &Request) -> Option<String> {
-    let body: Value = serde_json::from_slice(&request.body).ok()?;
+fn query_of(body: &[u8]) -> Option<String> {
+    let body: Value = serde_json::from_slice(body).ok()?;
     let user = body
         .get("messages")?
         .as_array()?
@@ -440,4 +456,100 @@ fn query_of(request: &Request) -> Option<String> {
 
 fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::SystemTime;
+
+    use selector::{Candidate, Manifest, SelectionRequest, user_message};
+
+    use super::*;
+    use crate::eval::corpus;
+
+    fn real_corpus() -> Corpus {
+        corpus::load(&corpus::corpus_dir().unwrap(), SystemTime::now()).unwrap()
+    }
+
+    #[test]
+    fn perfect_model_reads_the_query_from_the_selector_user_message() {
+        let candidates = [Candidate {
+            id: "/memory/deploy.md".to_owned(),
+            memory_type: "project".to_owned(),
+            mtime: SystemTime::UNIX_EPOCH,
+            description: "How to deploy".to_owned(),
+        }];
+        let request = SelectionRequest {
+            query: "how do I roll back? 回滚",
+            candidates: &candidates,
+            limit: 5,
+            recent_tools: &["Bash".to_owned()],
+        };
+        let body = json!({
+            "messages": [
+                { "role": "system", "content": "Query: not this one\n\n" },
+                { "role": "user", "content": user_message(&request, &Manifest::build(&candidates)) },
+            ],
+        });
+        let query = query_of(body.to_string().as_bytes());
+        assert_eq!(query.as_deref(), Some("how do I roll back? 回滚"));
+    }
+
+    #[test]
+    fn delivery_gates_name_every_scenario_with_duplicates_or_broken_telemetry() {
+        let clean = ScenarioRow {
+            selector: "mock",
+            latency_ms: 250,
+            turn: "tool-using",
+            design: "fast-path",
+            turns: 10,
+            first_prompt: 1.0,
+            at_all: 1.0,
+            duplicate_turns: 0,
+            duplicate_rate: 0.0,
+            telemetry_violations: 0,
+        };
+        let duplicated = ScenarioRow {
+            duplicate_turns: 1,
+            duplicate_rate: 0.1,
+            ..clean.clone()
+        };
+        let untracked = ScenarioRow {
+            selector: "http",
+            telemetry_violations: 2,
+            ..clean.clone()
+        };
+        let report = DeliveryReport {
+            tool_result_after_ms: 5_000,
+            modelled: vec![clean, duplicated],
+            http: vec![untracked],
+        };
+        let failures = delivery_gates(&report);
+        assert_eq!(failures.len(), 2, "{failures:#?}");
+        assert!(failures[0].contains("delivered twice in 1 of 10 turns"));
+        assert!(failures[1].starts_with("http selector"));
+    }
+
+    #[test]
+    fn modelled_scenarios_cover_every_latency_turn_and_design_without_duplicates() {
+        let corpus = real_corpus();
+        let cases = turn_cases(&corpus).unwrap();
+        let rows = modelled_scenarios(&corpus, &cases).unwrap();
+        assert_eq!(rows.len(), MODELLED_LATENCIES_MS.len() * 2 * 2);
+        assert!(
+            rows.iter()
+                .all(|r| r.turns == cases.len() && r.duplicate_turns == 0)
+        );
+        assert!(rows.iter().all(|r| r.telemetry_violations == 0));
+    }
+
+    #[test]
+    fn a_perfect_model_reaches_every_tool_using_turn_under_both_designs() {
+        let corpus = real_corpus();
+        let cases = turn_cases(&corpus).unwrap();
+        let rows = modelled_scenarios(&corpus, &cases).unwrap();
+        for row in rows.iter().filter(|r| r.turn == "tool-using") {
+            assert!((row.at_all - 1.0).abs() < 1e-12, "{row:?}");
+        }
+    }
 }

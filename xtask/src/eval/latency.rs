@@ -26,6 +26,8 @@ pub struct LatencyReport {
     pub cases: usize,
     /// Timed calls per case.
     pub repetitions: usize,
+    /// `debug` or `release`: the figures depend on it several times over.
+    pub profile: &'static str,
     /// Median call time, in microseconds.
     pub p50_us: f64,
     /// 95th-percentile call time, in microseconds.
@@ -62,6 +64,11 @@ pub fn latency_report(corpus: &Corpus) -> LatencyReport {
         documents: corpus.documents.len(),
         cases: corpus.cases.len(),
         repetitions: REPETITIONS,
+        profile: if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        },
         p50_us,
         p95_us,
         p50_budget_share: p50_us / BUDGET_US,

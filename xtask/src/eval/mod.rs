@@ -219,8 +219,8 @@ fn render_delivery(out: &mut String, d: &DeliveryReport) {
 fn render_latency(out: &mut String, l: &LatencyReport) {
     let _ = writeln!(
         out,
-        "Scoring latency: QueryTokens::new + CandidateSelection::select over {} prepared documents, {} cases x {} calls",
-        l.documents, l.cases, l.repetitions
+        "Scoring latency: QueryTokens::new + CandidateSelection::select over {} prepared documents, {} cases x {} calls ({} build)",
+        l.documents, l.cases, l.repetitions, l.profile
     );
     let _ = writeln!(
         out,
