@@ -79,8 +79,7 @@ pub fn main(args: &[String]) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print!("{}", render(&report));
-        // Enabled once scan_latency exposes its small report:
-        // crate::scan_latency::run_small_report()?;
+        crate::scan_latency::run_small_report()?;
     }
 
     let failures = &report.gates.failures;
