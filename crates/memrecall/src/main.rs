@@ -258,6 +258,19 @@ fn telemetry_sink(
     Ok(Arc::new(FanOutSink(vec![recording, Arc::new(file)])))
 }
 
+/// Writes to stdout; a reader that went away (`memrecall … | head`) ends the output quietly
+/// instead of failing.
+fn emit(text: &str) -> Result<(), Failure> {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(Failure::from(anyhow::anyhow!("cannot write output: {e}")))
+        }
+        _ => Ok(()),
+    }
+}
+
 fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -311,9 +324,9 @@ fn run_recall(args: &RecallArgs) -> Result<(), Failure> {
         ))
     })?;
     if args.json {
-        println!("{}", output.to_json()?);
+        emit(&format!("{}\n", output.to_json()?))?;
     } else {
-        print!("{}", output.to_text(args.prompt));
+        emit(&output.to_text(args.prompt))?;
     }
     Ok(())
 }
@@ -340,15 +353,17 @@ fn run_rank(args: &RankArgs) -> Result<(), Failure> {
             "scan_ms": scan_time.as_secs_f64() * 1_000.0,
             "ranked": rows,
         });
-        println!(
-            "{}",
+        emit(&format!(
+            "{}\n",
             serde_json::to_string_pretty(&value).map_err(anyhow::Error::from)?
-        );
+        ))?;
     } else {
-        print!(
-            "{}",
-            RankRow::to_text(&args.query, &rows, scan.documents.len(), args.frozen)
-        );
+        emit(&RankRow::to_text(
+            &args.query,
+            &rows,
+            scan.documents.len(),
+            args.frozen,
+        ))?;
     }
     Ok(())
 }
@@ -361,9 +376,9 @@ fn run_scan(args: &ScanArgs) -> Result<(), Failure> {
         .map_err(|e| Failure::root(e.to_string()))?;
     let output = ScanOutput::new(&roots, &scan, started.elapsed());
     if args.json {
-        println!("{}", output.to_json()?);
+        emit(&format!("{}\n", output.to_json()?))?;
     } else {
-        print!("{}", output.to_text());
+        emit(&output.to_text())?;
     }
     Ok(())
 }
