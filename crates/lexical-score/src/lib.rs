@@ -37,6 +37,6 @@ pub use candidates::{
 };
 pub use memory_type::{MemoryType, UnknownMemoryType};
 pub use noise::ActiveToolAliases;
-pub use prepared::{BODY_WINDOW_CHARS, InvalidPreparedText, PreparedText};
+pub use prepared::{BODY_WINDOW_CHARS, InvalidPreparedText, PREPARED_TEXT_VERSION, PreparedText};
 pub use query::{MAX_QUERY_TOKENS, QueryTokens, tokenize};
 pub use score::{Ranked, Scorable, ScoreBreakdown, explain, rank, score};
