@@ -1,14 +1,30 @@
-//! The session document cache behind the uncapped recall scanner.
+//! The session document cache behind the uncapped recall scanner, optionally backed by a
+//! persistent catalog per memory root.
 
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::fs;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, SystemTime};
 
+use crate::catalog;
 use crate::document::{Document, ScannedDocument, Scope};
 use crate::engine::{Candidate, MemoryRoots, ReadOutcome, read_topic_file, scan_scopes};
 use crate::key::FileKey;
-use crate::report::{ScanError, ScanReport, SkipReason, SkippedFile};
+use crate::report::{
+    CatalogLoad, CatalogOutcome, CatalogWrite, ScanError, ScanReport, SkipReason, SkippedFile,
+};
+
+/// How recent a file's modification may be, relative to the start of the scan that read it, for
+/// its cached outcome to be trusted later (the racy-timestamp rule).
+///
+/// File systems stamp writes with a coarse clock (a kernel tick on Linux, two seconds on FAT), so
+/// a file rewritten just after it was read can keep its size, times and inode: its [`FileKey`]
+/// would still match content the cache never saw. An outcome read while the file's mtime was
+/// within this margin of the scan's start is therefore "unsettled" and read again on every scan
+/// until a scan finds the file older than that. Files with mtimes in the future never settle.
+pub const RACY_MARGIN: Duration = Duration::from_secs(2);
 
 /// Recall scan result: project documents first, then user documents, each scope sorted by
 /// relative path.
@@ -23,24 +39,49 @@ pub struct RecallScan {
 /// The session document cache + the uncapped recall scanner. Shareable across threads.
 ///
 /// Each scan still lists both roots (that is how new and deleted files are noticed), but a file
-/// whose [`FileKey`] is unchanged is not opened again: its document, prepared scoring text
-/// included, or its skip verdict is reused. Entries for files no longer listed are dropped.
-/// Concurrent scans take turns, so the second one benefits from the first one's reads.
+/// whose [`FileKey`] is unchanged, and whose outcome is settled (see [`RACY_MARGIN`]), is not
+/// opened again: its document, prepared scoring text included, or its skip verdict is reused.
+/// Entries for files no longer listed are dropped. Concurrent scans take turns, so the second one
+/// benefits from the first one's reads.
+///
+/// Built with [`DocumentCache::with_catalog`], the first scan of each root starts from the root's
+/// persistent catalog (see the `catalog` module) instead of from nothing, and
+/// [`DocumentCache::persist_catalogs`] writes back what changed. Results are the same with or
+/// without a catalog: every catalog entry is checked against its file exactly like an entry of an
+/// earlier scan in the same process.
 #[derive(Debug, Default)]
 pub struct DocumentCache {
-    // Keyed by the path's bytes: hashing a `Path` walks its components, which costs more than
-    // the lookup it serves.
-    entries: Mutex<HashMap<OsString, CacheEntry>>,
+    scopes: Mutex<[Option<RootCache>; 2]>,
+    catalogs: bool,
+    /// Serialises catalog writes, so they land in the order their snapshots were taken.
+    writing: Mutex<()>,
+}
+
+type EntryMap = HashMap<OsString, CacheEntry, foldhash::fast::FixedState>;
+
+/// What the cache knows about one root.
+#[derive(Debug)]
+struct RootCache {
+    /// The root made absolute.
+    root: PathBuf,
+    /// Keyed by the path below the root (its bytes: hashing a `Path` walks its components).
+    entries: EntryMap,
+    /// Whether the entries may differ from the root's catalog on disk.
+    dirty: bool,
+    /// Whether the entries came from the catalog and no scan has used them yet.
+    fresh_from_catalog: bool,
 }
 
 #[derive(Debug, Clone)]
-struct CacheEntry {
-    key: FileKey,
-    verdict: Verdict,
+pub(crate) struct CacheEntry {
+    pub(crate) key: FileKey,
+    /// Whether the file was older than [`RACY_MARGIN`] before the scan that read it started.
+    pub(crate) settled: bool,
+    pub(crate) verdict: Verdict,
 }
 
 #[derive(Debug, Clone)]
-enum Verdict {
+pub(crate) enum Verdict {
     Document(Arc<ScannedDocument>),
     Skipped(SkipReason),
 }
@@ -52,50 +93,98 @@ enum Visit {
 }
 
 impl DocumentCache {
-    /// An empty cache.
+    /// An empty cache without persistence.
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// An empty cache that starts each root from its persistent catalog and can write the catalog
+    /// back with [`DocumentCache::persist_catalogs`].
+    pub fn with_catalog() -> Self {
+        Self {
+            catalogs: true,
+            ..Self::default()
+        }
+    }
+
+    /// Whether this cache reads and writes persistent catalogs.
+    pub fn uses_catalogs(&self) -> bool {
+        self.catalogs
+    }
+
     /// How many files the cache remembers.
     pub fn len(&self) -> usize {
-        self.lock().len()
+        self.lock().iter().flatten().map(|c| c.entries.len()).sum()
     }
 
     /// Whether the cache remembers no file.
     pub fn is_empty(&self) -> bool {
-        self.lock().is_empty()
+        self.len() == 0
     }
 
     /// Scans both roots with no cap, re-reading only files that changed since the last scan.
     ///
     /// Blocking; call from `spawn_blocking` in async code.
     pub fn scan_recall(&self, roots: &MemoryRoots) -> Result<RecallScan, ScanError> {
-        let mut entries = self.lock();
-        let previous = &*entries;
-        let listings = scan_scopes(roots, |scope, candidate| visit(previous, scope, candidate))?;
+        let settle_before = catalog::to_epoch_ns(SystemTime::now() - RACY_MARGIN);
+        let mut scopes = self.lock();
+        let mut report = ScanReport::default();
+        for (slot, scope, root) in [
+            (0, Scope::Project, &roots.project),
+            (1, Scope::User, &roots.user),
+        ] {
+            let Some(root) = root.as_deref().and_then(|r| std::path::absolute(r).ok()) else {
+                scopes[slot] = None;
+                continue;
+            };
+            if scopes[slot].as_ref().is_none_or(|cache| cache.root != root) {
+                let (cache, load) = self.start_root(root, scope);
+                report.catalogs.extend(load);
+                scopes[slot] = Some(cache);
+            }
+        }
 
-        let mut report = ScanReport {
-            warnings: listings.warnings,
-            ..ScanReport::default()
-        };
+        let previous = &*scopes;
+        let listings = scan_scopes(roots, |scope, candidate| {
+            visit(previous[slot_of(scope)].as_ref(), scope, candidate)
+        })?;
+
+        report.warnings = listings.warnings;
         let mut documents = Vec::new();
-        let mut next = HashMap::with_capacity(previous.len());
+        let mut next: [Option<EntryMap>; 2] = [None, None];
+        let mut changed = [false; 2];
         for listing in listings.scopes {
+            let slot = slot_of(listing.scope);
+            let from_catalog = previous[slot]
+                .as_ref()
+                .is_some_and(|cache| cache.fresh_from_catalog);
             report.files_seen += listing.files_seen;
             report.skipped.extend(listing.skipped);
+            let mut entries = EntryMap::with_capacity_and_hasher(
+                listing.entries.len(),
+                foldhash::fast::FixedState::default(),
+            );
             for (candidate, visited) in listing.entries {
-                let (verdict, key) = match visited {
+                let entry = match visited {
                     Visit::Reused(entry) => {
                         report.reused += 1;
-                        (entry.verdict, Some(entry.key))
+                        if from_catalog {
+                            report.from_catalog += 1;
+                        }
+                        Some(entry)
                     }
                     Visit::Read(verdict, key) => {
                         report.reread += 1;
-                        (verdict, key)
+                        changed[slot] = true;
+                        key.map(|key| CacheEntry {
+                            key,
+                            settled: key.mtime_ns < settle_before,
+                            verdict,
+                        })
                     }
                 };
-                match &verdict {
+                let Some(entry) = entry else { continue };
+                match &entry.verdict {
                     Verdict::Document(document) => {
                         report.parsed += 1;
                         documents.push(Arc::clone(document));
@@ -106,27 +195,137 @@ impl DocumentCache {
                         reason: reason.clone(),
                     }),
                 }
-                if let Some(key) = key {
-                    next.insert(candidate.path.into_os_string(), CacheEntry { key, verdict });
-                }
+                entries.insert(candidate.relative.into_os_string(), entry);
             }
+            next[slot] = Some(entries);
         }
         report
             .skipped
             .sort_by(|a, b| (a.scope, &a.path).cmp(&(b.scope, &b.path)));
-        *entries = next;
+
+        for ((slot, entries), changed) in scopes.iter_mut().zip(next).zip(changed) {
+            let Some(cache) = slot else { continue };
+            // A root that could not be listed (missing, or a failing user root) keeps nothing and
+            // leaves its catalog alone.
+            let entries = entries.unwrap_or_default();
+            let dropped = entries.len() != cache.entries.len();
+            cache.dirty |= self.catalogs && (changed || dropped);
+            cache.entries = entries;
+            cache.fresh_from_catalog = false;
+        }
         Ok(RecallScan { documents, report })
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<OsString, CacheEntry>> {
-        // A panic elsewhere cannot leave the map inconsistent: it is replaced whole after a scan.
-        self.entries.lock().unwrap_or_else(PoisonError::into_inner)
+    /// Writes the catalog of every root whose entries changed since its catalog was read or
+    /// written. Does nothing for a cache built without catalogs.
+    ///
+    /// Blocking, and meant to run off the recall's critical path (after the fast result is
+    /// published). A root whose state directory cannot be written (a read-only tree) is reported
+    /// and tried again after the next scan; recall is unaffected.
+    pub fn persist_catalogs(&self) -> Vec<CatalogWrite> {
+        if !self.catalogs {
+            return Vec::new();
+        }
+        let _writing = self.writing.lock().unwrap_or_else(PoisonError::into_inner);
+        let snapshots: Vec<(Scope, PathBuf, catalog::Entries)> = {
+            let mut scopes = self.lock();
+            [Scope::Project, Scope::User]
+                .into_iter()
+                .zip(scopes.iter_mut())
+                .filter_map(|(scope, slot)| {
+                    let cache = slot.as_mut().filter(|cache| cache.dirty)?;
+                    cache.dirty = false;
+                    let mut entries: catalog::Entries = cache
+                        .entries
+                        .iter()
+                        .map(|(path, entry)| (path.clone(), entry.clone()))
+                        .collect();
+                    entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+                    Some((scope, cache.root.clone(), entries))
+                })
+                .collect()
+        };
+        snapshots
+            .into_iter()
+            .map(|(scope, root, entries)| {
+                let outcome = match catalog::save(&root, &entries) {
+                    Ok(()) => Ok(entries.len()),
+                    Err(error) => {
+                        self.mark_dirty(&root);
+                        Err(error.to_string())
+                    }
+                };
+                CatalogWrite {
+                    scope,
+                    path: catalog::catalog_path(&root),
+                    outcome,
+                }
+            })
+            .collect()
+    }
+
+    fn start_root(&self, root: PathBuf, scope: Scope) -> (RootCache, Option<CatalogLoad>) {
+        let mut cache = RootCache {
+            root,
+            entries: EntryMap::default(),
+            dirty: self.catalogs,
+            fresh_from_catalog: false,
+        };
+        if !self.catalogs {
+            return (cache, None);
+        }
+        let outcome = match catalog::load(&cache.root, scope) {
+            Ok(Some(entries)) => {
+                let loaded = entries.len();
+                cache.entries.reserve(loaded);
+                cache.entries.extend(entries);
+                cache.dirty = false;
+                cache.fresh_from_catalog = true;
+                CatalogOutcome::Loaded { entries: loaded }
+            }
+            Ok(None) => CatalogOutcome::Missing,
+            Err(rejection) => {
+                tracing::debug!(root = %cache.root.display(), %rejection, "catalog ignored");
+                CatalogOutcome::Rejected {
+                    reason: rejection.to_string(),
+                }
+            }
+        };
+        let load = CatalogLoad {
+            scope,
+            path: catalog::catalog_path(&cache.root),
+            outcome,
+        };
+        (cache, Some(load))
+    }
+
+    fn mark_dirty(&self, root: &Path) {
+        for cache in self.lock().iter_mut().flatten() {
+            if cache.root == root {
+                cache.dirty = true;
+            }
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, [Option<RootCache>; 2]> {
+        // A panic elsewhere cannot leave a map inconsistent: maps are replaced whole after a scan.
+        self.scopes.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
-fn visit(previous: &HashMap<OsString, CacheEntry>, scope: Scope, candidate: &Candidate) -> Visit {
-    if let Some(entry) = previous.get(candidate.path.as_os_str())
-        && still_valid(entry, scope, candidate)
+fn slot_of(scope: Scope) -> usize {
+    match scope {
+        Scope::Project => 0,
+        Scope::User => 1,
+    }
+}
+
+fn visit(previous: Option<&RootCache>, scope: Scope, candidate: &Candidate) -> Visit {
+    if let Some(entry) =
+        previous.and_then(|cache| cache.entries.get(candidate.relative.as_os_str()))
+        && entry.settled
+        && fs::metadata(&candidate.path)
+            .is_ok_and(|metadata| FileKey::from_metadata(&metadata) == entry.key)
     {
         return Visit::Reused(entry.clone());
     }
@@ -146,14 +345,56 @@ fn visit(previous: &HashMap<OsString, CacheEntry>, scope: Scope, candidate: &Can
     }
 }
 
-/// A cached entry is valid when the file is the same version and, for a document, it is still
-/// found through the same scope and relative path (roots may change between scans).
-fn still_valid(entry: &CacheEntry, scope: Scope, candidate: &Candidate) -> bool {
-    if let Verdict::Document(document) = &entry.verdict
-        && (document.scope() != scope || document.relative_path() != candidate.relative)
-    {
-        return false;
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topic::parse_topic;
+
+    /// A root holding `a.md` titled "Current" and a catalog whose entry for it carries the file's
+    /// exact key but a stale document titled "Stale": the same-tick rewrite the key cannot see.
+    fn root_with_stale_catalog_entry(settled: bool) -> (tempfile::TempDir, MemoryRoots) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.md");
+        fs::write(&path, "---\nname: Current\ntype: user\n---\n").unwrap();
+        let key = FileKey::from_metadata(&fs::metadata(&path).unwrap());
+        let stale = parse_topic("---\nname: Stale\ntype: user\n---\n").unwrap();
+        let document = Document::from_scan(
+            Scope::Project,
+            path,
+            PathBuf::from("a.md"),
+            stale,
+            SystemTime::UNIX_EPOCH,
+        );
+        let entry = CacheEntry {
+            key,
+            settled,
+            verdict: Verdict::Document(Arc::new(ScannedDocument::new(document))),
+        };
+        catalog::save(dir.path(), &[(OsString::from("a.md"), entry)]).unwrap();
+        let roots = MemoryRoots {
+            project: Some(dir.path().to_path_buf()),
+            user: None,
+        };
+        (dir, roots)
     }
-    fs::metadata(&candidate.path)
-        .is_ok_and(|metadata| FileKey::from_metadata(&metadata) == entry.key)
+
+    #[test]
+    fn unsettled_catalog_entry_is_read_again_even_when_its_key_matches() {
+        let (_dir, roots) = root_with_stale_catalog_entry(false);
+
+        let scan = DocumentCache::with_catalog().scan_recall(&roots).unwrap();
+
+        assert_eq!(scan.documents[0].title(), "Current");
+        assert_eq!((scan.report.reread, scan.report.from_catalog), (1, 0));
+    }
+
+    #[test]
+    fn settled_catalog_entry_is_trusted_on_its_key_alone() {
+        let (_dir, roots) = root_with_stale_catalog_entry(true);
+
+        let scan = DocumentCache::with_catalog().scan_recall(&roots).unwrap();
+
+        assert_eq!(scan.documents[0].title(), "Stale");
+        assert_eq!((scan.report.reread, scan.report.from_catalog), (0, 1));
+    }
 }

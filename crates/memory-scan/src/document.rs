@@ -162,6 +162,11 @@ impl ScannedDocument {
         Self { document, prepared }
     }
 
+    /// Pairs a document with scoring text prepared from it earlier (a catalog entry).
+    pub(crate) fn with_prepared(document: Document, prepared: PreparedText) -> Self {
+        Self { document, prepared }
+    }
+
     /// The document.
     pub fn document(&self) -> &Document {
         &self.document

@@ -18,17 +18,21 @@
 
 mod cache;
 mod capped;
+mod catalog;
 mod document;
 mod engine;
 mod key;
 mod report;
 mod topic;
 
-pub use cache::{DocumentCache, RecallScan};
+pub use cache::{DocumentCache, RACY_MARGIN, RecallScan};
 pub use capped::{CAPPED_SCAN_LIMIT, CappedScan, scan_capped};
+pub use catalog::{CATALOG_DIR_NAME, CATALOG_FILE_NAME, CATALOG_FORMAT_VERSION, catalog_path};
 pub use document::{Document, DocumentError, ScannedDocument, Scope};
 pub use engine::{INDEX_FILE_NAME, MAX_TOPIC_BYTES, MemoryRoots};
 pub use key::FileKey;
 pub use lexical_score::MemoryType;
-pub use report::{ScanError, ScanReport, SkipReason, SkippedFile};
+pub use report::{
+    CatalogLoad, CatalogOutcome, CatalogWrite, ScanError, ScanReport, SkipReason, SkippedFile,
+};
 pub use topic::{EMPTY_BODY_PLACEHOLDER, ParseError, Topic, TopicError, parse_topic, render_topic};

@@ -80,6 +80,61 @@ pub struct ScanReport {
     pub reused: usize,
     /// Documents parsed but left out by the capped scanner's limit.
     pub dropped_by_cap: usize,
+    /// Of `reused`, the files whose outcome came from a persistent catalog loaded by this scan.
+    pub from_catalog: usize,
+    /// The persistent catalogs this scan tried to load (one per root on the first scan of a cache
+    /// built with catalogs; none otherwise).
+    pub catalogs: Vec<CatalogLoad>,
+}
+
+impl ScanReport {
+    /// Whether this scan started from at least one persistent catalog.
+    pub fn catalog_used(&self) -> bool {
+        self.catalogs
+            .iter()
+            .any(|load| matches!(load.outcome, CatalogOutcome::Loaded { .. }))
+    }
+}
+
+/// What became of one root's persistent catalog when a scan tried to load it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct CatalogLoad {
+    /// The root's scope.
+    pub scope: Scope,
+    /// The catalog file.
+    pub path: PathBuf,
+    /// Loaded, missing or rejected; serialised inline (`"catalog": "loaded"`).
+    #[serde(flatten)]
+    pub outcome: CatalogOutcome,
+}
+
+/// The outcome of loading a persistent catalog.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "catalog", rename_all = "snake_case")]
+pub enum CatalogOutcome {
+    /// The catalog was read; its entries are trusted only where their file key still matches.
+    Loaded {
+        /// Entries read from it.
+        entries: usize,
+    },
+    /// There is no catalog yet; one is written after the scan.
+    Missing,
+    /// The catalog is unreadable, damaged or of another version; it is ignored and rewritten.
+    Rejected {
+        /// Why it was ignored.
+        reason: String,
+    },
+}
+
+/// The outcome of writing one root's persistent catalog.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct CatalogWrite {
+    /// The root's scope.
+    pub scope: Scope,
+    /// The catalog file.
+    pub path: PathBuf,
+    /// The number of entries written, or why nothing was written.
+    pub outcome: Result<usize, String>,
 }
 
 /// A scan that could not produce a result at all.

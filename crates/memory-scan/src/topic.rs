@@ -85,6 +85,29 @@ impl Topic {
         })
     }
 
+    /// Rebuilds a topic from fields stored by this crate, checking the invariants instead of
+    /// re-normalising (no copy); `None` when stored data breaks them.
+    pub(crate) fn from_stored(
+        memory_type: MemoryType,
+        title: String,
+        description: String,
+        body: String,
+    ) -> Option<Self> {
+        let single_trimmed_line = |s: &str| s.trim().len() == s.len() && !s.contains('\n');
+        let valid = !title.is_empty()
+            && single_trimmed_line(&title)
+            && single_trimmed_line(&description)
+            && body.trim().len() == body.len()
+            && !body.contains("\r\n")
+            && body != EMPTY_BODY_PLACEHOLDER;
+        valid.then_some(Self {
+            memory_type,
+            title,
+            description,
+            body,
+        })
+    }
+
     /// The memory type from the `type` field.
     pub fn memory_type(&self) -> MemoryType {
         self.memory_type

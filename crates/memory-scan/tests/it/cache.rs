@@ -3,13 +3,14 @@ use std::sync::Arc;
 
 use memory_scan::{DocumentCache, SkipReason};
 
-use crate::support::{Tree, topic, write, write_topic};
+use crate::support::{Tree, settle, topic, write, write_topic};
 
 #[test]
 fn second_scan_reuses_unchanged_files_without_reading_them() {
     let tree = Tree::new();
     write_topic(&tree.project(), "a.md");
     write_topic(&tree.user(), "b.md");
+    settle(tree.dir.path());
     let cache = DocumentCache::new();
 
     let first = cache.scan_recall(&tree.roots()).unwrap();
@@ -37,6 +38,7 @@ fn change_deletion_and_unchanged_file_across_two_scans() {
     );
     let deleted = write_topic(&tree.project(), "deleted.md");
     write_topic(&tree.project(), "same.md");
+    settle(tree.dir.path());
     let cache = DocumentCache::new();
     cache.scan_recall(&tree.project_only()).unwrap();
 
@@ -54,6 +56,7 @@ fn change_deletion_and_unchanged_file_across_two_scans() {
 fn new_file_is_read_on_the_next_scan() {
     let tree = Tree::new();
     write_topic(&tree.project(), "a.md");
+    settle(tree.dir.path());
     let cache = DocumentCache::new();
     cache.scan_recall(&tree.project_only()).unwrap();
 
@@ -87,6 +90,7 @@ fn replaced_file_with_same_size_is_read_again() {
 fn unchanged_skipped_file_keeps_its_verdict_without_being_read() {
     let tree = Tree::new();
     write(&tree.project(), "bad.md", "no frontmatter");
+    settle(tree.dir.path());
     let cache = DocumentCache::new();
     cache.scan_recall(&tree.project_only()).unwrap();
 
@@ -130,6 +134,7 @@ fn switching_roots_drops_documents_of_the_old_root() {
 fn cache_is_shared_across_threads() {
     let tree = Tree::new();
     write_topic(&tree.project(), "a.md");
+    settle(tree.dir.path());
     let cache = Arc::new(DocumentCache::new());
     cache.scan_recall(&tree.project_only()).unwrap();
 
@@ -144,4 +149,35 @@ fn cache_is_shared_across_threads() {
     for handle in handles {
         assert_eq!(handle.join().unwrap(), 1);
     }
+}
+
+#[test]
+fn file_modified_within_the_racy_margin_is_read_again_on_every_scan() {
+    let tree = Tree::new();
+    write_topic(&tree.project(), "fresh.md");
+    let cache = DocumentCache::new();
+
+    let scans: Vec<(usize, usize)> = (0..3)
+        .map(|_| {
+            let report = cache.scan_recall(&tree.project_only()).unwrap().report;
+            (report.reread, report.reused)
+        })
+        .collect();
+
+    assert_eq!(scans, vec![(1, 0); 3]);
+}
+
+#[test]
+fn file_settles_once_a_scan_finds_it_older_than_the_racy_margin() {
+    let tree = Tree::new();
+    write_topic(&tree.project(), "a.md");
+    let cache = DocumentCache::new();
+    cache.scan_recall(&tree.project_only()).unwrap();
+
+    settle(tree.dir.path());
+    let settling = cache.scan_recall(&tree.project_only()).unwrap().report;
+    let settled = cache.scan_recall(&tree.project_only()).unwrap().report;
+
+    assert_eq!((settling.reread, settling.reused), (1, 0));
+    assert_eq!((settled.reread, settled.reused), (0, 1));
 }

@@ -3,6 +3,7 @@
 
 mod cache;
 mod capped;
+mod catalog;
 mod parser;
 mod props;
 mod recall;

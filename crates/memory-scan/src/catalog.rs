@@ -1,0 +1,519 @@
+//! The persistent catalog: what a recall scan learned about one memory root, kept on disk so the
+//! next process starts with a warm cache instead of reading and preparing every topic file.
+//!
+//! Location: `<root>/.memrecall/catalog`. The walk never enters hidden directories, so the catalog
+//! is never a topic, and it lives and dies with the tree it describes.
+//!
+//! Content: for every file the cache remembers, its path below the root, its [`FileKey`], whether
+//! it was settled when read (see the cache's racy-timestamp rule), and either the parsed document
+//! with its prepared scoring text or the reason it is not a document. Transient failures
+//! (`unreadable`, `vanished`) are not stored.
+//!
+//! Layout, little-endian:
+//!
+//! ```text
+//! magic "memrcat\0" | format version u32 | prepared-text version u32 | chunk count u32 | entry count u32
+//! chunk table: per chunk, offset u64 | length u64 | xxh3-64 of the chunk u64
+//! xxh3-64 of every byte above
+//! chunks: each a postcard-encoded list of at most ENTRIES_PER_CHUNK entries
+//! ```
+//!
+//! Chunks are read, checked and decoded in parallel. A file that is missing is `missing`; one that
+//! cannot be read, has another magic or version, fails a checksum or does not decode is `rejected`
+//! and simply rewritten after the next scan. Recall never fails because of a catalog.
+//!
+//! Writes go to a temporary file in the same directory that is then renamed over the catalog, so
+//! readers, including other processes, see the old or the new catalog whole, never a mix. Writes
+//! of one cache are serialised; between processes the last rename wins, and either catalog is
+//! correct because every entry is checked against its file before it is trusted.
+
+use std::ffi::OsString;
+use std::fs::{self, File};
+use std::io::{self, Write as _};
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use lexical_score::{MemoryType, PREPARED_TEXT_VERSION, PreparedText};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::cache::{CacheEntry, Verdict};
+use crate::document::{Document, ScannedDocument, Scope};
+use crate::key::FileKey;
+use crate::report::SkipReason;
+use crate::topic::Topic;
+
+/// The hidden directory under a memory root that holds the catalog.
+pub const CATALOG_DIR_NAME: &str = ".memrecall";
+/// The catalog's file name inside [`CATALOG_DIR_NAME`].
+pub const CATALOG_FILE_NAME: &str = "catalog";
+/// The version of the catalog layout; a catalog of another version is rebuilt.
+pub const CATALOG_FORMAT_VERSION: u32 = 1;
+
+const MAGIC: [u8; 8] = *b"memrcat\0";
+const FIXED_HEADER_BYTES: usize = 8 + 4 * 4;
+const CHUNK_RECORD_BYTES: usize = 3 * 8;
+/// Small enough that both cores get many chunks, large enough that per-chunk costs vanish.
+const ENTRIES_PER_CHUNK: usize = 256;
+/// Temporary files older than this were left by a writer that died; the next writer removes them.
+const STALE_TEMPORARY: Duration = Duration::from_mins(10);
+const TEMPORARY_PREFIX: &str = "catalog.tmp-";
+
+/// Where the catalog of a memory root lives.
+pub fn catalog_path(root: &Path) -> PathBuf {
+    root.join(CATALOG_DIR_NAME).join(CATALOG_FILE_NAME)
+}
+
+/// Why a catalog file was not used.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Rejection {
+    #[error("cannot read it: {0}")]
+    Unreadable(#[from] io::Error),
+    #[error("it is not a catalog file")]
+    NotACatalog,
+    #[error(
+        "it has format {format} and prepared-text version {prepared}; this build writes {CATALOG_FORMAT_VERSION} and {PREPARED_TEXT_VERSION}"
+    )]
+    OtherVersion { format: u32, prepared: u32 },
+    #[error("it is truncated or damaged: {0}")]
+    Damaged(&'static str),
+    #[error("an entry does not decode: {0}")]
+    Undecodable(String),
+}
+
+/// A loaded catalog: entries keyed by the path below the root.
+pub(crate) type Entries = Vec<(OsString, CacheEntry)>;
+
+/// Reads the catalog of `root`; `Ok(None)` when there is none.
+pub(crate) fn load(root: &Path, scope: Scope) -> Result<Option<Entries>, Rejection> {
+    let path = catalog_path(root);
+    let file = match File::open(&path) {
+        Ok(file) => file,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(error.into()),
+    };
+    let file_len = file.metadata()?.len();
+    let available =
+        usize::try_from(file_len).map_or(FIXED_HEADER_BYTES, |len| len.min(FIXED_HEADER_BYTES));
+    let fixed = read_at(&file, 0, available, file_len)?;
+    if !fixed.starts_with(&MAGIC) {
+        return Err(Rejection::NotACatalog);
+    }
+    let mut header = Reader(&fixed[MAGIC.len()..]);
+    let (format, prepared) = (header.u32(), header.u32());
+    if (format, prepared) != (Some(CATALOG_FORMAT_VERSION), Some(PREPARED_TEXT_VERSION)) {
+        return Err(Rejection::OtherVersion {
+            format: format.unwrap_or(0),
+            prepared: prepared.unwrap_or(0),
+        });
+    }
+    let (Some(chunk_count), Some(entry_count)) = (header.u32(), header.u32()) else {
+        return Err(Rejection::Damaged("short header"));
+    };
+    let table_len = usize::try_from(chunk_count)
+        .ok()
+        .and_then(|n| n.checked_mul(CHUNK_RECORD_BYTES))
+        .filter(|&n| n as u64 <= file_len)
+        .ok_or(Rejection::Damaged("impossible chunk count"))?;
+    let table = read_at(&file, FIXED_HEADER_BYTES as u64, table_len + 8, file_len)?;
+    let (table, table_sum) = table.split_at(table_len);
+    let expected = u64::from_le_bytes(table_sum.try_into().unwrap_or_default());
+    if xxh3_64(&[fixed.as_slice(), table].concat()) != expected {
+        return Err(Rejection::Damaged("header checksum mismatch"));
+    }
+    let mut records = Reader(table);
+    let chunks: Vec<(u64, usize, u64)> = (0..chunk_count)
+        .map(|_| {
+            let offset = records.u64()?;
+            let len = usize::try_from(records.u64()?).ok()?;
+            Some((offset, len, records.u64()?))
+        })
+        .collect::<Option<_>>()
+        .ok_or(Rejection::Damaged("short chunk table"))?;
+
+    let decoded: Vec<Entries> = chunks
+        .into_par_iter()
+        .map(|(offset, len, sum)| {
+            let bytes = read_at(&file, offset, len, file_len)?;
+            if xxh3_64(&bytes) != sum {
+                return Err(Rejection::Damaged("chunk checksum mismatch"));
+            }
+            decode_chunk(&bytes, root, scope)
+        })
+        .collect::<Result<_, _>>()?;
+    let entries: Entries = decoded.into_iter().flatten().collect();
+    if entries.len() as u64 != u64::from(entry_count) {
+        return Err(Rejection::Damaged("entry count mismatch"));
+    }
+    Ok(Some(entries))
+}
+
+/// Writes the catalog of `root` atomically. Fails without touching an existing catalog when the
+/// root's state directory cannot be created or written (a read-only tree, for one).
+pub(crate) fn save(root: &Path, entries: &[(OsString, CacheEntry)]) -> io::Result<()> {
+    let dir = root.join(CATALOG_DIR_NAME);
+    // Never `create_dir_all`: a root that does not exist must not be created by its catalog.
+    match fs::create_dir(&dir) {
+        Err(error) if error.kind() != io::ErrorKind::AlreadyExists => return Err(error),
+        _ => {}
+    }
+    let (temporary_path, mut file) = create_temporary(&dir)?;
+    let written = write_catalog(&mut file, entries)
+        .and_then(|()| fs::rename(&temporary_path, dir.join(CATALOG_FILE_NAME)));
+    if written.is_err() {
+        let _ = fs::remove_file(&temporary_path);
+    }
+    remove_stale_temporaries(&dir);
+    written
+}
+
+fn write_catalog(file: &mut File, entries: &[(OsString, CacheEntry)]) -> io::Result<()> {
+    let chunks: Vec<Vec<u8>> = entries
+        .par_chunks(ENTRIES_PER_CHUNK)
+        .map(encode_chunk)
+        .collect::<Result<_, _>>()?;
+    let too_many = |_| io::Error::other("too many catalog entries");
+    let chunk_count = u32::try_from(chunks.len()).map_err(too_many)?;
+    let entry_count = u32::try_from(entries.len()).map_err(too_many)?;
+
+    let mut header = Vec::with_capacity(FIXED_HEADER_BYTES + chunks.len() * CHUNK_RECORD_BYTES + 8);
+    header.extend_from_slice(&MAGIC);
+    for value in [
+        CATALOG_FORMAT_VERSION,
+        PREPARED_TEXT_VERSION,
+        chunk_count,
+        entry_count,
+    ] {
+        header.extend_from_slice(&value.to_le_bytes());
+    }
+    let mut offset = (FIXED_HEADER_BYTES + chunks.len() * CHUNK_RECORD_BYTES + 8) as u64;
+    for chunk in &chunks {
+        let len = chunk.len() as u64;
+        for value in [offset, len, xxh3_64(chunk)] {
+            header.extend_from_slice(&value.to_le_bytes());
+        }
+        offset += len;
+    }
+    let header_sum = xxh3_64(&header);
+    header.extend_from_slice(&header_sum.to_le_bytes());
+
+    let mut out = io::BufWriter::with_capacity(1 << 20, file);
+    out.write_all(&header)?;
+    for chunk in &chunks {
+        out.write_all(chunk)?;
+    }
+    out.flush()
+}
+
+fn create_temporary(dir: &Path) -> io::Result<(PathBuf, File)> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    loop {
+        let name = format!(
+            "{TEMPORARY_PREFIX}{}-{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        );
+        let path = dir.join(name);
+        match File::create_new(&path) {
+            Ok(file) => return Ok((path, file)),
+            // Left by an earlier process with the same id; take the next name.
+            Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(error) => return Err(error),
+        }
+    }
+}
+
+/// Removes temporary files a writer that died left behind; a live writer's file is younger.
+fn remove_stale_temporaries(dir: &Path) {
+    let Ok(listing) = fs::read_dir(dir) else {
+        return;
+    };
+    let now = SystemTime::now();
+    for entry in listing.flatten() {
+        let stale = entry
+            .file_name()
+            .as_encoded_bytes()
+            .starts_with(TEMPORARY_PREFIX.as_bytes())
+            && entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|modified| {
+                    now.duration_since(modified)
+                        .is_ok_and(|age| age > STALE_TEMPORARY)
+                });
+        if stale {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// One catalog entry as written (borrowing from the cache).
+#[derive(Serialize)]
+struct EntryOut<'a> {
+    relative: &'a [u8],
+    key: FileKey,
+    settled: bool,
+    verdict: VerdictOut<'a>,
+}
+
+/// Variant order and field order match [`VerdictIn`]: postcard encodes positions, not names.
+#[derive(Serialize)]
+enum VerdictOut<'a> {
+    Document {
+        memory_type: MemoryType,
+        title: &'a str,
+        description: &'a str,
+        body: &'a str,
+        mtime_ns: i64,
+        prepared: &'a PreparedText,
+    },
+    Skipped(StoredSkip),
+}
+
+/// One catalog entry as read.
+#[derive(Deserialize)]
+struct EntryIn {
+    relative: Vec<u8>,
+    key: FileKey,
+    settled: bool,
+    verdict: VerdictIn,
+}
+
+#[derive(Deserialize)]
+enum VerdictIn {
+    Document {
+        memory_type: MemoryType,
+        title: String,
+        description: String,
+        body: String,
+        mtime_ns: i64,
+        prepared: PreparedText,
+    },
+    Skipped(StoredSkip),
+}
+
+/// The skip verdicts worth keeping across processes: those that depend on the file's content
+/// only, so they hold as long as its key does.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+enum StoredSkip {
+    NotUtf8,
+    TooLarge { limit_bytes: u64, size_bytes: u64 },
+    NoFrontmatter,
+    UnterminatedFrontmatter,
+    MissingType,
+    UnknownType { value: String },
+}
+
+impl StoredSkip {
+    fn from_reason(reason: &SkipReason) -> Option<Self> {
+        Some(match reason {
+            SkipReason::NotUtf8 => Self::NotUtf8,
+            SkipReason::TooLarge {
+                limit_bytes,
+                size_bytes,
+            } => Self::TooLarge {
+                limit_bytes: *limit_bytes,
+                size_bytes: *size_bytes,
+            },
+            SkipReason::NoFrontmatter => Self::NoFrontmatter,
+            SkipReason::UnterminatedFrontmatter => Self::UnterminatedFrontmatter,
+            SkipReason::MissingType => Self::MissingType,
+            SkipReason::UnknownType { value } => Self::UnknownType {
+                value: value.clone(),
+            },
+            _ => return None,
+        })
+    }
+
+    fn into_reason(self) -> SkipReason {
+        match self {
+            Self::NotUtf8 => SkipReason::NotUtf8,
+            Self::TooLarge {
+                limit_bytes,
+                size_bytes,
+            } => SkipReason::TooLarge {
+                limit_bytes,
+                size_bytes,
+            },
+            Self::NoFrontmatter => SkipReason::NoFrontmatter,
+            Self::UnterminatedFrontmatter => SkipReason::UnterminatedFrontmatter,
+            Self::MissingType => SkipReason::MissingType,
+            Self::UnknownType { value } => SkipReason::UnknownType { value },
+        }
+    }
+}
+
+fn encode_chunk(entries: &[(OsString, CacheEntry)]) -> io::Result<Vec<u8>> {
+    let out: Vec<EntryOut<'_>> = entries
+        .iter()
+        .filter_map(|(relative, entry)| {
+            let verdict = match &entry.verdict {
+                Verdict::Document(document) => VerdictOut::Document {
+                    memory_type: document.memory_type(),
+                    title: document.title(),
+                    description: document.description(),
+                    body: document.body(),
+                    mtime_ns: to_epoch_ns(document.mtime()),
+                    prepared: document.prepared(),
+                },
+                Verdict::Skipped(reason) => VerdictOut::Skipped(StoredSkip::from_reason(reason)?),
+            };
+            Some(EntryOut {
+                relative: relative.as_encoded_bytes(),
+                key: entry.key,
+                settled: entry.settled,
+                verdict,
+            })
+        })
+        .collect();
+    postcard::to_stdvec(&out).map_err(io::Error::other)
+}
+
+fn decode_chunk(bytes: &[u8], root: &Path, scope: Scope) -> Result<Entries, Rejection> {
+    let stored: Vec<EntryIn> =
+        postcard::from_bytes(bytes).map_err(|e| Rejection::Undecodable(e.to_string()))?;
+    stored
+        .into_iter()
+        .map(|entry| {
+            let relative = relative_path(entry.relative).ok_or_else(|| {
+                Rejection::Undecodable("a path is not a plain relative path".into())
+            })?;
+            let verdict = match entry.verdict {
+                VerdictIn::Document {
+                    memory_type,
+                    title,
+                    description,
+                    body,
+                    mtime_ns,
+                    prepared,
+                } => {
+                    let topic = Topic::from_stored(memory_type, title, description, body)
+                        .ok_or_else(|| {
+                            Rejection::Undecodable("a stored topic breaks its invariants".into())
+                        })?;
+                    let relative = PathBuf::from(relative.clone());
+                    let document = Document::from_scan(
+                        scope,
+                        root.join(&relative),
+                        relative,
+                        topic,
+                        from_epoch_ns(mtime_ns),
+                    );
+                    Verdict::Document(Arc::new(ScannedDocument::with_prepared(document, prepared)))
+                }
+                VerdictIn::Skipped(skip) => Verdict::Skipped(skip.into_reason()),
+            };
+            Ok((
+                relative,
+                CacheEntry {
+                    key: entry.key,
+                    settled: entry.settled,
+                    verdict,
+                },
+            ))
+        })
+        .collect()
+}
+
+/// A stored relative path, accepted only when it is non-empty and made of plain names (no root,
+/// no `.` or `..`), so a damaged catalog can never point outside its root.
+fn relative_path(bytes: Vec<u8>) -> Option<OsString> {
+    #[cfg(unix)]
+    let path = {
+        use std::os::unix::ffi::OsStringExt;
+        OsString::from_vec(bytes)
+    };
+    #[cfg(not(unix))]
+    let path = OsString::from(String::from_utf8(bytes).ok()?);
+    let mut components = Path::new(&path).components().peekable();
+    let plain =
+        components.peek().is_some() && components.all(|c| matches!(c, Component::Normal(_)));
+    plain.then_some(path)
+}
+
+fn read_at(file: &File, offset: u64, len: usize, file_len: u64) -> Result<Vec<u8>, Rejection> {
+    let end = offset.checked_add(len as u64);
+    if end.is_none_or(|end| end > file_len) {
+        return Err(Rejection::Damaged("a part lies past the end of the file"));
+    }
+    let mut bytes = vec![0; len];
+    read_exact_at(file, &mut bytes, offset)?;
+    Ok(bytes)
+}
+
+#[cfg(unix)]
+fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+}
+
+#[cfg(not(unix))]
+fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    let mut file = file.try_clone()?;
+    file.seek(SeekFrom::Start(offset))?;
+    file.read_exact(buf)
+}
+
+/// A little-endian cursor over the header.
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn bytes(&mut self, n: usize) -> Option<&'a [u8]> {
+        let (head, rest) = self.0.split_at_checked(n)?;
+        self.0 = rest;
+        Some(head)
+    }
+
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.bytes(4)?.try_into().ok()?))
+    }
+
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.bytes(8)?.try_into().ok()?))
+    }
+}
+
+pub(crate) fn to_epoch_ns(time: SystemTime) -> i64 {
+    match time.duration_since(UNIX_EPOCH) {
+        Ok(after) => i64::try_from(after.as_nanos()).unwrap_or(i64::MAX),
+        Err(before) => i64::try_from(before.duration().as_nanos()).map_or(i64::MIN, |ns| -ns),
+    }
+}
+
+fn from_epoch_ns(ns: i64) -> SystemTime {
+    let magnitude = Duration::from_nanos(ns.unsigned_abs());
+    if ns >= 0 {
+        UNIX_EPOCH + magnitude
+    } else {
+        UNIX_EPOCH - magnitude
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn epoch_nanoseconds_round_trip_on_both_sides_of_the_epoch() {
+        for ns in [0, 1, 1_700_000_000_123_456_789, -5, -1_000_000_000_000] {
+            assert_eq!(to_epoch_ns(from_epoch_ns(ns)), ns);
+        }
+    }
+
+    #[test]
+    fn only_plain_relative_paths_are_accepted() {
+        assert!(relative_path(b"a/b.md".to_vec()).is_some());
+        for bad in [
+            &b""[..],
+            b"/etc/x.md",
+            b"../x.md",
+            b"a/../../x.md",
+            b"./x.md",
+        ] {
+            assert!(relative_path(bad.to_vec()).is_none(), "{bad:?}");
+        }
+    }
+}

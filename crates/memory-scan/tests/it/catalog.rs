@@ -1,0 +1,399 @@
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+
+use memory_scan::{CatalogOutcome, DocumentCache, RecallScan, ScannedDocument, catalog_path};
+
+use crate::support::{Tree, settle, topic, write, write_topic};
+
+/// A project tree of three settled topics and one settled non-topic, with its catalog written.
+fn tree_with_catalog() -> Tree {
+    let tree = Tree::new();
+    write(
+        &tree.project(),
+        "a.md",
+        topic("user", "Alpha", "first", "Body of alpha."),
+    );
+    write(
+        &tree.project(),
+        "nested/b.md",
+        topic("project", "Beta", "second", "Body of beta, ünïcödé 記憶."),
+    );
+    write_topic(&tree.project(), "c.md");
+    write(&tree.project(), "notes.md", "no frontmatter here");
+    settle(tree.dir.path());
+    let cache = DocumentCache::with_catalog();
+    cache.scan_recall(&tree.project_only()).unwrap();
+    let writes = cache.persist_catalogs();
+    assert_eq!(writes.len(), 1);
+    assert_eq!(writes[0].outcome, Ok(4));
+    tree
+}
+
+fn scan_with_catalog(tree: &Tree) -> RecallScan {
+    DocumentCache::with_catalog()
+        .scan_recall(&tree.project_only())
+        .unwrap()
+}
+
+/// Everything recall can observe of a document.
+fn observable(documents: &[Arc<ScannedDocument>]) -> Vec<String> {
+    documents
+        .iter()
+        .map(|d| {
+            format!(
+                "{:?} {} {} {:?} {:?} {:?} {:?} {:?}",
+                d.scope(),
+                d.path().display(),
+                d.relative_path().display(),
+                d.topic(),
+                d.mtime(),
+                d.prepared().title(),
+                d.prepared().description(),
+                d.prepared().body_window(),
+            )
+        })
+        .collect()
+}
+
+fn catalog_outcome(scan: &RecallScan) -> &CatalogOutcome {
+    &scan.report.catalogs[0].outcome
+}
+
+#[test]
+fn fresh_cache_starts_from_the_catalog_without_reading_unchanged_files() {
+    let tree = tree_with_catalog();
+
+    let scan = scan_with_catalog(&tree);
+
+    assert_eq!(
+        catalog_outcome(&scan),
+        &CatalogOutcome::Loaded { entries: 4 }
+    );
+    assert!(scan.report.catalog_used());
+    assert_eq!(
+        (
+            scan.report.reread,
+            scan.report.reused,
+            scan.report.from_catalog
+        ),
+        (0, 4, 4)
+    );
+}
+
+#[test]
+fn results_with_a_catalog_equal_results_of_a_plain_scan() {
+    let tree = tree_with_catalog();
+
+    let with_catalog = scan_with_catalog(&tree);
+    let plain = DocumentCache::new()
+        .scan_recall(&tree.project_only())
+        .unwrap();
+
+    assert_eq!(
+        observable(&with_catalog.documents),
+        observable(&plain.documents)
+    );
+    assert_eq!(with_catalog.report.skipped, plain.report.skipped);
+    assert_eq!(
+        (with_catalog.report.files_seen, with_catalog.report.parsed),
+        (plain.report.files_seen, plain.report.parsed)
+    );
+}
+
+#[test]
+fn edited_file_is_read_again_and_shows_its_new_content() {
+    let tree = tree_with_catalog();
+    write(
+        &tree.project(),
+        "a.md",
+        topic("user", "Alpha v2", "", "Edited."),
+    );
+
+    let scan = scan_with_catalog(&tree);
+
+    assert_eq!(scan.documents[0].title(), "Alpha v2");
+    assert_eq!((scan.report.reread, scan.report.from_catalog), (1, 3));
+}
+
+#[test]
+fn deleted_file_is_dropped() {
+    let tree = tree_with_catalog();
+    fs::remove_file(tree.project().join("c.md")).unwrap();
+
+    let scan = scan_with_catalog(&tree);
+
+    let titles: Vec<&str> = scan.documents.iter().map(|d| d.title()).collect();
+    assert_eq!(titles, vec!["Alpha", "Beta"]);
+    assert_eq!(scan.report.reread, 0);
+}
+
+#[test]
+fn renamed_file_appears_under_its_new_path_only() {
+    let tree = tree_with_catalog();
+    fs::rename(tree.project().join("c.md"), tree.project().join("d.md")).unwrap();
+
+    let scan = scan_with_catalog(&tree);
+
+    let paths: Vec<String> = scan
+        .documents
+        .iter()
+        .map(|d| d.relative_path().display().to_string())
+        .collect();
+    assert_eq!(paths, vec!["a.md", "d.md", "nested/b.md"]);
+    assert_eq!(scan.report.reread, 1);
+}
+
+#[test]
+fn new_file_is_read_and_the_rest_comes_from_the_catalog() {
+    let tree = tree_with_catalog();
+    write(
+        &tree.project(),
+        "e.md",
+        topic("feedback", "Echo", "", "New."),
+    );
+
+    let scan = scan_with_catalog(&tree);
+
+    assert_eq!(scan.documents.len(), 4);
+    assert_eq!((scan.report.reread, scan.report.from_catalog), (1, 4));
+}
+
+#[test]
+fn same_size_rewrite_inside_the_racy_margin_is_never_served_from_the_catalog() {
+    let tree = Tree::new();
+    let path = write(&tree.project(), "a.md", topic("user", "AAAA", "", "one"));
+    let cache = DocumentCache::with_catalog();
+    cache.scan_recall(&tree.project_only()).unwrap();
+    cache.persist_catalogs();
+    // Same size, and within the same second as the first version.
+    fs::write(&path, topic("user", "BBBB", "", "two")).unwrap();
+
+    let scan = scan_with_catalog(&tree);
+
+    assert_eq!(scan.documents[0].title(), "BBBB");
+    assert_eq!((scan.report.reread, scan.report.from_catalog), (1, 0));
+}
+
+#[test]
+fn corrupted_catalog_is_ignored_and_rebuilt() {
+    let tree = tree_with_catalog();
+    let path = catalog_path(&tree.project());
+    let mut bytes = fs::read(&path).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x55;
+    fs::write(&path, bytes).unwrap();
+
+    let cache = DocumentCache::with_catalog();
+    let scan = cache.scan_recall(&tree.project_only()).unwrap();
+    cache.persist_catalogs();
+
+    assert!(matches!(
+        catalog_outcome(&scan),
+        CatalogOutcome::Rejected { .. }
+    ));
+    assert_eq!((scan.documents.len(), scan.report.reread), (3, 4));
+    let rebuilt = scan_with_catalog(&tree);
+    assert_eq!(
+        catalog_outcome(&rebuilt),
+        &CatalogOutcome::Loaded { entries: 4 }
+    );
+}
+
+#[test]
+fn truncated_catalog_is_ignored() {
+    let tree = tree_with_catalog();
+    let path = catalog_path(&tree.project());
+    let bytes = fs::read(&path).unwrap();
+    fs::write(&path, &bytes[..bytes.len() - 10]).unwrap();
+
+    let scan = scan_with_catalog(&tree);
+
+    let CatalogOutcome::Rejected { reason } = catalog_outcome(&scan) else {
+        panic!("truncated catalog was used");
+    };
+    assert!(reason.contains("truncated or damaged"), "{reason}");
+    assert_eq!(scan.documents.len(), 3);
+}
+
+#[test]
+fn catalog_of_an_older_format_is_ignored() {
+    let tree = tree_with_catalog();
+    let path = catalog_path(&tree.project());
+    let mut bytes = fs::read(&path).unwrap();
+    // The format version follows the 8-byte magic.
+    bytes[8..12].copy_from_slice(&0u32.to_le_bytes());
+    fs::write(&path, bytes).unwrap();
+
+    let scan = scan_with_catalog(&tree);
+
+    let CatalogOutcome::Rejected { reason } = catalog_outcome(&scan) else {
+        panic!("old catalog was used");
+    };
+    assert!(reason.contains("format 0"), "{reason}");
+    assert_eq!(scan.report.reread, 4);
+}
+
+#[test]
+fn foreign_file_in_the_catalog_place_is_ignored() {
+    let tree = tree_with_catalog();
+    fs::write(catalog_path(&tree.project()), "not a catalog at all").unwrap();
+
+    let scan = scan_with_catalog(&tree);
+
+    assert!(
+        matches!(catalog_outcome(&scan), CatalogOutcome::Rejected { reason } if reason.contains("not a catalog"))
+    );
+    assert_eq!(scan.documents.len(), 3);
+}
+
+#[test]
+fn catalog_is_never_a_topic() {
+    let tree = tree_with_catalog();
+
+    let scan = DocumentCache::new()
+        .scan_recall(&tree.project_only())
+        .unwrap();
+
+    assert_eq!(scan.report.files_seen, 4);
+}
+
+#[test]
+fn missing_root_gets_no_catalog_and_is_not_created() {
+    let tree = Tree::new();
+    fs::remove_dir(tree.project()).unwrap();
+    let cache = DocumentCache::with_catalog();
+    cache.scan_recall(&tree.project_only()).unwrap();
+
+    let writes = cache.persist_catalogs();
+
+    assert!(writes.iter().all(|w| w.outcome.is_err()));
+    assert!(!tree.project().exists());
+}
+
+#[test]
+fn unwritable_state_location_leaves_recall_working() {
+    let tree = Tree::new();
+    write_topic(&tree.project(), "a.md");
+    // A file where the state directory should be: nothing can be written under it.
+    fs::write(tree.project().join(".memrecall"), "occupied").unwrap();
+    let cache = DocumentCache::with_catalog();
+
+    let scan = cache.scan_recall(&tree.project_only()).unwrap();
+    let writes = cache.persist_catalogs();
+
+    assert_eq!(scan.documents.len(), 1);
+    assert!(writes[0].outcome.is_err());
+    assert_eq!(
+        fs::read_to_string(tree.project().join(".memrecall")).unwrap(),
+        "occupied"
+    );
+}
+
+/// Makes a directory read-only for the duration of a test, also for a superuser (through the
+/// immutable attribute when permissions alone do not stop writes); restores it on drop.
+struct ReadOnly<'a> {
+    dir: &'a Path,
+    immutable: bool,
+}
+
+impl<'a> ReadOnly<'a> {
+    fn new(dir: &'a Path) -> Option<Self> {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(dir, fs::Permissions::from_mode(0o555)).unwrap();
+        let mut guard = Self {
+            dir,
+            immutable: false,
+        };
+        if guard.writable() {
+            guard.immutable = Command::new("chattr")
+                .arg("+i")
+                .arg(dir)
+                .status()
+                .is_ok_and(|s| s.success());
+        }
+        (!guard.writable()).then_some(guard)
+    }
+
+    fn writable(&self) -> bool {
+        let probe = self.dir.join("probe");
+        let created = fs::write(&probe, "").is_ok();
+        let _ = fs::remove_file(probe);
+        created
+    }
+}
+
+impl Drop for ReadOnly<'_> {
+    fn drop(&mut self) {
+        use std::os::unix::fs::PermissionsExt;
+        if self.immutable {
+            let _ = Command::new("chattr").arg("-i").arg(self.dir).status();
+        }
+        let _ = fs::set_permissions(self.dir, fs::Permissions::from_mode(0o755));
+    }
+}
+
+#[test]
+fn read_only_memory_directory_gets_no_catalog_and_recall_still_works() {
+    let tree = Tree::new();
+    write_topic(&tree.project(), "a.md");
+    settle(tree.dir.path());
+    let project = tree.project();
+    let Some(_read_only) = ReadOnly::new(&project) else {
+        eprintln!(
+            "skipped: this user can write to a read-only directory and cannot set it immutable"
+        );
+        return;
+    };
+    let cache = DocumentCache::with_catalog();
+
+    let first = cache.scan_recall(&tree.project_only()).unwrap();
+    let writes = cache.persist_catalogs();
+    let second = cache.scan_recall(&tree.project_only()).unwrap();
+
+    assert_eq!(first.documents.len(), 1);
+    assert!(writes[0].outcome.is_err());
+    assert!(!catalog_path(&tree.project()).exists());
+    assert_eq!((second.report.reread, second.report.reused), (0, 1));
+}
+
+#[test]
+fn concurrent_recalls_never_leave_a_damaged_catalog() {
+    let tree = tree_with_catalog();
+    for i in 0..40 {
+        write_topic(&tree.project(), &format!("more/{i:02}.md"));
+    }
+    settle(tree.dir.path());
+
+    let handles: Vec<_> = (0..4)
+        .map(|_| {
+            let roots = tree.project_only();
+            std::thread::spawn(move || {
+                for _ in 0..10 {
+                    // A new cache each round, as a new process would have.
+                    let cache = DocumentCache::with_catalog();
+                    let scan = cache.scan_recall(&roots).unwrap();
+                    assert_eq!(scan.documents.len(), 43);
+                    for write in cache.persist_catalogs() {
+                        assert_eq!(write.outcome, Ok(44));
+                    }
+                }
+            })
+        })
+        .collect();
+    for handle in handles {
+        handle.join().unwrap();
+    }
+
+    let scan = scan_with_catalog(&tree);
+    assert_eq!(
+        catalog_outcome(&scan),
+        &CatalogOutcome::Loaded { entries: 44 }
+    );
+    assert_eq!(scan.report.reread, 0);
+    let leftovers = fs::read_dir(tree.project().join(".memrecall"))
+        .unwrap()
+        .count();
+    assert_eq!(leftovers, 1, "only the catalog remains");
+}
