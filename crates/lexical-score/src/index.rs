@@ -10,6 +10,11 @@
 //!   also occur inside a longer word (`owner` in `ownership`), which the table cannot see; a
 //!   substring search settles that, but only for fields that hold every trigram of the token.
 //!
+//! Only the trigrams of the field's terms go into the signature, not those across spaces or
+//! punctuation: a query token that occurs in a field lies inside one of the field's terms (it is
+//! made of characters that continue a run, after one that starts it; a bigram is a term), so its
+//! trigrams are trigrams of that term. Leaving the others out keeps signatures sparser.
+//!
 //! Signatures only skip searches that cannot succeed. Table entries are keyed by 56 bits of a
 //! 64-bit term hash instead of the text itself, which keeps a look-up to one cache line; two
 //! different terms would have to agree on all 56 bits (odds of about 2^-56 per comparison) for the
@@ -94,44 +99,35 @@ pub(crate) struct TermIndex {
 impl TermIndex {
     pub(crate) fn build(fields: Fields<'_>) -> Self {
         let mut signature = vec![0u8; SIGNATURE_SLOTS].into_boxed_slice();
-        let mut terms: Vec<(u64, u8)> = Vec::new();
-        for (bit, text) in FIELD_BITS.iter().zip(fields) {
-            for window in text.as_bytes().windows(3) {
-                if let [a, b, c] = *window
-                    && let Some(slot) = signature.get_mut(usize::from(slot_of(a, b, c)))
-                {
-                    *slot |= bit;
+        // Every term occurrence as a table entry: the key bits of its hash and its field's bit.
+        let mut occurrences: Vec<u64> = Vec::new();
+        for (&bit, text) in FIELD_BITS.iter().zip(fields) {
+            for_each_token(text, |term| {
+                occurrences.push((term_hash(term.as_bytes()) & !FIELD_MASK) | u64::from(bit));
+                let mut packed = 0u32;
+                for (at, &byte) in term.as_bytes().iter().enumerate() {
+                    packed = (packed >> 8) | (u32::from(byte) << 16);
+                    if at >= 2
+                        && let Some(slot) = signature.get_mut(usize::from(slot_of_packed(packed)))
+                    {
+                        *slot |= bit;
+                    }
                 }
-            }
-            for_each_token(text, |term| terms.push((term_hash(term.as_bytes()), *bit)));
+            });
         }
-        // Merge repeated terms first so the table is sized by distinct terms.
-        terms.sort_unstable();
-        terms.dedup_by(|later, kept| {
-            let same = later.0 == kept.0;
-            if same {
-                kept.1 |= later.1;
-            }
-            same
-        });
-
-        // At most 80% full, so probes stay short and every probe sequence reaches an empty slot.
-        let capacity = (terms.len() * 5 / 4 + 1).next_power_of_two().max(8);
-        let mut index = Self {
-            signature,
-            slots: vec![0; capacity].into_boxed_slice(),
-        };
-        for (hash, bits) in terms {
-            let mut at = index.home_slot(hash);
-            while let Some(slot) = index.slots.get_mut(at) {
-                if *slot == 0 {
-                    *slot = (hash & !FIELD_MASK) | u64::from(bits);
-                    break;
-                }
-                at = index.next_slot(at);
+        // Merge repeated terms in a scratch table first, so the table is sized by distinct terms.
+        let mut scratch = vec![0u64; (occurrences.len() * 2).next_power_of_two().max(8)];
+        let mut distinct: usize = 0;
+        for entry in occurrences {
+            if insert_or_merge(&mut scratch, entry) {
+                distinct += 1;
             }
         }
-        index
+        let mut slots = vec![0u64; table_len(distinct)].into_boxed_slice();
+        for entry in scratch.into_iter().filter(|&entry| entry != 0) {
+            insert_or_merge(&mut slots, entry);
+        }
+        Self { signature, slots }
     }
 
     /// For each of `terms` (at most `found.len()`), the field bits of the fields containing it.
@@ -197,11 +193,7 @@ impl TermIndex {
     }
 
     fn home_slot(&self, hash: u64) -> usize {
-        let mask = self.slots.len().saturating_sub(1);
-        // Truncation is intended: only the low bits pick the slot.
-        #[allow(clippy::cast_possible_truncation)]
-        let low = hash as usize;
-        low & mask
+        home_slot(hash, self.slots.len())
     }
 
     fn next_slot(&self, slot: usize) -> usize {
@@ -209,27 +201,100 @@ impl TermIndex {
     }
 }
 
-/// A 64-bit hash of a term's bytes (word-at-a-time multiply-xor with a final avalanche).
+/// Slots of a table holding `distinct` terms: at most 80% full, so probes stay short and every
+/// probe sequence reaches an empty slot.
+fn table_len(distinct: usize) -> usize {
+    (distinct * 5 / 4 + 1).next_power_of_two().max(8)
+}
+
+/// The first slot to probe for a term in a table of `len` slots (a power of two): the hash bits
+/// just above the field byte, which stored entries keep.
+fn home_slot(hash: u64, len: usize) -> usize {
+    // Truncation is intended: only the low bits pick the slot.
+    #[allow(clippy::cast_possible_truncation)]
+    let low = (hash >> 8) as usize;
+    low & len.saturating_sub(1)
+}
+
+/// Inserts a table entry (key bits and field bits) into an open-addressing table with at least
+/// one empty slot, or ORs its field bits into the entry with the same key. Returns whether the
+/// key was new.
+fn insert_or_merge(slots: &mut [u64], entry: u64) -> bool {
+    let key = entry & !FIELD_MASK;
+    let mask = slots.len().saturating_sub(1);
+    let mut at = home_slot(entry, slots.len());
+    for _ in 0..slots.len() {
+        let Some(slot) = slots.get_mut(at) else {
+            return false;
+        };
+        if *slot == 0 {
+            *slot = entry;
+            return true;
+        }
+        if *slot & !FIELD_MASK == key {
+            *slot |= entry & FIELD_MASK;
+            return false;
+        }
+        at = (at + 1) & mask;
+    }
+    false
+}
+
+/// A 64-bit hash of a term's bytes (word-at-a-time multiply-xor with a final avalanche; the last
+/// word is zero-padded).
 fn term_hash(bytes: &[u8]) -> u64 {
     const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mix = |hash: u64, word: u64| (hash ^ word).wrapping_mul(K).rotate_left(27);
     let mut hash = (bytes.len() as u64).wrapping_mul(K);
-    for chunk in bytes.chunks(8) {
+    let mut chunks = bytes.chunks_exact(8);
+    for chunk in &mut chunks {
         let mut word = [0u8; 8];
-        for (to, from) in word.iter_mut().zip(chunk) {
-            *to = *from;
-        }
-        hash = (hash ^ u64::from_le_bytes(word))
-            .wrapping_mul(K)
-            .rotate_left(27);
+        word.copy_from_slice(chunk);
+        hash = mix(hash, u64::from_le_bytes(word));
+    }
+    let rest = chunks.remainder().len();
+    if rest > 0 {
+        hash = mix(hash, tail_word(bytes, rest));
     }
     hash ^= hash >> 33;
     hash = hash.wrapping_mul(0xFF51_AFD7_ED55_8CCD);
     hash ^ (hash >> 33)
 }
 
+/// The last `rest` (1 to 7) bytes of `bytes` as a little-endian word, zero-padded. Built from
+/// whole-word loads rather than a byte-wise copy, which would stall the load that follows it.
+fn tail_word(bytes: &[u8], rest: usize) -> u64 {
+    let len = bytes.len();
+    let load4 = |at: usize| {
+        bytes
+            .get(at..at + 4)
+            .and_then(|b| <[u8; 4]>::try_from(b).ok())
+            .map_or(0, |b| u64::from(u32::from_le_bytes(b)))
+    };
+    if let Some(last) = len
+        .checked_sub(8)
+        .and_then(|at| bytes.get(at..))
+        .and_then(|b| <[u8; 8]>::try_from(b).ok())
+    {
+        return u64::from_le_bytes(last) >> (8 * (8 - rest));
+    }
+    // Shorter than a word: `rest` is the whole length.
+    if rest >= 4 {
+        return load4(0) | ((load4(rest - 4) >> (8 * (8 - rest))) << 32);
+    }
+    bytes
+        .iter()
+        .rev()
+        .fold(0, |word, &byte| (word << 8) | u64::from(byte))
+}
+
 /// The signature slot of one byte trigram.
 fn slot_of(a: u8, b: u8, c: u8) -> u16 {
-    let packed = u32::from(a) | (u32::from(b) << 8) | (u32::from(c) << 16);
+    slot_of_packed(u32::from(a) | (u32::from(b) << 8) | (u32::from(c) << 16))
+}
+
+/// The signature slot of a byte trigram packed first byte lowest.
+fn slot_of_packed(packed: u32) -> u16 {
     // Fibonacci hashing: the top bits of the product spread neighbouring trigrams apart.
     u16::try_from(packed.wrapping_mul(0x9E37_79B1) >> (32 - SLOT_BITS)).unwrap_or(0)
 }
@@ -248,4 +313,28 @@ fn trigram_slots(token: &str) -> Vec<u16> {
     slots.dedup();
     slots.truncate(MAX_SLOTS_PER_TOKEN);
     slots
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tail_word_is_the_zero_padded_last_partial_word() {
+        let text: Vec<u8> = (1..=40).collect();
+        for len in 0..text.len() {
+            let bytes = &text[..len];
+            let rest = len % 8;
+            if rest == 0 {
+                continue;
+            }
+            let mut padded = [0u8; 8];
+            padded[..rest].copy_from_slice(&bytes[len - rest..]);
+            assert_eq!(
+                tail_word(bytes, rest),
+                u64::from_le_bytes(padded),
+                "length {len}"
+            );
+        }
+    }
 }

@@ -4,12 +4,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::index::{QueryTerm, TermIndex};
 use crate::noise::NoiseMarkers;
-use crate::text::normalize;
+use crate::text::{normalize, normalize_into};
 
 /// The version of everything a stored [`PreparedText`] depends on: the normaliser, the tokenizer,
 /// the index and the stored form. A store of prepared texts (the persistent catalog) records it
 /// and discards texts stored under any other version, so it must change with any of them.
-pub const PREPARED_TEXT_VERSION: u32 = 1;
+pub const PREPARED_TEXT_VERSION: u32 = 2;
 
 /// How many characters of the trimmed body a prompt shows, and so how many are scored.
 pub const BODY_WINDOW_CHARS: usize = 1_200;
@@ -36,16 +36,21 @@ pub struct PreparedText {
 impl PreparedText {
     /// Normalises a document. `body` is the trimmed body as the scanner stores it.
     pub fn new(title: &str, description: &str, body: &str) -> Self {
-        let split = body
-            .char_indices()
-            .nth(BODY_WINDOW_CHARS)
-            .map_or(body.len(), |(at, _)| at);
+        let split = if body.len() <= BODY_WINDOW_CHARS {
+            // At most 1,200 bytes, so at most 1,200 characters.
+            body.len()
+        } else if body.is_ascii() {
+            BODY_WINDOW_CHARS
+        } else {
+            body.char_indices()
+                .nth(BODY_WINDOW_CHARS)
+                .map_or(body.len(), |(at, _)| at)
+        };
         let (shown, rest) = body.split_at(split);
-        let mut normalized_body = normalize(shown);
+        let mut normalized_body = String::with_capacity(body.len());
+        normalize_into(shown, &mut normalized_body);
         let window_end = normalized_body.len();
-        if !rest.is_empty() {
-            normalized_body.push_str(&normalize(rest));
-        }
+        normalize_into(rest, &mut normalized_body);
         Self::from_parts(
             normalize(title),
             normalize(description),

@@ -1,30 +1,168 @@
 //! Text normalisation and the token scanner shared by queries and documents.
 //!
-//! The scanner walks `char`s of already-normalised text and hands out slices of it, so producing a
-//! token never allocates (the tantivy habit of one buffer, many tokens).
+//! The scanner walks already-normalised text and hands out slices of it, so producing a token
+//! never allocates (the tantivy habit of one buffer, many tokens).
+//!
+//! Both normalisation and scanning ask the same questions of every character (is it CJK, may it
+//! start or continue a run, can it change under NFKC or lowercasing). The answers come from the
+//! Unicode tables, but for the characters memory notes are mostly written in (ASCII, the other
+//! two-byte UTF-8 scripts, CJK punctuation and kana, Han and Hangul syllables) they are looked up
+//! in one small table built from those same answers, checked exhaustively by a unit test. ASCII
+//! text skips all of it: it is lowercased bytewise and tokenized as runs of `[a-z0-9]`.
 
-use unicode_normalization::char::is_combining_mark;
+use std::sync::LazyLock;
+
+use unicode_normalization::char::{canonical_combining_class, is_combining_mark};
 use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfkc_quick};
 use unicode_script::{Script, UnicodeScript};
 
 /// Minimum number of code points of a non-CJK run for it to count as a token.
 const MIN_RUN_CHARS: usize = 3;
 
+/// Class bit: the character belongs to the CJK class.
+const CJK: u8 = 1;
+/// Class bit: the character may start a non-CJK run.
+const STARTS: u8 = 2;
+/// Class bit: the character may continue a non-CJK run.
+const CONTINUES: u8 = 4;
+/// Class bit: NFKC quick check says yes and the canonical combining class is 0, so the character
+/// can neither make a text non-normalised nor take part in reordering.
+const NFKC_STARTER: u8 = 8;
+/// Class bit: lowercasing leaves the character as it is.
+const CASELESS: u8 = 16;
+
+/// The class of every Han ideograph in U+4E00..=U+9FFF and Hangul syllable in U+AC00..=U+D7A3.
+const HAN_OR_HANGUL: u8 = CJK | NFKC_STARTER | CASELESS;
+/// First code point of the second table range (CJK punctuation, Hiragana, Katakana).
+const KANA_START: u32 = 0x3000;
+/// Code points covered by each of the two table ranges.
+const LOW_END: u32 = 0x800;
+const KANA_END: u32 = 0x3100;
+
+/// Classes of U+0000..U+07FF followed by U+3000..U+30FF, computed once from the Unicode tables.
+static CLASS_TABLE: LazyLock<Box<[u8]>> = LazyLock::new(|| {
+    (0..LOW_END)
+        .chain(KANA_START..KANA_END)
+        .map(|code| char::from_u32(code).map_or(0, class_by_tables))
+        .collect()
+});
+
+/// The class bits of `c`, from the table where it covers `c`.
+fn class_in(table: &[u8], c: char) -> u8 {
+    let code = u32::from(c);
+    let slot = if code < LOW_END {
+        Some(code)
+    } else if (KANA_START..KANA_END).contains(&code) {
+        Some(code - KANA_START + LOW_END)
+    } else if (0x4E00..=0x9FFF).contains(&code) || (0xAC00..=0xD7A3).contains(&code) {
+        return HAN_OR_HANGUL;
+    } else {
+        None
+    };
+    slot.and_then(|slot| usize::try_from(slot).ok())
+        .and_then(|slot| table.get(slot).copied())
+        .unwrap_or_else(|| class_by_tables(c))
+}
+
+/// The class bits of `c`, straight from the Unicode tables.
+fn class_by_tables(c: char) -> u8 {
+    let mut class = 0;
+    if is_cjk_by_tables(c) {
+        class |= CJK;
+    }
+    if starts_run(c) {
+        class |= STARTS;
+    }
+    if continues_run(c) {
+        class |= CONTINUES;
+    }
+    if c.is_ascii()
+        || (canonical_combining_class(c) == 0
+            && is_nfkc_quick(std::iter::once(c)) == IsNormalized::Yes)
+    {
+        class |= NFKC_STARTER;
+    }
+    let mut lower = c.to_lowercase();
+    if lower.next() == Some(c) && lower.next().is_none() {
+        class |= CASELESS;
+    }
+    class
+}
+
 /// NFKC, then lowercase: the one normal form every comparison in this crate uses.
 pub(crate) fn normalize(text: &str) -> String {
+    let mut normalized = String::with_capacity(text.len());
+    normalize_into(text, &mut normalized);
+    normalized
+}
+
+/// Appends the normal form of `text` (see [`normalize`]) to `out`.
+pub(crate) fn normalize_into(text: &str, out: &mut String) {
+    let start = out.len();
     if text.is_ascii() {
         // ASCII is invariant under NFKC, so only case needs folding.
-        return text.to_ascii_lowercase();
+        out.push_str(text);
+        if let Some(appended) = out.get_mut(start..) {
+            appended.make_ascii_lowercase();
+        }
+        return;
     }
+    if lowercase_if_nfkc(text, out) {
+        return;
+    }
+    out.truncate(start);
     if is_nfkc_quick(text.chars()) == IsNormalized::Yes {
-        return text.to_lowercase();
+        out.push_str(&text.to_lowercase());
+    } else {
+        out.push_str(&text.nfkc().collect::<String>().to_lowercase());
     }
-    text.nfkc().collect::<String>().to_lowercase()
+}
+
+/// One pass doing the NFKC quick check and lowercasing: appends `text` lowercased and returns
+/// true when the quick check says `text` is already NFKC; returns false (with `out` partly
+/// written) when it is not or may not be, or when a capital sigma needs `str::to_lowercase`'s
+/// word-final rule.
+fn lowercase_if_nfkc(text: &str, out: &mut String) -> bool {
+    let table: &[u8] = &CLASS_TABLE;
+    let mut last_class = 0u8;
+    for c in text.chars() {
+        if c.is_ascii() {
+            out.push(c.to_ascii_lowercase());
+            last_class = 0;
+            continue;
+        }
+        let class = class_in(table, c);
+        if class & NFKC_STARTER == 0 {
+            // The quick check of UAX #15, as `is_nfkc_quick` runs it.
+            let combining = canonical_combining_class(c);
+            if (last_class > combining && combining != 0)
+                || is_nfkc_quick(std::iter::once(c)) != IsNormalized::Yes
+            {
+                return false;
+            }
+            last_class = combining;
+        } else {
+            last_class = 0;
+        }
+        if class & CASELESS != 0 {
+            out.push(c);
+        } else if c == '\u{3A3}' {
+            return false;
+        } else {
+            out.extend(c.to_lowercase());
+        }
+    }
+    true
 }
 
 /// Whether `c` belongs to the CJK class: scripts Han, Hiragana, Hangul, or any character whose
 /// script extensions include Katakana (which brings in `ー` and CJK punctuation such as `、。「」・`).
 pub(crate) fn is_cjk(c: char) -> bool {
+    class_in(&CLASS_TABLE, c) & CJK != 0
+}
+
+/// [`is_cjk`] without the class table.
+fn is_cjk_without_table(c: char) -> bool {
     // Below the Hangul Jamo block only two combining marks list Katakana among their script
     // extensions; answering there without table look-ups keeps Latin, Greek and Cyrillic text on a
     // fast path (checked exhaustively by a unit test). NFKC composes these marks with any base
@@ -72,7 +210,7 @@ fn starts_run(c: char) -> bool {
     if c.is_ascii() {
         return c.is_ascii_alphanumeric();
     }
-    !is_cjk(c) && (is_letter(c) || c.is_numeric())
+    !is_cjk_without_table(c) && (is_letter(c) || c.is_numeric())
 }
 
 /// Whether `c` may continue a non-CJK run: a letter, a mark (`\p{M}`) or a digit, never CJK.
@@ -80,12 +218,12 @@ fn continues_run(c: char) -> bool {
     if c.is_ascii() {
         return c.is_ascii_alphanumeric();
     }
-    !is_cjk(c) && (is_letter(c) || is_combining_mark(c) || c.is_numeric())
+    !is_cjk_without_table(c) && (is_letter(c) || is_combining_mark(c) || c.is_numeric())
 }
 
 /// Whether `c` can be part of an identifier-like word, for whole-word alias matching.
 pub(crate) fn is_word_char(c: char) -> bool {
-    c == '_' || continues_run(c)
+    c == '_' || class_in(&CLASS_TABLE, c) & CONTINUES != 0
 }
 
 /// Calls `emit` with every token of already-normalised text, in text order, duplicates kept.
@@ -99,14 +237,97 @@ pub(crate) fn for_each_token<'t>(normalized: &'t str, mut emit: impl FnMut(&'t s
 
 /// Like [`for_each_token`], also passing each token's byte offset in `normalized`.
 pub(crate) fn for_each_token_at<'t>(normalized: &'t str, mut emit: impl FnMut(usize, &'t str)) {
+    if normalized.is_ascii() {
+        for_each_ascii_token(normalized, &mut emit);
+    } else {
+        let table: &[u8] = &CLASS_TABLE;
+        for_each_general_token(normalized, |c| class_in(table, c), &mut emit);
+    }
+}
+
+/// The tokens of ASCII text: runs of ASCII letters and digits of at least three bytes, which is
+/// what the general scanner yields on ASCII (no ASCII character is CJK or a mark).
+///
+/// Works on 64 bytes at a time: one bit mask of the letters and digits, then one step per run
+/// start and run end, so there is no branch per byte to mispredict at every word boundary.
+fn for_each_ascii_token<'t>(text: &'t str, emit: &mut impl FnMut(usize, &'t str)) {
+    // Start of the run in progress, possibly begun in an earlier block.
+    let mut open: Option<usize> = None;
+    for (block_index, block) in text.as_bytes().chunks(64).enumerate() {
+        let base = block_index * 64;
+        let mut mask = 0u64;
+        for (word_index, word) in block.chunks(8).enumerate() {
+            let mut bytes = [0u8; 8];
+            if let Some(head) = bytes.get_mut(..word.len()) {
+                head.copy_from_slice(word);
+            }
+            mask |= alphanumeric_bits(u64::from_le_bytes(bytes)) << (8 * word_index);
+        }
+        let before = (mask << 1) | u64::from(open.is_some());
+        let mut starts = mask & !before;
+        // Bits past a short final block are clear, so a run reaching the end of the text ends
+        // there; a run reaching the end of a full block carries over to the next.
+        let mut ends = !mask & before;
+        loop {
+            if let Some(start) = open {
+                if ends == 0 {
+                    break;
+                }
+                let end = base + ends.trailing_zeros() as usize;
+                ends &= ends - 1;
+                open = None;
+                if end - start >= MIN_RUN_CHARS
+                    && let Some(token) = text.get(start..end)
+                {
+                    emit(start, token);
+                }
+            } else {
+                if starts == 0 {
+                    break;
+                }
+                open = Some(base + starts.trailing_zeros() as usize);
+                starts &= starts - 1;
+            }
+        }
+    }
+    if let Some(start) = open
+        && text.len() - start >= MIN_RUN_CHARS
+        && let Some(token) = text.get(start..)
+    {
+        emit(start, token);
+    }
+}
+
+/// One bit per byte of eight ASCII bytes (lowest byte, lowest bit): whether it is an ASCII letter
+/// or digit. Zero bytes (padding) are neither.
+fn alphanumeric_bits(word: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // With every byte below 0x80, adding 0x80 - c sets a byte's high bit exactly when the byte
+    // is at least c, and no sum carries into the next byte.
+    let at_least = |word: u64, c: u8| word + ONES * u64::from(0x80 - c);
+    let digit = at_least(word, b'0') & !at_least(word, b'9' + 1);
+    let folded = word | (ONES * 0x20);
+    let letter = at_least(folded, b'a') & !at_least(folded, b'z' + 1);
+    // Gather the eight high bits into the top byte, then bring them down.
+    (((digit | letter) & HIGH) >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56
+}
+
+/// The scanner for any normalised text; see [`for_each_token`].
+fn for_each_general_token<'t>(
+    normalized: &'t str,
+    class_of: impl Fn(char) -> u8,
+    emit: &mut impl FnMut(usize, &'t str),
+) {
     // Byte offset and code-point length of the non-CJK run in progress.
     let mut run: Option<(usize, usize)> = None;
     // Byte offset of the previous character when it was CJK.
     let mut previous_cjk: Option<usize> = None;
 
     for (at, c) in normalized.char_indices() {
-        if is_cjk(c) {
-            finish_run(normalized, run.take(), at, &mut emit);
+        let class = class_of(c);
+        if class & CJK != 0 {
+            finish_run(normalized, run.take(), at, emit);
             if let Some((start, bigram)) = previous_cjk
                 .and_then(|start| Some((start, normalized.get(start..at + c.len_utf8())?)))
             {
@@ -117,16 +338,16 @@ pub(crate) fn for_each_token_at<'t>(normalized: &'t str, mut emit: impl FnMut(us
         }
         previous_cjk = None;
         match &mut run {
-            Some((_, chars)) if continues_run(c) => *chars += 1,
+            Some((_, chars)) if class & CONTINUES != 0 => *chars += 1,
             _ => {
-                finish_run(normalized, run.take(), at, &mut emit);
-                if starts_run(c) {
+                finish_run(normalized, run.take(), at, emit);
+                if class & STARTS != 0 {
                     run = Some((at, 1));
                 }
             }
         }
     }
-    finish_run(normalized, run, normalized.len(), &mut emit);
+    finish_run(normalized, run, normalized.len(), emit);
 }
 
 /// Emits the run that ends at byte `end` when it is long enough to be a token.
@@ -151,9 +372,98 @@ mod tests {
     #[test]
     fn cjk_fast_path_agrees_with_the_script_tables_below_hangul_jamo() {
         let disagreeing: Vec<char> = ('\0'..'\u{1100}')
-            .filter(|&c| is_cjk(c) != is_cjk_by_tables(c))
+            .filter(|&c| is_cjk_without_table(c) != is_cjk_by_tables(c))
             .collect();
         assert!(disagreeing.is_empty(), "{disagreeing:?}");
+    }
+
+    #[test]
+    fn the_class_table_agrees_with_the_unicode_tables_for_every_character() {
+        let table: &[u8] = &CLASS_TABLE;
+        let disagreeing: Vec<char> = ('\0'..=char::MAX)
+            .filter(|&c| class_in(table, c) != class_by_tables(c))
+            .take(10)
+            .collect();
+        assert!(disagreeing.is_empty(), "{disagreeing:?}");
+    }
+
+    /// Normalisation as specified, without fast paths.
+    fn reference_normalize(text: &str) -> String {
+        text.nfkc().collect::<String>().to_lowercase()
+    }
+
+    /// The scanner as specified, one character at a time, straight from the Unicode tables.
+    fn reference_tokens(normalized: &str) -> Vec<(usize, String)> {
+        let mut tokens = Vec::new();
+        for_each_general_token(normalized, class_by_tables, &mut |at, token: &str| {
+            tokens.push((at, token.to_owned()));
+        });
+        tokens
+    }
+
+    fn tokens(normalized: &str) -> Vec<(usize, String)> {
+        let mut tokens = Vec::new();
+        for_each_token_at(normalized, |at, token| tokens.push((at, token.to_owned())));
+        tokens
+    }
+
+    #[test]
+    fn every_single_character_normalises_as_specified() {
+        let disagreeing: Vec<char> = ('\0'..=char::MAX)
+            .filter(|&c| {
+                let text = format!("A{c}Σ{c}");
+                normalize(&text) != reference_normalize(&text)
+            })
+            .take(10)
+            .collect();
+        assert!(disagreeing.is_empty(), "{disagreeing:?}");
+    }
+
+    #[test]
+    fn a_word_final_capital_sigma_lowercases_to_final_sigma() {
+        assert_eq!(normalize("ΟΔΟΣ ΟΔΟΣ"), "οδο\u{3C2} οδο\u{3C2}");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn normalisation_fast_paths_agree_with_the_specification(text in "\\PC*") {
+            proptest::prop_assert_eq!(normalize(&text), reference_normalize(&text));
+        }
+
+        #[test]
+        fn normalisation_fast_paths_agree_on_arbitrary_strings(text in proptest::prelude::any::<String>()) {
+            proptest::prop_assert_eq!(normalize(&text), reference_normalize(&text));
+        }
+
+        #[test]
+        fn the_ascii_scanner_agrees_with_the_general_scanner(text in "[ -~\\t\\n]{0,200}") {
+            let normalized = normalize(&text);
+            proptest::prop_assert_eq!(tokens(&normalized), reference_tokens(&normalized));
+            proptest::prop_assert_eq!(tokens(&text), reference_tokens(&text));
+        }
+
+        #[test]
+        fn the_scanner_agrees_with_the_general_scanner_on_arbitrary_strings(text in proptest::prelude::any::<String>()) {
+            let normalized = normalize(&text);
+            proptest::prop_assert_eq!(tokens(&normalized), reference_tokens(&normalized));
+            proptest::prop_assert_eq!(tokens(&text), reference_tokens(&text));
+        }
+    }
+
+    #[test]
+    fn alphanumeric_bits_agree_with_the_byte_test_for_every_ascii_byte() {
+        for byte in 0..0x80u8 {
+            for lane in 0..8 {
+                let word =
+                    u64::from(byte) << (8 * lane) | 0x2020_2020_2020_2020 & !(0xFF << (8 * lane));
+                let expected = u64::from(byte.is_ascii_alphanumeric()) << lane;
+                assert_eq!(
+                    alphanumeric_bits(word),
+                    expected,
+                    "byte {byte:#x} in lane {lane}"
+                );
+            }
+        }
     }
 
     #[test]
