@@ -5,7 +5,9 @@ use std::time::SystemTime;
 
 use crate::noise::ActiveToolAliases;
 use crate::query::QueryTokens;
-use crate::score::{Ranked, Scorable, score, sort_best_first};
+use crate::score::{
+    DocParts, PARALLEL_THRESHOLD, Ranked, Scorable, map_chunks, score_prepared, sort_best_first,
+};
 
 /// At most this many lexical matches go to the model selector.
 pub const MAX_LEXICAL_CANDIDATES: usize = 180;
@@ -30,22 +32,54 @@ pub struct CandidateSelection {
 impl CandidateSelection {
     /// Scores, filters noise and picks candidates. `docs` is in recall input order
     /// (project documents first, then user documents).
+    ///
+    /// From [`crate::PARALLEL_THRESHOLD`] documents on, the scoring is spread over the rayon
+    /// thread pool in chunks whose results are joined in input order, so the selection is the
+    /// same as a serial pass would make.
     pub fn select<D: Scorable>(query: &QueryTokens, docs: &[D], tools: &ActiveToolAliases) -> Self {
+        Self::select_from(query, docs, tools, PARALLEL_THRESHOLD)
+    }
+
+    /// [`CandidateSelection::select`], parallel from `threshold` documents on.
+    fn select_from<D: Scorable>(
+        query: &QueryTokens,
+        docs: &[D],
+        tools: &ActiveToolAliases,
+        threshold: usize,
+    ) -> Self {
+        let parts = DocParts::of(docs);
+        let chunks = map_chunks(&parts, threshold, |chunk| {
+            let mut noise_dropped = 0;
+            let mut matches: Vec<(Ranked, SystemTime)> = Vec::new();
+            // Documents that are neither noise nor among the lexical candidates compete on
+            // recency.
+            let mut others: Vec<(SystemTime, usize)> = Vec::with_capacity(chunk.len());
+            for part in chunk {
+                if !tools.is_empty() && tools.is_noise(part.text) {
+                    noise_dropped += 1;
+                    continue;
+                }
+                let score = score_prepared(query, part.text, part.memory_type);
+                if score > 0 {
+                    matches.push((
+                        Ranked {
+                            index: part.index,
+                            score,
+                        },
+                        part.mtime,
+                    ));
+                }
+                others.push((part.mtime, part.index));
+            }
+            (noise_dropped, matches, others)
+        });
         let mut noise_dropped = 0;
         let mut matches: Vec<(Ranked, SystemTime)> = Vec::new();
-        // Documents that are neither noise nor among the lexical candidates compete on recency.
         let mut others: Vec<(SystemTime, usize)> = Vec::with_capacity(docs.len());
-        for (index, doc) in docs.iter().enumerate() {
-            if !tools.is_empty() && tools.is_noise(doc.prepared()) {
-                noise_dropped += 1;
-                continue;
-            }
-            let score = score(query, doc);
-            let mtime = doc.mtime();
-            if score > 0 {
-                matches.push((Ranked { index, score }, mtime));
-            }
-            others.push((mtime, index));
+        for (chunk_noise, chunk_matches, chunk_others) in chunks {
+            noise_dropped += chunk_noise;
+            matches.extend(chunk_matches);
+            others.extend(chunk_others);
         }
         sort_best_first(&mut matches);
         let ranked: Vec<Ranked> = matches.into_iter().map(|(ranked, _)| ranked).collect();
@@ -111,5 +145,102 @@ impl CandidateSelection {
     /// Number of documents dropped as active-tool noise.
     pub fn noise_dropped(&self) -> usize {
         self.noise_dropped
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, SystemTime};
+
+    use super::*;
+    use crate::score::rank_from;
+    use crate::{MemoryType, PreparedText};
+
+    struct Doc {
+        text: PreparedText,
+        memory_type: MemoryType,
+        mtime: SystemTime,
+    }
+
+    impl Scorable for Doc {
+        fn prepared(&self) -> &PreparedText {
+            &self.text
+        }
+        fn memory_type(&self) -> MemoryType {
+            self.memory_type
+        }
+        fn mtime(&self) -> SystemTime {
+            self.mtime
+        }
+    }
+
+    const WORDS: &[&str] = &[
+        "deploy",
+        "rollback",
+        "owner",
+        "api docs",
+        "tool usage",
+        "kubectl",
+        "grafana",
+        "release",
+        "記憶検索",
+        "развёртывание",
+        "ticket",
+        "user",
+        "preference",
+        "workaround",
+        "mcp tool",
+    ];
+
+    /// Documents with few distinct words, so many tie on score and mtime and the merge order
+    /// decides the ranking.
+    fn documents(count: usize) -> Vec<Doc> {
+        let mut state = 17u64;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            usize::try_from(state >> 33).unwrap()
+        };
+        (0..count)
+            .map(|_| {
+                let mut words = |n: usize| {
+                    (0..n)
+                        .map(|_| WORDS[next() % WORDS.len()])
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                };
+                let (title, description, body) = (words(2), words(4), words(12));
+                Doc {
+                    text: PreparedText::new(&title, &description, &body),
+                    memory_type: MemoryType::ALL[next() % 4],
+                    mtime: SystemTime::UNIX_EPOCH + Duration::from_secs((next() % 50) as u64),
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn parallel_scoring_selects_and_ranks_exactly_like_a_serial_pass() {
+        let docs = documents(6_000);
+        let tools = ActiveToolAliases::from_tool_names(&["mcp__grafana__query", "kubectl"]);
+        for query in [
+            "deploy owner",
+            "grafana user preference",
+            "記憶 release ticket",
+            "nothing",
+        ] {
+            let query = QueryTokens::new(query);
+            for tools in [&ActiveToolAliases::default(), &tools] {
+                let serial = CandidateSelection::select_from(&query, &docs, tools, usize::MAX);
+                let parallel = CandidateSelection::select_from(&query, &docs, tools, 0);
+                assert_eq!(parallel, serial);
+                assert_eq!(CandidateSelection::select(&query, &docs, tools), serial);
+            }
+            assert_eq!(
+                rank_from(&query, &docs, 0),
+                rank_from(&query, &docs, usize::MAX)
+            );
+        }
     }
 }

@@ -18,6 +18,11 @@
 //! - Each document carries a small index (its own terms and a trigram signature) so scoring rarely
 //!   scans text; term equality there is decided by 56 bits of a 64-bit hash.
 //! - Active-tool aliases match as whole words only (see [`ActiveToolAliases`]).
+//! - A scoring pass over at least [`PARALLEL_THRESHOLD`] (2,048) documents is split into chunks of
+//!   512 scored on the rayon thread pool and joined in input order, so `select` and `rank` return
+//!   exactly what a serial pass would; below it, one thread does it all. `Scorable` needs no
+//!   `Sync` bound: each document's prepared text, type and mtime are gathered on the calling
+//!   thread first.
 //! - The CJK class follows script extensions literally, so the combining overline (U+0305) and
 //!   dot below (U+0323), which list Katakana, are CJK too.
 
@@ -39,4 +44,4 @@ pub use memory_type::{MemoryType, UnknownMemoryType};
 pub use noise::ActiveToolAliases;
 pub use prepared::{BODY_WINDOW_CHARS, InvalidPreparedText, PREPARED_TEXT_VERSION, PreparedText};
 pub use query::{MAX_QUERY_TOKENS, QueryTokens, tokenize};
-pub use score::{Ranked, Scorable, ScoreBreakdown, explain, rank, score};
+pub use score::{PARALLEL_THRESHOLD, Ranked, Scorable, ScoreBreakdown, explain, rank, score};

@@ -94,8 +94,17 @@ fn for_each_hit<'q>(
 /// The score of one document: per query token +4 title, +3 description, +1 body window; plus the
 /// type boost (≤ 2) only when at least one token matched. A document with no hit scores 0.
 pub fn score<D: Scorable + ?Sized>(query: &QueryTokens, doc: &D) -> u32 {
+    score_prepared(query, doc.prepared(), doc.memory_type())
+}
+
+/// [`score`] from a document's parts.
+pub(crate) fn score_prepared(
+    query: &QueryTokens,
+    text: &PreparedText,
+    memory_type: MemoryType,
+) -> u32 {
     let mut lexical = 0;
-    for_each_hit(query, doc.prepared(), |_, hit| {
+    for_each_hit(query, text, |_, hit| {
         lexical += u32::from(hit.title) * TITLE_POINTS
             + u32::from(hit.description) * DESCRIPTION_POINTS
             + u32::from(hit.body) * BODY_POINTS;
@@ -104,7 +113,7 @@ pub fn score<D: Scorable + ?Sized>(query: &QueryTokens, doc: &D) -> u32 {
         // The type boost rewards a likely kind of memory, not the absence of a match.
         return 0;
     }
-    lexical + query.type_boost(doc.memory_type())
+    lexical + query.type_boost(memory_type)
 }
 
 /// The same computation as [`score`], itemised; `explain(q, d).total == score(q, d)`.
@@ -143,17 +152,84 @@ fn points(hits: usize, each: u32) -> u32 {
 }
 
 /// All matches (score > 0) best first: score desc, mtime desc (newer first), input index asc.
+///
+/// From [`PARALLEL_THRESHOLD`] documents on, the scoring is spread over the rayon thread pool; the
+/// result is the same.
 pub fn rank<D: Scorable>(query: &QueryTokens, docs: &[D]) -> Vec<Ranked> {
-    let mut matches: Vec<(Ranked, SystemTime)> = docs
-        .iter()
-        .enumerate()
-        .filter_map(|(index, doc)| {
-            let score = score(query, doc);
-            (score > 0).then(|| (Ranked { index, score }, doc.mtime()))
-        })
-        .collect();
+    rank_from(query, docs, PARALLEL_THRESHOLD)
+}
+
+/// [`rank`], parallel from `threshold` documents on.
+pub(crate) fn rank_from<D: Scorable>(
+    query: &QueryTokens,
+    docs: &[D],
+    threshold: usize,
+) -> Vec<Ranked> {
+    let parts = DocParts::of(docs);
+    let mut matches: Vec<(Ranked, SystemTime)> = map_chunks(&parts, threshold, |chunk| {
+        chunk
+            .iter()
+            .filter_map(|part| {
+                let score = score_prepared(query, part.text, part.memory_type);
+                (score > 0).then_some((
+                    Ranked {
+                        index: part.index,
+                        score,
+                    },
+                    part.mtime,
+                ))
+            })
+            .collect::<Vec<_>>()
+    })
+    .into_iter()
+    .flatten()
+    .collect();
     sort_best_first(&mut matches);
     matches.into_iter().map(|(ranked, _)| ranked).collect()
+}
+
+/// From this many documents on, a scoring pass is split into chunks scored on the rayon thread
+/// pool. Below it, the pass takes well under a millisecond and threads would only add overhead.
+pub const PARALLEL_THRESHOLD: usize = 2_048;
+/// Documents per chunk of a parallel scoring pass: big enough to dwarf the cost of a task, small
+/// enough to balance the load between threads.
+const PARALLEL_CHUNK: usize = 512;
+
+/// What the scoring pass needs of one document, gathered on the calling thread so that only
+/// [`PreparedText`] (which is `Sync`) crosses threads and `Scorable` needs no `Sync` bound.
+pub(crate) struct DocParts<'a> {
+    pub(crate) index: usize,
+    pub(crate) text: &'a PreparedText,
+    pub(crate) memory_type: MemoryType,
+    pub(crate) mtime: SystemTime,
+}
+
+impl<'a> DocParts<'a> {
+    pub(crate) fn of<D: Scorable>(docs: &'a [D]) -> Vec<Self> {
+        docs.iter()
+            .enumerate()
+            .map(|(index, doc)| DocParts {
+                index,
+                text: doc.prepared(),
+                memory_type: doc.memory_type(),
+                mtime: doc.mtime(),
+            })
+            .collect()
+    }
+}
+
+/// Applies `each` to consecutive chunks of `parts` and returns the results in chunk order: one
+/// chunk on the calling thread below `threshold` documents, chunks on the rayon pool from it on.
+pub(crate) fn map_chunks<'a, T: Send>(
+    parts: &'a [DocParts<'a>],
+    threshold: usize,
+    each: impl Fn(&'a [DocParts<'a>]) -> T + Sync,
+) -> Vec<T> {
+    use rayon::prelude::*;
+    if parts.len() < threshold {
+        return vec![each(parts)];
+    }
+    parts.par_chunks(PARALLEL_CHUNK).map(&each).collect()
 }
 
 /// Orders by score, then recency, then input order — never by type: an alphabetical type order
