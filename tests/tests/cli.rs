@@ -46,7 +46,7 @@ fn recall_without_selector_delivers_the_lexical_result_at_the_initial_point() {
     let out = &run.stdout;
     let all = lines(out);
     assert!(
-        all.contains(&"scanned 4 document(s), 2 file(s) skipped"),
+        all.contains(&"scanned 4 document(s), 2 file(s) skipped, 0 from the catalog"),
         "{out}"
     );
     assert_line_starting(
@@ -490,4 +490,74 @@ fn telemetry_jsonl_writes_the_turns_events_one_object_per_line() {
     assert_eq!(recall["strategy"], "model");
     assert_eq!(terminal["delivery_point"], "discarded");
     assert_eq!(terminal["discard_reason"], "no_relevant_results");
+}
+
+// ---------------------------------------------------------------------------------------------
+// persistent catalog
+
+#[test]
+fn second_recall_starts_from_the_catalog_and_delivers_the_same_documents() {
+    let tree = Tree::standard();
+    tree.settle();
+
+    let first = tree.run_with_roots("recall", QUERY, &["--json"]).json();
+    let second = tree.run_with_roots("recall", QUERY, &["--json"]).json();
+
+    assert_eq!(first["catalog_used"], json!(false));
+    assert_eq!(first["scan"]["catalogs"][0]["catalog"], json!("missing"));
+    assert_eq!(second["catalog_used"], json!(true));
+    assert_eq!(second["scan"]["catalogs"][0]["catalog"], json!("loaded"));
+    assert_eq!(second["scan"]["from_catalog"], json!(6));
+    assert_eq!(second["scan"]["reread"], json!(0));
+    assert_eq!(delivered(&second["initial"]), delivered(&first["initial"]));
+    assert_eq!(second["scan"]["skipped"], first["scan"]["skipped"]);
+}
+
+#[test]
+fn no_catalog_flag_neither_reads_nor_writes_a_catalog() {
+    let tree = Tree::standard();
+    tree.settle();
+
+    let run = tree.run_with_roots("recall", QUERY, &["--json", "--no-catalog"]);
+
+    assert_eq!(run.success().json()["catalog_used"], json!(false));
+    assert!(!tree.project().join(".memrecall").exists());
+    assert!(!tree.user().join(".memrecall").exists());
+}
+
+#[test]
+fn concurrent_recall_processes_share_the_catalog_safely() {
+    let tree = Tree::standard();
+    tree.settle();
+    let args: Vec<String> = ["recall", QUERY, "--json"]
+        .into_iter()
+        .map(String::from)
+        .chain(tree.root_args())
+        .collect();
+
+    let children: Vec<_> = (0..4)
+        .map(|_| {
+            std::process::Command::new(support::binary())
+                .args(&args)
+                .env("MEMRECALL_HOME", tree.base().join("home"))
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let outputs: Vec<Value> = children
+        .into_iter()
+        .map(|child| {
+            let output = child.wait_with_output().unwrap();
+            assert!(output.status.success());
+            serde_json::from_slice(&output.stdout).unwrap()
+        })
+        .collect();
+    let after = tree.run_with_roots("recall", QUERY, &["--json"]).json();
+
+    for output in &outputs {
+        assert_eq!(delivered(&output["initial"]), delivered(&after["initial"]));
+    }
+    assert_eq!(after["catalog_used"], json!(true));
+    assert_eq!(after["scan"]["reread"], json!(0));
 }

@@ -104,6 +104,9 @@ struct RecallArgs {
     /// Print machine-readable JSON instead of text.
     #[arg(long)]
     json: bool,
+    /// Neither read nor write the persistent catalog under each memory root (`.memrecall/`).
+    #[arg(long)]
+    no_catalog: bool,
 }
 
 #[derive(Debug, Args)]
@@ -294,6 +297,7 @@ fn run_recall(args: &RecallArgs) -> Result<(), Failure> {
         let mut config = RecallConfig::with_roots(roots.project.clone(), roots.user.clone());
         config.selector = selector;
         config.telemetry = sink;
+        config.catalog = !args.no_catalog;
         let mut recall = MemoryRecall::new(config).map_err(|e| Failure::selector(e.to_string()))?;
         recall.begin_turn(&args.query, &[]);
         let initial = recall.initial().await;

@@ -220,7 +220,9 @@ impl RecallOutput {
             roots: RootsOut::new(roots),
             documents_scanned: settled.as_ref().map(|s| s.docs_scanned),
             scan: settled.as_ref().map(|s| (*s.scan_report).clone()),
-            catalog_used: false,
+            catalog_used: settled
+                .as_ref()
+                .is_some_and(|s| s.scan_report.catalog_used()),
             strategy: settled.as_ref().map(|s| s.strategy),
             selector_error: settled
                 .as_ref()
@@ -258,9 +260,10 @@ impl RecallOutput {
         if let Some(scan) = &self.scan {
             let _ = writeln!(
                 s,
-                "scanned {} document(s), {} file(s) skipped",
+                "scanned {} document(s), {} file(s) skipped, {} from the catalog",
                 self.documents_scanned.unwrap_or_default(),
-                scan.skipped.len()
+                scan.skipped.len(),
+                scan.from_catalog
             );
             for warning in &scan.warnings {
                 let _ = writeln!(s, "warning: {warning}");

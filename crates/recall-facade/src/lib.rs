@@ -68,6 +68,10 @@ pub struct RecallConfig {
     pub clock: Arc<dyn Clock>,
     /// Most documents one refined delivery carries (default 5).
     pub limit: usize,
+    /// Whether recall keeps a persistent catalog under each memory root (default on): the first
+    /// recall of a process then reads only files that changed since the catalog was written. See
+    /// `memory_scan::DocumentCache::with_catalog`.
+    pub catalog: bool,
 }
 
 /// Why a recall session could not be built.
@@ -102,6 +106,7 @@ impl RecallConfig {
             telemetry: Arc::new(TracingSink),
             clock: Arc::new(SystemClock),
             limit: selector::DEFAULT_LIMIT,
+            catalog: true,
         }
     }
 
@@ -172,6 +177,9 @@ impl MemoryRecall {
         session.selector = selector;
         session.clock = config.clock;
         session.limit = config.limit;
+        if config.catalog {
+            session.cache = Arc::new(memory_scan::DocumentCache::with_catalog());
+        }
         Ok(Self {
             session: recall_lifecycle::RecallSession::new(session),
         })

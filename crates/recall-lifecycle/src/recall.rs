@@ -169,6 +169,8 @@ pub(crate) async fn run_recall(
         });
     }
 
+    persist_catalogs_in_background(&ctx.cache);
+
     let Some(Selection {
         strategy,
         documents,
@@ -208,6 +210,27 @@ pub(crate) async fn run_recall(
         scan_error: None,
     };
     state.send_modify(|s| s.settled = Some(Arc::new(settled)));
+}
+
+/// Writes the catalogs of a cache built with them, off the critical path: the fast result is
+/// already out, and the write runs beside the selector call.
+fn persist_catalogs_in_background(cache: &Arc<DocumentCache>) {
+    if !cache.uses_catalogs() {
+        return;
+    }
+    let cache = Arc::clone(cache);
+    tokio::task::spawn_blocking(move || {
+        for write in cache.persist_catalogs() {
+            match write.outcome {
+                Ok(entries) => {
+                    tracing::debug!(path = %write.path.display(), entries, "catalog written");
+                }
+                Err(error) => {
+                    tracing::debug!(path = %write.path.display(), %error, "catalog not written");
+                }
+            }
+        }
+    });
 }
 
 /// What the recall settles with, before telemetry and timings are attached.
