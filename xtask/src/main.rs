@@ -13,7 +13,7 @@ commands:
   ci              run the same checks as .ci/run (fmt, clippy, tests, eval, cargo-deny)
   eval [--json]   recall quality, delivery and scoring latency on corpus/recall-eval, plus a
                   small scan-latency report; exits non-zero when a quality gate fails
-  scan-latency [--sizes 200,500,1000,2000,5000,10000] [--runs N] [--json]
+  scan-latency [--sizes 200,1000,2000,5000,10000,50000] [--runs N] [--json]
                   time from the recall call to the fast result on real temporary trees; writes
                   target/scan-latency.svg";
 

@@ -119,11 +119,11 @@ where
             }
         };
         let Walk {
-            mut candidates,
+            candidates,
             skipped,
             files_seen,
         } = walked;
-        candidates.sort_unstable_by(|a, b| a.relative.cmp(&b.relative));
+        debug_assert!(candidates.is_sorted_by(|a, b| a.relative <= b.relative));
         let entries = candidates
             .into_par_iter()
             .map(|candidate| {
@@ -167,83 +167,110 @@ struct Walk {
     files_seen: usize,
 }
 
-/// Lists a root depth-first. Only listing the root itself can fail; a subdirectory that cannot be
-/// listed is reported as skipped.
+/// Lists a root depth-first, each directory's entries in name order, so candidates come out
+/// sorted by relative path (component-wise, as `Path` orders them) without a sort over whole
+/// paths. Only listing the root itself can fail; a subdirectory that cannot be listed is
+/// reported as skipped.
 fn walk(scope: Scope, root: &Root) -> io::Result<Walk> {
     let mut walk = Walk {
         candidates: Vec::new(),
         skipped: Vec::new(),
         files_seen: 0,
     };
-    let mut pending = vec![(root.absolute.clone(), PathBuf::new())];
-    let mut is_root = true;
-    while let Some((directory, relative_dir)) = pending.pop() {
-        let entries = match fs::read_dir(&directory) {
-            Ok(entries) => entries,
-            Err(error) if is_root => return Err(error),
-            Err(error) => {
-                walk.skip(scope, directory, io_reason(&error));
-                continue;
-            }
+    let top = list_sorted(&root.absolute)?;
+    // Each frame: a directory's path, its path below the root, and its remaining entries in
+    // reverse name order (so the next one is popped from the end).
+    let mut stack = vec![(root.absolute.clone(), PathBuf::new(), top)];
+    while let Some((directory, relative_dir, entries)) = stack.last_mut() {
+        let Some(entry) = entries.pop() else {
+            stack.pop();
+            continue;
         };
-        is_root = false;
-        for entry in entries {
-            let entry = match entry {
-                Ok(entry) => entry,
-                Err(error) => {
-                    walk.skip(scope, directory.clone(), io_reason(&error));
-                    continue;
-                }
-            };
-            let name = entry.file_name();
-            let name_bytes = name.as_encoded_bytes();
-            let is_markdown = name_bytes.ends_with(b".md");
-            let file_type = match entry.file_type() {
-                Ok(file_type) => file_type,
-                Err(error) => {
-                    if is_markdown {
-                        walk.files_seen += 1;
-                        walk.skip(scope, entry.path(), io_reason(&error));
-                    }
-                    continue;
-                }
-            };
-            if file_type.is_dir() {
-                if name_bytes.starts_with(b".") {
-                    continue;
-                }
-                if is_markdown {
-                    walk.files_seen += 1;
-                    walk.skip(scope, entry.path(), SkipReason::NotAFile);
-                }
-                pending.push((entry.path(), relative_dir.join(&name)));
-                continue;
-            }
-            if !is_markdown || name_bytes == INDEX_FILE_NAME.as_bytes() {
-                continue;
-            }
-            walk.files_seen += 1;
-            let path = entry.path();
-            let verdict = if file_type.is_symlink() {
-                resolve_symlink(&path, &root.canonical)
-            } else if file_type.is_file() {
-                Ok(())
-            } else {
-                Err(SkipReason::NotAFile)
-            };
-            match verdict {
-                Ok(()) => walk.candidates.push(Candidate {
-                    relative: relative_dir.join(&name),
-                    path,
-                }),
-                Err(reason) => walk.skip(scope, path, reason),
+        let descend = walk.visit_entry(scope, root, directory, relative_dir, entry);
+        if let Some((path, relative)) = descend {
+            match list_sorted(&path) {
+                Ok(entries) => stack.push((path, relative, entries)),
+                Err(error) => walk.skip(scope, path, io_reason(&error)),
             }
         }
     }
     Ok(walk)
 }
 
+/// A directory's entries in reverse name order; entries that cannot be read are kept as errors.
+fn list_sorted(directory: &Path) -> io::Result<Vec<io::Result<fs::DirEntry>>> {
+    let mut entries: Vec<io::Result<fs::DirEntry>> = fs::read_dir(directory)?.collect();
+    entries.sort_unstable_by(|a, b| match (a, b) {
+        (Ok(a), Ok(b)) => b.file_name().cmp(&a.file_name()),
+        (Ok(_), Err(_)) => std::cmp::Ordering::Less,
+        (Err(_), Ok(_)) => std::cmp::Ordering::Greater,
+        (Err(_), Err(_)) => std::cmp::Ordering::Equal,
+    });
+    Ok(entries)
+}
+
 impl Walk {
+    /// Classifies one directory entry; returns the subdirectory to descend into, if it is one.
+    fn visit_entry(
+        &mut self,
+        scope: Scope,
+        root: &Root,
+        directory: &Path,
+        relative_dir: &Path,
+        entry: io::Result<fs::DirEntry>,
+    ) -> Option<(PathBuf, PathBuf)> {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(error) => {
+                self.skip(scope, directory.to_path_buf(), io_reason(&error));
+                return None;
+            }
+        };
+        let name = entry.file_name();
+        let name_bytes = name.as_encoded_bytes();
+        let is_markdown = name_bytes.ends_with(b".md");
+        let file_type = match entry.file_type() {
+            Ok(file_type) => file_type,
+            Err(error) => {
+                if is_markdown {
+                    self.files_seen += 1;
+                    self.skip(scope, entry.path(), io_reason(&error));
+                }
+                return None;
+            }
+        };
+        if file_type.is_dir() {
+            if name_bytes.starts_with(b".") {
+                return None;
+            }
+            if is_markdown {
+                self.files_seen += 1;
+                self.skip(scope, entry.path(), SkipReason::NotAFile);
+            }
+            return Some((entry.path(), relative_dir.join(&name)));
+        }
+        if !is_markdown || name_bytes == INDEX_FILE_NAME.as_bytes() {
+            return None;
+        }
+        self.files_seen += 1;
+        let path = entry.path();
+        let verdict = if file_type.is_symlink() {
+            resolve_symlink(&path, &root.canonical)
+        } else if file_type.is_file() {
+            Ok(())
+        } else {
+            Err(SkipReason::NotAFile)
+        };
+        match verdict {
+            Ok(()) => self.candidates.push(Candidate {
+                relative: relative_dir.join(&name),
+                path,
+            }),
+            Err(reason) => self.skip(scope, path, reason),
+        }
+        None
+    }
+
     fn skip(&mut self, scope: Scope, path: PathBuf, reason: SkipReason) {
         self.skipped.push(SkippedFile {
             scope,

@@ -293,3 +293,21 @@ fn order_is_deterministic_across_scans_and_fresh_caches() {
         assert_eq!(again, first);
     }
 }
+
+#[test]
+fn recall_orders_paths_by_component_even_when_names_sort_below_the_separator() {
+    let tree = Tree::new();
+    for relative in ["a.md", "a-b.md", "a b.md", "a/b.md"] {
+        write_topic(&tree.project(), relative);
+    }
+
+    let scan = DocumentCache::new()
+        .scan_recall(&tree.project_only())
+        .unwrap();
+
+    let paths: Vec<PathBuf> = relative_paths(&scan).into_iter().map(|(_, p)| p).collect();
+    let mut component_order = paths.clone();
+    component_order.sort();
+    assert_eq!(paths, component_order);
+    assert_eq!(paths[0], PathBuf::from("a/b.md"));
+}
