@@ -86,14 +86,26 @@ impl QueryTerm {
     }
 }
 
-/// See the module documentation.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// See the module documentation. Two indexes are equal when they hold the same signature and the
+/// same terms, wherever the terms sit in the table.
+#[derive(Debug, Clone, Eq)]
 pub(crate) struct TermIndex {
     /// Per trigram slot, the bits of the fields holding a trigram that hashes there.
     signature: Box<[u8]>,
     /// Open-addressing table of distinct document terms: the term hash with its low byte replaced
     /// by the bits of the fields holding the term; 0 marks an empty slot.
     slots: Box<[u64]>,
+}
+
+impl PartialEq for TermIndex {
+    fn eq(&self, other: &Self) -> bool {
+        let sorted = |index: &Self| {
+            let mut entries: Vec<u64> = index.slots.iter().copied().filter(|&e| e != 0).collect();
+            entries.sort_unstable();
+            entries
+        };
+        self.signature == other.signature && sorted(self) == sorted(other)
+    }
 }
 
 impl TermIndex {
@@ -128,6 +140,48 @@ impl TermIndex {
             insert_or_merge(&mut slots, entry);
         }
         Self { signature, slots }
+    }
+
+    /// The trigram signature, one byte of field bits per slot, for the stored form.
+    pub(crate) fn signature(&self) -> &[u8] {
+        &self.signature
+    }
+
+    /// The occupied table entries as little-endian words, for the stored form.
+    pub(crate) fn term_entries(&self) -> Vec<u8> {
+        self.slots
+            .iter()
+            .filter(|&&entry| entry != 0)
+            .flat_map(|entry| entry.to_le_bytes())
+            .collect()
+    }
+
+    /// Rebuilds an index from [`TermIndex::signature`] and [`TermIndex::term_entries`] without
+    /// looking at the text; `None` when the parts cannot have come from [`TermIndex::build`].
+    pub(crate) fn from_stored(signature: Vec<u8>, entries: &[u8]) -> Option<Self> {
+        if signature.len() != SIGNATURE_SLOTS
+            || signature.iter().any(|&bits| bits & !ALL_FIELDS != 0)
+            || !entries.len().is_multiple_of(8)
+        {
+            return None;
+        }
+        let distinct = entries.len() / 8;
+        let mut slots = vec![0u64; table_len(distinct)].into_boxed_slice();
+        for word in entries.chunks_exact(8) {
+            let entry = u64::from_le_bytes(word.try_into().ok()?);
+            let bits = entry & FIELD_MASK;
+            // Each stored key is distinct and names at least one field, and nothing else.
+            if bits == 0
+                || bits & !u64::from(ALL_FIELDS) != 0
+                || !insert_or_merge(&mut slots, entry)
+            {
+                return None;
+            }
+        }
+        Some(Self {
+            signature: signature.into_boxed_slice(),
+            slots,
+        })
     }
 
     /// For each of `terms` (at most `found.len()`), the field bits of the fields containing it.

@@ -109,6 +109,21 @@ pub(crate) struct NoiseMarkers {
     durable: bool,
 }
 
+impl NoiseMarkers {
+    /// The markers as two bits (usage 1, durable 2), for the stored form.
+    pub(crate) fn to_bits(self) -> u8 {
+        u8::from(self.usage) | (u8::from(self.durable) << 1)
+    }
+
+    /// The inverse of [`NoiseMarkers::to_bits`]; `None` when other bits are set.
+    pub(crate) fn from_bits(bits: u8) -> Option<Self> {
+        (bits <= 3).then_some(Self {
+            usage: bits & 1 != 0,
+            durable: bits & 2 != 0,
+        })
+    }
+}
+
 /// Bits of the prefix filter index: 4,096 bits for 15 distinct four-byte marker prefixes, so
 /// about one text position in 270 needs a closer look.
 const PREFIX_FILTER_BITS: u32 = 12;

@@ -9,7 +9,7 @@ use crate::text::{normalize, normalize_into};
 /// The version of everything a stored [`PreparedText`] depends on: the normaliser, the tokenizer,
 /// the index and the stored form. A store of prepared texts (the persistent catalog) records it
 /// and discards texts stored under any other version, so it must change with any of them.
-pub const PREPARED_TEXT_VERSION: u32 = 2;
+pub const PREPARED_TEXT_VERSION: u32 = 3;
 
 /// How many characters of the trimmed body a prompt shows, and so how many are scored.
 pub const BODY_WINDOW_CHARS: usize = 1_200;
@@ -22,8 +22,8 @@ pub const BODY_WINDOW_CHARS: usize = 1_200;
 /// the part a prompt can show — and the full body is that window followed by the normalised rest.
 /// A term index of the scored fields (see the `index` module) and the presence of noise markers are
 /// derived here too; they are rebuilt on load rather than stored.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(try_from = "StoredPreparedText", into = "StoredPreparedText")]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "StoredPreparedText")]
 pub struct PreparedText {
     title: String,
     description: String,
@@ -110,23 +110,47 @@ impl PreparedText {
     }
 }
 
-/// The stored form of [`PreparedText`]: the normalised fields and the window end, no signature.
-#[derive(Serialize, Deserialize)]
+/// The stored form of [`PreparedText`] as read: the normalised fields, the window end and the
+/// derived index and markers, so loading never tokenizes again.
+#[derive(Deserialize)]
 struct StoredPreparedText {
     title: String,
     description: String,
     body: String,
     body_window_end: usize,
+    #[serde(with = "serde_bytes")]
+    signature: Vec<u8>,
+    #[serde(with = "serde_bytes")]
+    term_entries: Vec<u8>,
+    markers: u8,
 }
 
-impl From<PreparedText> for StoredPreparedText {
-    fn from(text: PreparedText) -> Self {
-        Self {
-            title: text.title,
-            description: text.description,
-            body: text.body,
-            body_window_end: text.window_end,
+/// The stored form as written, borrowing from the text; fields match [`StoredPreparedText`].
+#[derive(Serialize)]
+struct StoredPreparedTextRef<'a> {
+    title: &'a str,
+    description: &'a str,
+    body: &'a str,
+    body_window_end: usize,
+    #[serde(with = "serde_bytes")]
+    signature: &'a [u8],
+    #[serde(with = "serde_bytes")]
+    term_entries: &'a [u8],
+    markers: u8,
+}
+
+impl Serialize for PreparedText {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        StoredPreparedTextRef {
+            title: &self.title,
+            description: &self.description,
+            body: &self.body,
+            body_window_end: self.window_end,
+            signature: self.index.signature(),
+            term_entries: &self.index.term_entries(),
+            markers: self.markers.to_bits(),
         }
+        .serialize(serializer)
     }
 }
 
@@ -140,12 +164,17 @@ impl TryFrom<StoredPreparedText> for PreparedText {
                 body_len: stored.body.len(),
             });
         }
-        Ok(Self::from_parts(
-            stored.title,
-            stored.description,
-            stored.body,
-            stored.body_window_end,
-        ))
+        let index = TermIndex::from_stored(stored.signature, &stored.term_entries)
+            .ok_or(InvalidPreparedText::Index)?;
+        let markers = NoiseMarkers::from_bits(stored.markers).ok_or(InvalidPreparedText::Index)?;
+        Ok(Self {
+            title: stored.title,
+            description: stored.description,
+            body: stored.body,
+            window_end: stored.body_window_end,
+            index,
+            markers,
+        })
     }
 }
 
@@ -162,4 +191,7 @@ pub enum InvalidPreparedText {
         /// The stored body length, in bytes.
         body_len: usize,
     },
+    /// The stored index or noise markers are malformed; re-prepare the document.
+    #[error("the stored term index is malformed; prepare the document again")]
+    Index,
 }

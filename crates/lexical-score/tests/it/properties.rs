@@ -81,6 +81,35 @@ fn reference_score(query: &QueryTokens, doc: &Doc) -> u32 {
 
 proptest! {
     #[test]
+    fn prepared_text_round_trips_through_postcard(
+        title in mixed_text(40),
+        description in mixed_text(80),
+        body in mixed_text(1_600),
+    ) {
+        let text = PreparedText::new(&title, &description, &body);
+        let bytes = postcard::to_stdvec(&text).unwrap();
+        let loaded: PreparedText = postcard::from_bytes(&bytes).unwrap();
+        prop_assert_eq!(loaded, text);
+    }
+
+    #[test]
+    fn a_damaged_stored_prepared_text_never_panics(
+        body in mixed_text(400),
+        flips in proptest::collection::vec((any::<prop::sample::Index>(), 1u8..), 1..4),
+        cut in any::<prop::sample::Index>(),
+    ) {
+        let text = PreparedText::new("title", "description", &body);
+        let mut bytes = postcard::to_stdvec(&text).unwrap();
+        for (at, mask) in flips {
+            let at = at.index(bytes.len());
+            bytes[at] ^= mask;
+        }
+        // Either result is fine; decoding must only not panic.
+        let _ = postcard::from_bytes::<PreparedText>(&bytes);
+        let _ = postcard::from_bytes::<PreparedText>(&bytes[..cut.index(bytes.len())]);
+    }
+
+    #[test]
     fn tokenizing_any_string_never_panics(text in any::<String>()) {
         let tokens = tokenize(&text);
         let query = QueryTokens::new(&text);

@@ -212,10 +212,17 @@ fn prepared_text_round_trips_through_its_stored_form() {
     assert_eq!(loaded.body_window(), text.body_window());
 }
 
+/// The stored form of a small text, with its window end replaced.
+fn stored_with_window_end(body: &str, window_end: usize) -> serde_json::Value {
+    let mut stored = serde_json::to_value(PreparedText::new("t", "d", body)).unwrap();
+    stored["body_window_end"] = window_end.into();
+    stored
+}
+
 #[test]
 fn a_stored_prepared_text_with_a_window_end_inside_a_character_is_rejected() {
-    let stored = r#"{"title":"t","description":"d","body":"本文","body_window_end":1}"#;
-    let error = serde_json::from_str::<PreparedText>(stored).unwrap_err();
+    let stored = stored_with_window_end("本文", 1);
+    let error = serde_json::from_value::<PreparedText>(stored).unwrap_err();
     assert!(
         error.to_string().contains("not a character boundary"),
         "{error}"
@@ -224,6 +231,35 @@ fn a_stored_prepared_text_with_a_window_end_inside_a_character_is_rejected() {
 
 #[test]
 fn a_stored_prepared_text_with_a_window_end_past_the_body_is_rejected() {
-    let stored = r#"{"title":"t","description":"d","body":"abc","body_window_end":9}"#;
-    assert!(serde_json::from_str::<PreparedText>(stored).is_err());
+    let stored = stored_with_window_end("abc", 9);
+    assert!(serde_json::from_value::<PreparedText>(stored).is_err());
+}
+
+#[test]
+fn a_stored_prepared_text_with_a_malformed_index_is_rejected() {
+    let mut stored = serde_json::to_value(PreparedText::new("t", "d", "some body text")).unwrap();
+    stored["signature"] = serde_json::json!([1, 2, 3]);
+    let error = serde_json::from_value::<PreparedText>(stored).unwrap_err();
+    assert!(error.to_string().contains("term index"), "{error}");
+}
+
+#[test]
+fn a_stored_prepared_text_scores_like_the_text_it_was_prepared_from() {
+    let text = PreparedText::new(
+        "Ownership",
+        "Who owns the pager",
+        "Escalate to the owner on call.",
+    );
+    let bytes = postcard::to_stdvec(&text).unwrap();
+    let loaded: PreparedText = postcard::from_bytes(&bytes).unwrap();
+    let doc = |text: PreparedText| Doc {
+        text,
+        memory_type: MemoryType::Project,
+        mtime: std::time::SystemTime::UNIX_EPOCH,
+    };
+    let query = q("owner pager escalation");
+    assert_eq!(
+        rank(&query, &[doc(loaded)])[0].score,
+        rank(&query, &[doc(text)])[0].score
+    );
 }
