@@ -10,7 +10,9 @@ use std::time::{Duration, SystemTime};
 
 use crate::catalog;
 use crate::document::{Document, ScannedDocument, Scope};
-use crate::engine::{Candidate, MemoryRoots, ReadOutcome, read_topic_file, scan_scopes};
+use crate::engine::{
+    Candidate, MemoryRoots, ReadOutcome, list_scopes, read_topic_file, visit_scopes,
+};
 use crate::key::FileKey;
 use crate::report::{
     CatalogLoad, CatalogOutcome, CatalogWrite, ScanError, ScanReport, SkipReason, SkippedFile,
@@ -129,6 +131,9 @@ impl DocumentCache {
         let settle_before = catalog::to_epoch_ns(SystemTime::now() - RACY_MARGIN);
         let mut scopes = self.lock();
         let mut report = ScanReport::default();
+        // Roots seen for the first time start from their catalog, loaded while the roots are
+        // listed: the listing waits on the file system, the load on the CPU.
+        let mut starting = Vec::new();
         for (slot, scope, root) in [
             (0, Scope::Project, &roots.project),
             (1, Scope::User, &roots.user),
@@ -138,16 +143,27 @@ impl DocumentCache {
                 continue;
             };
             if scopes[slot].as_ref().is_none_or(|cache| cache.root != root) {
-                let (cache, load) = self.start_root(root, scope);
-                report.catalogs.extend(load);
-                scopes[slot] = Some(cache);
+                starting.push((slot, scope, root));
             }
+        }
+        let (walked, started) = rayon::join(
+            || list_scopes(roots),
+            || {
+                starting
+                    .into_iter()
+                    .map(|(slot, scope, root)| (slot, self.start_root(root, scope)))
+                    .collect::<Vec<_>>()
+            },
+        );
+        for (slot, (cache, load)) in started {
+            report.catalogs.extend(load);
+            scopes[slot] = Some(cache);
         }
 
         let previous = &*scopes;
-        let listings = scan_scopes(roots, |scope, candidate| {
+        let listings = visit_scopes(walked?, |scope, candidate| {
             visit(previous[slot_of(scope)].as_ref(), scope, candidate)
-        })?;
+        });
 
         report.warnings = listings.warnings;
         let mut documents = Vec::new();

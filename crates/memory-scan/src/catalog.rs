@@ -57,7 +57,7 @@ const MAGIC: [u8; 8] = *b"memrcat\0";
 const FIXED_HEADER_BYTES: usize = 8 + 4 * 4;
 const CHUNK_RECORD_BYTES: usize = 3 * 8;
 /// Small enough that both cores get many chunks, large enough that per-chunk costs vanish.
-const ENTRIES_PER_CHUNK: usize = 256;
+const ENTRIES_PER_CHUNK: usize = 32;
 /// Temporary files older than this were left by a writer that died; the next writer removes them.
 const STALE_TEMPORARY: Duration = Duration::from_mins(10);
 const TEMPORARY_PREFIX: &str = "catalog.tmp-";
@@ -394,11 +394,11 @@ fn decode_chunk(bytes: &[u8], root: &Path, scope: Scope) -> Result<Entries, Reje
                         .ok_or_else(|| {
                             Rejection::Undecodable("a stored topic breaks its invariants".into())
                         })?;
-                    let relative = PathBuf::from(relative.clone());
+                    let path = crate::engine::join(root, &relative);
                     let document = Document::from_scan(
                         scope,
-                        root.join(&relative),
-                        relative,
+                        path,
+                        PathBuf::from(relative.clone()),
                         topic,
                         from_epoch_ns(mtime_ns),
                     );

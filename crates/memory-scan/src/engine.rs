@@ -14,6 +14,7 @@
 //! Each candidate is read with one `open`, one `fstat` of that descriptor and one read, in
 //! parallel across the rayon pool; results are ordered by relative path, never by thread timing.
 
+use std::ffi::OsString;
 use std::fs::{self, File};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
@@ -82,16 +83,27 @@ struct Root {
     canonical: PathBuf,
 }
 
+/// Both roots listed (project first), not yet visited.
+pub(crate) struct Walked {
+    scopes: Vec<(Scope, Walk)>,
+    warnings: Vec<String>,
+}
+
 /// Walks every configured root and runs `visit` on each candidate in parallel.
-///
-/// A missing root is an empty scope; a project root that cannot be listed is an error, a user
-/// root that cannot be listed is a warning.
 pub(crate) fn scan_scopes<T, F>(roots: &MemoryRoots, visit: F) -> Result<Listings<T>, ScanError>
 where
     T: Send,
     F: Fn(Scope, &Candidate) -> T + Sync,
 {
-    let mut listings = Listings {
+    Ok(visit_scopes(list_scopes(roots)?, visit))
+}
+
+/// Lists every configured root.
+///
+/// A missing root is an empty scope; a project root that cannot be listed is an error, a user
+/// root that cannot be listed is a warning.
+pub(crate) fn list_scopes(roots: &MemoryRoots) -> Result<Walked, ScanError> {
+    let mut walked_scopes = Walked {
         scopes: Vec::with_capacity(2),
         warnings: Vec::new(),
     };
@@ -101,44 +113,59 @@ where
             Some(opened) => walk(scope, &opened).map(Some),
             None => Ok(None),
         });
-        let walked = match walked {
-            Ok(Some(walked)) => walked,
-            Ok(None) => continue,
+        match walked {
+            Ok(Some(walked)) => walked_scopes.scopes.push((scope, walked)),
+            Ok(None) => {}
             Err(source) if scope == Scope::Project => {
                 return Err(ScanError::ProjectRoot {
                     path: root.clone(),
                     source,
                 });
             }
-            Err(error) => {
-                listings.warnings.push(format!(
-                    "cannot read user memory root {}: {error}; recalling from the project scope only",
-                    root.display()
-                ));
-                continue;
-            }
-        };
-        let Walk {
-            candidates,
-            skipped,
-            files_seen,
-        } = walked;
-        debug_assert!(candidates.is_sorted_by(|a, b| a.relative <= b.relative));
-        let entries = candidates
-            .into_par_iter()
-            .map(|candidate| {
-                let visited = visit(scope, &candidate);
-                (candidate, visited)
-            })
-            .collect();
-        listings.scopes.push(ScopeListing {
-            scope,
-            entries,
-            skipped,
-            files_seen,
-        });
+            Err(error) => walked_scopes.warnings.push(format!(
+                "cannot read user memory root {}: {error}; recalling from the project scope only",
+                root.display()
+            )),
+        }
     }
-    Ok(listings)
+    Ok(walked_scopes)
+}
+
+/// Runs `visit` on each listed candidate in parallel; results keep the listing order.
+pub(crate) fn visit_scopes<T, F>(walked: Walked, visit: F) -> Listings<T>
+where
+    T: Send,
+    F: Fn(Scope, &Candidate) -> T + Sync,
+{
+    let scopes = walked
+        .scopes
+        .into_iter()
+        .map(|(scope, walk)| {
+            let Walk {
+                candidates,
+                skipped,
+                files_seen,
+            } = walk;
+            debug_assert!(candidates.is_sorted_by(|a, b| a.relative <= b.relative));
+            let entries = candidates
+                .into_par_iter()
+                .map(|candidate| {
+                    let visited = visit(scope, &candidate);
+                    (candidate, visited)
+                })
+                .collect();
+            ScopeListing {
+                scope,
+                entries,
+                skipped,
+                files_seen,
+            }
+        })
+        .collect();
+    Listings {
+        scopes,
+        warnings: walked.warnings,
+    }
 }
 
 /// `None` when the root does not exist.
@@ -197,11 +224,25 @@ fn walk(scope: Scope, root: &Root) -> io::Result<Walk> {
     Ok(walk)
 }
 
+/// `base/name`, allocated once at its final size (`Path::join` grows the buffer as it appends).
+pub(crate) fn join(base: &Path, name: &std::ffi::OsStr) -> PathBuf {
+    let mut path = PathBuf::with_capacity(base.as_os_str().len() + 1 + name.len());
+    path.push(base);
+    path.push(name);
+    path
+}
+
+/// A directory entry with its name, or the error reading it.
+type Listed = io::Result<(OsString, fs::DirEntry)>;
+
 /// A directory's entries in reverse name order; entries that cannot be read are kept as errors.
-fn list_sorted(directory: &Path) -> io::Result<Vec<io::Result<fs::DirEntry>>> {
-    let mut entries: Vec<io::Result<fs::DirEntry>> = fs::read_dir(directory)?.collect();
+/// Names are fetched once (each `DirEntry::file_name` call allocates).
+fn list_sorted(directory: &Path) -> io::Result<Vec<Listed>> {
+    let mut entries: Vec<Listed> = fs::read_dir(directory)?
+        .map(|entry| entry.map(|entry| (entry.file_name(), entry)))
+        .collect();
     entries.sort_unstable_by(|a, b| match (a, b) {
-        (Ok(a), Ok(b)) => b.file_name().cmp(&a.file_name()),
+        (Ok((a, _)), Ok((b, _))) => b.cmp(a),
         (Ok(_), Err(_)) => std::cmp::Ordering::Less,
         (Err(_), Ok(_)) => std::cmp::Ordering::Greater,
         (Err(_), Err(_)) => std::cmp::Ordering::Equal,
@@ -217,16 +258,15 @@ impl Walk {
         root: &Root,
         directory: &Path,
         relative_dir: &Path,
-        entry: io::Result<fs::DirEntry>,
+        entry: Listed,
     ) -> Option<(PathBuf, PathBuf)> {
-        let entry = match entry {
-            Ok(entry) => entry,
+        let (name, entry) = match entry {
+            Ok(listed) => listed,
             Err(error) => {
                 self.skip(scope, directory.to_path_buf(), io_reason(&error));
                 return None;
             }
         };
-        let name = entry.file_name();
         let name_bytes = name.as_encoded_bytes();
         let is_markdown = name_bytes.ends_with(b".md");
         let file_type = match entry.file_type() {
@@ -247,13 +287,13 @@ impl Walk {
                 self.files_seen += 1;
                 self.skip(scope, entry.path(), SkipReason::NotAFile);
             }
-            return Some((entry.path(), relative_dir.join(&name)));
+            return Some((join(directory, &name), join(relative_dir, &name)));
         }
         if !is_markdown || name_bytes == INDEX_FILE_NAME.as_bytes() {
             return None;
         }
         self.files_seen += 1;
-        let path = entry.path();
+        let path = join(directory, &name);
         let verdict = if file_type.is_symlink() {
             resolve_symlink(&path, &root.canonical)
         } else if file_type.is_file() {
@@ -263,7 +303,7 @@ impl Walk {
         };
         match verdict {
             Ok(()) => self.candidates.push(Candidate {
-                relative: relative_dir.join(&name),
+                relative: join(relative_dir, &name),
                 path,
             }),
             Err(reason) => self.skip(scope, path, reason),
