@@ -8,6 +8,12 @@
 // Doc comments on the argument types are `--help` text, read in a terminal, not Markdown.
 #![allow(clippy::doc_markdown)]
 
+
+// Recall allocates many small strings on tokio and rayon threads at once; glibc's allocator
+// spent about a fifth of a 10,000-topic recall in malloc and free, mimalloc halves the recall.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod output;
 
 use std::path::{Path, PathBuf};
