@@ -17,6 +17,10 @@
 //!   the scored text is exactly what a prompt can show even when NFKC changes lengths.
 //! - Each document carries a small index (its own terms and a trigram signature) so scoring rarely
 //!   scans text; term equality there is decided by 56 bits of a 64-bit hash.
+//! - A [`PreparedText`] serialises with its index and noise markers (the signature and the term
+//!   table's entries as byte strings), so a persistent store loads it without tokenizing; loading
+//!   checks every part, and [`PREPARED_TEXT_VERSION`] names the stored form and the tokenizer it
+//!   came from.
 //! - Active-tool aliases match as whole words only (see [`ActiveToolAliases`]).
 //! - A scoring pass over at least [`PARALLEL_THRESHOLD`] (2,048) documents is split into chunks of
 //!   512 scored on the rayon thread pool and joined in input order, so `select` and `rank` return

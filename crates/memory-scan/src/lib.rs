@@ -8,6 +8,11 @@
 //! - [`DocumentCache::scan_recall`]: the uncapped recall scanner, project documents first, with a
 //!   session cache that re-reads only changed files and keeps each document's prepared scoring
 //!   text.
+//! - [`DocumentCache::with_catalog`]: the same cache started from a persistent catalog per root
+//!   (`<root>/.memrecall/catalog`, see [`catalog_path`]) and written back by
+//!   [`DocumentCache::persist_catalogs`], so a new process reads only files that changed. An entry
+//!   is trusted only when its [`FileKey`] matches and its file was older than [`RACY_MARGIN`] when
+//!   it was read; a damaged, foreign or older catalog is ignored and rebuilt.
 //! - [`scan_capped`]: the [`CAPPED_SCAN_LIMIT`] newest documents, for everything that is not recall.
 //!
 //! Walk rules (hidden directories, `MEMORY.md`, symlinks, size cap) are documented on the engine
