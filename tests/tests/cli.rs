@@ -448,6 +448,18 @@ async fn a_slow_model_refines_the_fast_result_at_the_tool_result_point() {
 // Telemetry
 
 #[test]
+fn telemetry_file_in_a_missing_directory_exits_2_with_one_line() {
+    let tree = Tree::standard();
+    let run = tree.run_with_roots(
+        "recall",
+        QUERY,
+        &["--telemetry", "jsonl:no-such-dir/events.jsonl"],
+    );
+    let line = run.one_line_failure(2);
+    assert!(line.contains("cannot open telemetry file"), "{line}");
+}
+
+#[test]
 fn telemetry_jsonl_writes_the_turns_events_one_object_per_line() {
     let tree = Tree::standard();
     let run = tree.run_with_roots(

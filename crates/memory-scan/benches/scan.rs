@@ -12,6 +12,10 @@ use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use criterion::{BenchmarkId, Criterion, criterion_main};
+
+// The allocator the `memrecall` binary runs with, so the figures are the shipped ones.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use memory_scan::{DocumentCache, MemoryRoots, scan_capped};
 
 const SIZES: [usize; 3] = [200, 1_000, 10_000];

@@ -8,7 +8,6 @@
 // Doc comments on the argument types are `--help` text, read in a terminal, not Markdown.
 #![allow(clippy::doc_markdown)]
 
-
 // Recall allocates many small strings on tokio and rayon threads at once; glibc's allocator
 // spent about a fifth of a 10,000-topic recall in malloc and free, mimalloc halves the recall.
 #[global_allocator]
@@ -262,8 +261,11 @@ fn telemetry_sink(
         code: 2,
         message: format!("--telemetry must look like jsonl:PATH, got {spec:?}"),
     })?;
-    let file = JsonLinesSink::create(Path::new(path))
-        .map_err(|e| Failure::from(anyhow::anyhow!("cannot open telemetry file {path}: {e}")))?;
+    // A path that cannot be created is a mistake on the command line, like a malformed one.
+    let file = JsonLinesSink::create(Path::new(path)).map_err(|e| Failure {
+        code: 2,
+        message: format!("cannot open telemetry file {path}: {e}"),
+    })?;
     Ok(Arc::new(FanOutSink(vec![recording, Arc::new(file)])))
 }
 
