@@ -397,3 +397,39 @@ fn concurrent_recalls_never_leave_a_damaged_catalog() {
         .count();
     assert_eq!(leftovers, 1, "only the catalog remains");
 }
+
+mod damaged {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// Whatever bytes of a catalog are flipped or cut, recall returns what a plain scan
+        /// returns: damage is either detected (and the catalog ignored) or harmless.
+        #[test]
+        fn damaged_catalog_never_changes_results(
+            flips in prop::collection::vec((any::<prop::sample::Index>(), 1u8..), 0..4),
+            cut in prop::option::of(any::<prop::sample::Index>()),
+        ) {
+            let tree = tree_with_catalog();
+            let path = catalog_path(&tree.project());
+            let mut bytes = fs::read(&path).unwrap();
+            for (at, mask) in flips {
+                let at = at.index(bytes.len());
+                bytes[at] ^= mask;
+            }
+            if let Some(cut) = cut {
+                bytes.truncate(cut.index(bytes.len()));
+            }
+            fs::write(&path, &bytes).unwrap();
+
+            let with_catalog = scan_with_catalog(&tree);
+            let plain = DocumentCache::new().scan_recall(&tree.project_only()).unwrap();
+
+            prop_assert_eq!(observable(&with_catalog.documents), observable(&plain.documents));
+            prop_assert_eq!(with_catalog.report.skipped, plain.report.skipped);
+        }
+    }
+}
