@@ -265,7 +265,7 @@ impl DocumentCache {
             .into_iter()
             .map(|(scope, root, entries)| {
                 let outcome = match catalog::save(&root, &entries) {
-                    Ok(()) => Ok(entries.len()),
+                    Ok(written) => Ok(written),
                     Err(error) => {
                         self.mark_dirty(&root);
                         Err(error.to_string())
@@ -392,6 +392,33 @@ mod tests {
             user: None,
         };
         (dir, roots)
+    }
+
+    #[test]
+    fn transient_skip_verdicts_are_left_out_of_the_catalog_and_the_rest_loads() {
+        let (dir, _roots) = root_with_stale_catalog_entry(true);
+        let transient = CacheEntry {
+            key: FileKey {
+                device: 1,
+                inode: 2,
+                size: 3,
+                mtime_ns: 4,
+                ctime_ns: 5,
+            },
+            settled: true,
+            verdict: Verdict::Skipped(SkipReason::Unreadable {
+                error: "input/output error".into(),
+            }),
+        };
+        let mut entries = catalog::load(dir.path(), Scope::Project).unwrap().unwrap();
+        entries.push((OsString::from("flaky.md"), transient));
+
+        let written = catalog::save(dir.path(), &entries).unwrap();
+        let loaded = catalog::load(dir.path(), Scope::Project).unwrap().unwrap();
+
+        assert_eq!(written, 1);
+        assert_eq!(loaded.len(), 1);
+        assert_eq!(loaded[0].0, OsString::from("a.md"));
     }
 
     #[test]

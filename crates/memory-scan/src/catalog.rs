@@ -151,9 +151,10 @@ pub(crate) fn load(root: &Path, scope: Scope) -> Result<Option<Entries>, Rejecti
     Ok(Some(entries))
 }
 
-/// Writes the catalog of `root` atomically. Fails without touching an existing catalog when the
-/// root's state directory cannot be created or written (a read-only tree, for one).
-pub(crate) fn save(root: &Path, entries: &[(OsString, CacheEntry)]) -> io::Result<()> {
+/// Writes the catalog of `root` atomically and returns how many entries it holds (transient skip
+/// verdicts are left out). Fails without touching an existing catalog when the root's state
+/// directory cannot be created or written (a read-only tree, for one).
+pub(crate) fn save(root: &Path, entries: &[(OsString, CacheEntry)]) -> io::Result<usize> {
     let dir = root.join(CATALOG_DIR_NAME);
     // Never `create_dir_all`: a root that does not exist must not be created by its catalog.
     match fs::create_dir(&dir) {
@@ -161,8 +162,10 @@ pub(crate) fn save(root: &Path, entries: &[(OsString, CacheEntry)]) -> io::Resul
         _ => {}
     }
     let (temporary_path, mut file) = create_temporary(&dir)?;
-    let written = write_catalog(&mut file, entries)
-        .and_then(|()| fs::rename(&temporary_path, dir.join(CATALOG_FILE_NAME)));
+    let written = write_catalog(&mut file, entries).and_then(|count| {
+        fs::rename(&temporary_path, dir.join(CATALOG_FILE_NAME))?;
+        Ok(count)
+    });
     if written.is_err() {
         let _ = fs::remove_file(&temporary_path);
     }
@@ -170,14 +173,16 @@ pub(crate) fn save(root: &Path, entries: &[(OsString, CacheEntry)]) -> io::Resul
     written
 }
 
-fn write_catalog(file: &mut File, entries: &[(OsString, CacheEntry)]) -> io::Result<()> {
-    let chunks: Vec<Vec<u8>> = entries
+/// Writes the storable entries; returns how many that was.
+fn write_catalog(file: &mut File, entries: &[(OsString, CacheEntry)]) -> io::Result<usize> {
+    let storable: Vec<EntryOut<'_>> = entries.iter().filter_map(entry_out).collect();
+    let chunks: Vec<Vec<u8>> = storable
         .par_chunks(ENTRIES_PER_CHUNK)
-        .map(encode_chunk)
+        .map(|chunk| postcard::to_stdvec(chunk).map_err(io::Error::other))
         .collect::<Result<_, _>>()?;
     let too_many = |_| io::Error::other("too many catalog entries");
     let chunk_count = u32::try_from(chunks.len()).map_err(too_many)?;
-    let entry_count = u32::try_from(entries.len()).map_err(too_many)?;
+    let entry_count = u32::try_from(storable.len()).map_err(too_many)?;
 
     let mut header = Vec::with_capacity(FIXED_HEADER_BYTES + chunks.len() * CHUNK_RECORD_BYTES + 8);
     header.extend_from_slice(&MAGIC);
@@ -205,7 +210,8 @@ fn write_catalog(file: &mut File, entries: &[(OsString, CacheEntry)]) -> io::Res
     for chunk in &chunks {
         out.write_all(chunk)?;
     }
-    out.flush()
+    out.flush()?;
+    Ok(storable.len())
 }
 
 fn create_temporary(dir: &Path) -> io::Result<(PathBuf, File)> {
@@ -346,30 +352,25 @@ impl StoredSkip {
     }
 }
 
-fn encode_chunk(entries: &[(OsString, CacheEntry)]) -> io::Result<Vec<u8>> {
-    let out: Vec<EntryOut<'_>> = entries
-        .iter()
-        .filter_map(|(relative, entry)| {
-            let verdict = match &entry.verdict {
-                Verdict::Document(document) => VerdictOut::Document {
-                    memory_type: document.memory_type(),
-                    title: document.title(),
-                    description: document.description(),
-                    body: document.body(),
-                    mtime_ns: to_epoch_ns(document.mtime()),
-                    prepared: document.prepared(),
-                },
-                Verdict::Skipped(reason) => VerdictOut::Skipped(StoredSkip::from_reason(reason)?),
-            };
-            Some(EntryOut {
-                relative: relative.as_encoded_bytes(),
-                key: entry.key,
-                settled: entry.settled,
-                verdict,
-            })
-        })
-        .collect();
-    postcard::to_stdvec(&out).map_err(io::Error::other)
+/// The stored form of one entry; `None` for verdicts not worth keeping across processes.
+fn entry_out((relative, entry): &(OsString, CacheEntry)) -> Option<EntryOut<'_>> {
+    let verdict = match &entry.verdict {
+        Verdict::Document(document) => VerdictOut::Document {
+            memory_type: document.memory_type(),
+            title: document.title(),
+            description: document.description(),
+            body: document.body(),
+            mtime_ns: to_epoch_ns(document.mtime()),
+            prepared: document.prepared(),
+        },
+        Verdict::Skipped(reason) => VerdictOut::Skipped(StoredSkip::from_reason(reason)?),
+    };
+    Some(EntryOut {
+        relative: relative.as_encoded_bytes(),
+        key: entry.key,
+        settled: entry.settled,
+        verdict,
+    })
 }
 
 fn decode_chunk(bytes: &[u8], root: &Path, scope: Scope) -> Result<Entries, Rejection> {
