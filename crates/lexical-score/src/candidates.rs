@@ -5,9 +5,7 @@ use std::time::SystemTime;
 
 use crate::noise::ActiveToolAliases;
 use crate::query::QueryTokens;
-use crate::score::{
-    DocParts, PARALLEL_THRESHOLD, Ranked, Scorable, map_chunks, score_prepared, sort_best_first,
-};
+use crate::score::{DocParts, PARALLEL_THRESHOLD, Ranked, Scorable, map_chunks, sort_best_first};
 
 /// At most this many lexical matches go to the model selector.
 pub const MAX_LEXICAL_CANDIDATES: usize = 180;
@@ -59,16 +57,7 @@ impl CandidateSelection {
                     noise_dropped += 1;
                     continue;
                 }
-                let score = score_prepared(query, part.text, part.memory_type);
-                if score > 0 {
-                    matches.push((
-                        Ranked {
-                            index: part.index,
-                            score,
-                        },
-                        part.mtime,
-                    ));
-                }
+                matches.extend(part.ranked(query));
                 others.push((part.mtime, part.index));
             }
             (noise_dropped, matches, others)

@@ -169,16 +169,7 @@ pub(crate) fn rank_from<D: Scorable>(
     let mut matches: Vec<(Ranked, SystemTime)> = map_chunks(&parts, threshold, |chunk| {
         chunk
             .iter()
-            .filter_map(|part| {
-                let score = score_prepared(query, part.text, part.memory_type);
-                (score > 0).then_some((
-                    Ranked {
-                        index: part.index,
-                        score,
-                    },
-                    part.mtime,
-                ))
-            })
+            .filter_map(|part| part.ranked(query))
             .collect::<Vec<_>>()
     })
     .into_iter()
@@ -205,6 +196,18 @@ pub(crate) struct DocParts<'a> {
 }
 
 impl<'a> DocParts<'a> {
+    /// The document's ranking entry with its mtime (for tie-breaks), when it matches at all.
+    pub(crate) fn ranked(&self, query: &QueryTokens) -> Option<(Ranked, SystemTime)> {
+        let score = score_prepared(query, self.text, self.memory_type);
+        (score > 0).then_some((
+            Ranked {
+                index: self.index,
+                score,
+            },
+            self.mtime,
+        ))
+    }
+
     pub(crate) fn of<D: Scorable>(docs: &'a [D]) -> Vec<Self> {
         docs.iter()
             .enumerate()

@@ -13,7 +13,7 @@ use crate::document::{Document, ScannedDocument, Scope};
 use crate::engine::{
     Candidate, MemoryRoots, ReadOutcome, list_scopes, read_topic_file, visit_scopes,
 };
-use crate::key::FileKey;
+use crate::key::{FileKey, to_epoch_ns};
 use crate::report::{
     CatalogLoad, CatalogOutcome, CatalogWrite, ScanError, ScanReport, SkipReason, SkippedFile,
 };
@@ -70,8 +70,6 @@ struct RootCache {
     entries: EntryMap,
     /// Whether the entries may differ from the root's catalog on disk.
     dirty: bool,
-    /// Whether the entries came from the catalog and no scan has used them yet.
-    fresh_from_catalog: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -128,7 +126,7 @@ impl DocumentCache {
     ///
     /// Blocking; call from `spawn_blocking` in async code.
     pub fn scan_recall(&self, roots: &MemoryRoots) -> Result<RecallScan, ScanError> {
-        let settle_before = catalog::to_epoch_ns(SystemTime::now() - RACY_MARGIN);
+        let settle_before = to_epoch_ns(SystemTime::now() - RACY_MARGIN);
         let mut scopes = self.lock();
         let mut report = ScanReport::default();
         // Roots seen for the first time start from their catalog, loaded while the roots are
@@ -155,7 +153,12 @@ impl DocumentCache {
                     .collect::<Vec<_>>()
             },
         );
+        // Reuses in a scope that started from its catalog in this scan came from that catalog.
+        let mut from_catalog = [false; 2];
         for (slot, (cache, load)) in started {
+            from_catalog[slot] = load
+                .as_ref()
+                .is_some_and(|load| matches!(load.outcome, CatalogOutcome::Loaded { .. }));
             report.catalogs.extend(load);
             scopes[slot] = Some(cache);
         }
@@ -171,9 +174,6 @@ impl DocumentCache {
         let mut changed = [false; 2];
         for listing in listings.scopes {
             let slot = slot_of(listing.scope);
-            let from_catalog = previous[slot]
-                .as_ref()
-                .is_some_and(|cache| cache.fresh_from_catalog);
             report.files_seen += listing.files_seen;
             report.skipped.extend(listing.skipped);
             let mut entries = EntryMap::with_capacity_and_hasher(
@@ -184,7 +184,7 @@ impl DocumentCache {
                 let entry = match visited {
                     Visit::Reused(entry) => {
                         report.reused += 1;
-                        if from_catalog {
+                        if from_catalog[slot] {
                             report.from_catalog += 1;
                         }
                         Some(entry)
@@ -227,7 +227,6 @@ impl DocumentCache {
             let dropped = entries.len() != cache.entries.len();
             cache.dirty |= self.catalogs && (changed || dropped);
             cache.entries = entries;
-            cache.fresh_from_catalog = false;
         }
         Ok(RecallScan { documents, report })
     }
@@ -285,7 +284,6 @@ impl DocumentCache {
             root,
             entries: EntryMap::default(),
             dirty: self.catalogs,
-            fresh_from_catalog: false,
         };
         if !self.catalogs {
             return (cache, None);
@@ -296,7 +294,6 @@ impl DocumentCache {
                 cache.entries.reserve(loaded);
                 cache.entries.extend(entries);
                 cache.dirty = false;
-                cache.fresh_from_catalog = true;
                 CatalogOutcome::Loaded { entries: loaded }
             }
             Ok(None) => CatalogOutcome::Missing,

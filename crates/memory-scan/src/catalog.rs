@@ -33,7 +33,7 @@ use std::io::{self, Write as _};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use lexical_score::{MemoryType, PREPARED_TEXT_VERSION, PreparedText};
 use rayon::prelude::*;
@@ -42,7 +42,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use crate::cache::{CacheEntry, Verdict};
 use crate::document::{Document, ScannedDocument, Scope};
-use crate::key::FileKey;
+use crate::key::{FileKey, from_epoch_ns, to_epoch_ns};
 use crate::report::SkipReason;
 use crate::topic::Topic;
 
@@ -477,32 +477,9 @@ impl<'a> Reader<'a> {
     }
 }
 
-pub(crate) fn to_epoch_ns(time: SystemTime) -> i64 {
-    match time.duration_since(UNIX_EPOCH) {
-        Ok(after) => i64::try_from(after.as_nanos()).unwrap_or(i64::MAX),
-        Err(before) => i64::try_from(before.duration().as_nanos()).map_or(i64::MIN, |ns| -ns),
-    }
-}
-
-fn from_epoch_ns(ns: i64) -> SystemTime {
-    let magnitude = Duration::from_nanos(ns.unsigned_abs());
-    if ns >= 0 {
-        UNIX_EPOCH + magnitude
-    } else {
-        UNIX_EPOCH - magnitude
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn epoch_nanoseconds_round_trip_on_both_sides_of_the_epoch() {
-        for ns in [0, 1, 1_700_000_000_123_456_789, -5, -1_000_000_000_000] {
-            assert_eq!(to_epoch_ns(from_epoch_ns(ns)), ns);
-        }
-    }
 
     #[test]
     fn only_plain_relative_paths_are_accepted() {

@@ -1,6 +1,7 @@
 //! The validation key that says whether a file may have changed since it was last read.
 
 use std::fs::Metadata;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Identity and version of a file as the file system reports it: if any field differs, the file
 /// must be read again. Nanosecond times are counted from the Unix epoch.
@@ -40,11 +41,7 @@ impl FileKey {
     /// Reads the key from metadata; without inode numbers the key rests on size and times.
     #[cfg(not(unix))]
     pub fn from_metadata(metadata: &Metadata) -> Self {
-        let ns = |t: std::io::Result<std::time::SystemTime>| {
-            t.ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
-        };
+        let ns = |t: std::io::Result<SystemTime>| t.map_or(0, to_epoch_ns);
         Self {
             device: 0,
             inode: 0,
@@ -58,4 +55,34 @@ impl FileKey {
 #[cfg(unix)]
 fn epoch_ns(seconds: i64, nanos: i64) -> i64 {
     seconds.saturating_mul(1_000_000_000).saturating_add(nanos)
+}
+
+/// Nanoseconds since the Unix epoch, negative before it, saturating at the `i64` range.
+pub(crate) fn to_epoch_ns(time: SystemTime) -> i64 {
+    match time.duration_since(UNIX_EPOCH) {
+        Ok(after) => i64::try_from(after.as_nanos()).unwrap_or(i64::MAX),
+        Err(before) => i64::try_from(before.duration().as_nanos()).map_or(i64::MIN, |ns| -ns),
+    }
+}
+
+/// The inverse of [`to_epoch_ns`].
+pub(crate) fn from_epoch_ns(ns: i64) -> SystemTime {
+    let magnitude = Duration::from_nanos(ns.unsigned_abs());
+    if ns >= 0 {
+        UNIX_EPOCH + magnitude
+    } else {
+        UNIX_EPOCH - magnitude
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn epoch_nanoseconds_round_trip_on_both_sides_of_the_epoch() {
+        for ns in [0, 1, 1_700_000_000_123_456_789, -5, -1_000_000_000_000] {
+            assert_eq!(to_epoch_ns(from_epoch_ns(ns)), ns);
+        }
+    }
 }
