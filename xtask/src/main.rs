@@ -17,9 +17,10 @@ commands:
   ci              run the same checks as .ci/run (fmt, clippy, tests, eval, cargo-deny)
   eval [--json]   recall quality, delivery and scoring latency on corpus/recall-eval, plus a
                   small scan-latency report; exits non-zero when a quality gate fails
-  scan-latency [--sizes 200,1000,2000,5000,10000,50000] [--runs N] [--json]
+  scan-latency [--sizes 200,1000,2000,5000,10000,50000] [--modes scan,catalog] [--runs N] [--json]
                   time from the recall call to the fast result on real temporary trees; writes
-                  target/scan-latency.svg";
+                  target/scan-latency.svg. Always measures a release build: run from a debug
+                  build, it rebuilds and runs itself with --release";
 
 fn main() -> Result<()> {
     let mut args = std::env::args().skip(1);
@@ -28,6 +29,7 @@ fn main() -> Result<()> {
     match command.as_deref() {
         Some("ci") => ci(),
         Some("eval") => eval::main(&rest),
+        Some("scan-latency") if cfg!(debug_assertions) => run_released("scan-latency", &rest),
         Some("scan-latency") => scan_latency::main(&rest),
         Some("-h" | "--help") | None => {
             println!("{USAGE}");
@@ -47,6 +49,31 @@ fn ci() -> Result<()> {
         .context("could not start bash to run .ci/run")?;
     if !status.success() {
         bail!(".ci/run failed with {status}");
+    }
+    Ok(())
+}
+
+/// Runs `command` in a release build of xtask: timings of an unoptimised build say nothing about
+/// what users run.
+fn run_released(command: &str, rest: &[String]) -> Result<()> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let status = Command::new(cargo)
+        .args([
+            "run",
+            "--locked",
+            "--quiet",
+            "--release",
+            "--package",
+            "xtask",
+            "--",
+        ])
+        .arg(command)
+        .args(rest)
+        .current_dir(workspace_root()?)
+        .status()
+        .context("could not start cargo to build xtask with --release")?;
+    if !status.success() {
+        bail!("the release build of `xtask {command}` failed with {status}");
     }
     Ok(())
 }

@@ -78,6 +78,8 @@ impl Mode {
 /// The whole report, as `--json` prints it.
 #[derive(Debug, Clone, Serialize)]
 pub struct LatencyReport {
+    /// `debug` or `release`: the figures depend on it several times over.
+    pub profile: &'static str,
     /// The initial ceiling, in milliseconds.
     pub budget_ms: f64,
     /// One row per size and mode.
@@ -86,6 +88,7 @@ pub struct LatencyReport {
 
 struct Options {
     sizes: Vec<usize>,
+    modes: Vec<Mode>,
     runs: usize,
     json: bool,
 }
@@ -93,6 +96,7 @@ struct Options {
 fn parse_options(args: &[String]) -> Result<Options> {
     let mut options = Options {
         sizes: DEFAULT_SIZES.to_vec(),
+        modes: vec![Mode::Scan, Mode::Catalog],
         runs: DEFAULT_RUNS,
         json: false,
     };
@@ -112,6 +116,22 @@ fn parse_options(args: &[String]) -> Result<Options> {
                     "--sizes must be positive"
                 );
             }
+            "--modes" => {
+                let value = args
+                    .next()
+                    .context("--modes needs a list, e.g. scan,catalog")?;
+                options.modes = value
+                    .split(',')
+                    .map(|name| match name.trim() {
+                        "scan" => Ok(Mode::Scan),
+                        "catalog" => Ok(Mode::Catalog),
+                        other => Err(anyhow::anyhow!(
+                            "unknown mode {other:?} in --modes (expected scan or catalog)"
+                        )),
+                    })
+                    .collect::<Result<_>>()?;
+                ensure!(!options.modes.is_empty(), "--modes must name a mode");
+            }
             "--runs" => {
                 let value = args.next().context("--runs needs a number")?;
                 options.runs = value
@@ -128,7 +148,7 @@ fn parse_options(args: &[String]) -> Result<Options> {
 /// Entry point of `cargo xtask scan-latency`.
 pub fn main(args: &[String]) -> Result<()> {
     let options = parse_options(args)?;
-    let report = measure(&options.sizes, options.runs)?;
+    let report = measure(&options.sizes, &options.modes, options.runs)?;
     let chart = write_chart(&report)?;
     if options.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -141,13 +161,13 @@ pub fn main(args: &[String]) -> Result<()> {
 
 /// The small report `cargo xtask eval` prints (reported, not gated on absolute time).
 pub fn run_small_report() -> Result<()> {
-    let report = measure(&[200, 1_000], 3)?;
+    let report = measure(&[200, 1_000], &[Mode::Scan, Mode::Catalog], 3)?;
     print!("{}", table(&report));
     Ok(())
 }
 
 /// Measures every size.
-pub fn measure(sizes: &[usize], runs: usize) -> Result<LatencyReport> {
+fn measure(sizes: &[usize], modes: &[Mode], runs: usize) -> Result<LatencyReport> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -160,7 +180,7 @@ pub fn measure(sizes: &[usize], runs: usize) -> Result<LatencyReport> {
             project: Some(tree.path().to_path_buf()),
             user: None,
         };
-        for mode in [Mode::Scan, Mode::Catalog] {
+        for &mode in modes {
             if mode == Mode::Catalog {
                 write_catalog(&roots, topics)?;
             }
@@ -176,6 +196,11 @@ pub fn measure(sizes: &[usize], runs: usize) -> Result<LatencyReport> {
         }
     }
     Ok(LatencyReport {
+        profile: if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        },
         budget_ms: BUDGET_MS,
         results,
     })
@@ -296,8 +321,8 @@ pub fn table(report: &LatencyReport) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "scan latency: recall call → fast result (budget {} ms)",
-        report.budget_ms
+        "scan latency, {} build: recall call → fast result (budget {} ms)",
+        report.profile, report.budget_ms
     );
     let _ = writeln!(
         out,
@@ -450,8 +475,19 @@ mod tests {
     }
 
     #[test]
+    fn modes_are_parsed_and_unknown_ones_rejected() {
+        let parse = |value: &str| parse_options(&["--modes".to_owned(), value.to_owned()]);
+        assert_eq!(parse("catalog").unwrap().modes, vec![Mode::Catalog]);
+        assert_eq!(
+            parse("scan, catalog").unwrap().modes,
+            vec![Mode::Scan, Mode::Catalog]
+        );
+        assert!(parse("cold").is_err());
+    }
+
+    #[test]
     fn a_small_tree_publishes_its_codeword_topic_as_the_fast_result() {
-        let report = measure(&[20], 1).unwrap();
+        let report = measure(&[20], &[Mode::Scan, Mode::Catalog], 1).unwrap();
         let modes: Vec<&str> = report.results.iter().map(|r| r.mode).collect();
         assert_eq!(modes, vec!["scan", "catalog"]);
         assert!(report.results.iter().all(|r| r.runs_ms.len() == 1));

@@ -11,7 +11,7 @@ use std::time::{Duration, SystemTime};
 use crate::catalog;
 use crate::document::{Document, ScannedDocument, Scope};
 use crate::engine::{
-    Candidate, MemoryRoots, ReadOutcome, list_scopes, read_topic_file, visit_scopes,
+    Candidate, EarlyKey, MemoryRoots, ReadOutcome, list_scopes, read_topic_file, visit_scopes,
 };
 use crate::key::{FileKey, to_epoch_ns};
 use crate::report::{
@@ -131,21 +131,21 @@ impl DocumentCache {
         let mut report = ScanReport::default();
         // Roots seen for the first time start from their catalog, loaded while the roots are
         // listed: the listing waits on the file system, the load on the CPU.
-        let mut starting = Vec::new();
-        for (slot, scope, root) in [
-            (0, Scope::Project, &roots.project),
-            (1, Scope::User, &roots.user),
-        ] {
-            let Some(root) = root.as_deref().and_then(|r| std::path::absolute(r).ok()) else {
-                scopes[slot] = None;
-                continue;
-            };
-            if scopes[slot].as_ref().is_none_or(|cache| cache.root != root) {
-                starting.push((slot, scope, root));
-            }
-        }
+        let starting = roots_to_start(&mut scopes, roots);
+        // While a catalog is decoded, the other core takes the keys of the listed files, which
+        // the visit would otherwise take after the decoding.
+        let keys_early = starting
+            .iter()
+            .any(|(_, _, root)| self.catalogs && catalog::catalog_path(root).is_file());
         let (walked, started) = rayon::join(
-            || list_scopes(roots),
+            || {
+                list_scopes(roots).map(|mut walked| {
+                    if keys_early {
+                        walked.take_keys();
+                    }
+                    walked
+                })
+            },
             || {
                 starting
                     .into_iter()
@@ -326,6 +326,28 @@ impl DocumentCache {
     }
 }
 
+/// The roots this scan sees for the first time (or at a new place), with their slot and scope.
+/// Slots of roots no longer configured are emptied.
+fn roots_to_start(
+    scopes: &mut [Option<RootCache>; 2],
+    roots: &MemoryRoots,
+) -> Vec<(usize, Scope, PathBuf)> {
+    let mut starting = Vec::new();
+    for (slot, scope, root) in [
+        (0, Scope::Project, &roots.project),
+        (1, Scope::User, &roots.user),
+    ] {
+        let Some(root) = root.as_deref().and_then(|r| std::path::absolute(r).ok()) else {
+            scopes[slot] = None;
+            continue;
+        };
+        if scopes[slot].as_ref().is_none_or(|cache| cache.root != root) {
+            starting.push((slot, scope, root));
+        }
+    }
+    starting
+}
+
 fn slot_of(scope: Scope) -> usize {
     match scope {
         Scope::Project => 0,
@@ -337,8 +359,7 @@ fn visit(previous: Option<&RootCache>, scope: Scope, candidate: &Candidate) -> V
     if let Some(entry) =
         previous.and_then(|cache| cache.entries.get(candidate.relative.as_os_str()))
         && entry.settled
-        && fs::metadata(&candidate.path)
-            .is_ok_and(|metadata| FileKey::from_metadata(&metadata) == entry.key)
+        && current_key(candidate) == Some(entry.key)
     {
         return Visit::Reused(entry.clone());
     }
@@ -355,6 +376,17 @@ fn visit(previous: Option<&RootCache>, scope: Scope, candidate: &Candidate) -> V
             Visit::Read(Verdict::Document(scanned), Some(key))
         }
         ReadOutcome::Skipped { reason, key } => Visit::Read(Verdict::Skipped(reason), key),
+    }
+}
+
+/// The key of a candidate's file now, or as taken right after listing.
+fn current_key(candidate: &Candidate) -> Option<FileKey> {
+    match candidate.early_key {
+        EarlyKey::Taken(key) => Some(key),
+        EarlyKey::Unavailable => None,
+        EarlyKey::NotTaken => fs::metadata(&candidate.path)
+            .ok()
+            .map(|metadata| FileKey::from_metadata(&metadata)),
     }
 }
 

@@ -48,6 +48,19 @@ pub struct MemoryRoots {
 pub(crate) struct Candidate {
     pub(crate) relative: PathBuf,
     pub(crate) path: PathBuf,
+    /// The file's key when it was taken right after listing (see [`Walked::take_keys`]).
+    pub(crate) early_key: EarlyKey,
+}
+
+/// Whether a candidate's [`FileKey`] was taken ahead of its visit, and what it was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum EarlyKey {
+    /// Not taken: whoever needs it asks the file system.
+    NotTaken,
+    /// `stat` of the path (following a symlink to its target) gave this key.
+    Taken(FileKey),
+    /// `stat` failed; reading the file will report why.
+    Unavailable,
 }
 
 /// The result of reading one candidate.
@@ -129,6 +142,22 @@ pub(crate) fn list_scopes(roots: &MemoryRoots) -> Result<Walked, ScanError> {
         }
     }
     Ok(walked_scopes)
+}
+
+impl Walked {
+    /// Takes every candidate's [`FileKey`] now, in parallel. Worth it only when the visit will
+    /// compare most keys with remembered ones and the CPU has other work meanwhile (a catalog
+    /// being decoded): otherwise the visit takes them itself, where they are needed.
+    pub(crate) fn take_keys(&mut self) {
+        for (_, walk) in &mut self.scopes {
+            walk.candidates.par_iter_mut().for_each(|candidate| {
+                candidate.early_key = match fs::metadata(&candidate.path) {
+                    Ok(metadata) => EarlyKey::Taken(FileKey::from_metadata(&metadata)),
+                    Err(_) => EarlyKey::Unavailable,
+                };
+            });
+        }
+    }
 }
 
 /// Runs `visit` on each listed candidate in parallel; results keep the listing order.
@@ -305,6 +334,7 @@ impl Walk {
             Ok(()) => self.candidates.push(Candidate {
                 relative: join(relative_dir, &name),
                 path,
+                early_key: EarlyKey::NotTaken,
             }),
             Err(reason) => self.skip(scope, path, reason),
         }
