@@ -1,7 +1,6 @@
 //! The session document cache behind the uncapped recall scanner, optionally backed by a
 //! persistent catalog per memory root.
 
-use std::collections::HashMap;
 use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -11,7 +10,8 @@ use std::time::{Duration, SystemTime};
 use crate::catalog;
 use crate::document::{Document, ScannedDocument, Scope};
 use crate::engine::{
-    Candidate, EarlyKey, MemoryRoots, ReadOutcome, list_scopes, read_topic_file, visit_scopes,
+    Candidate, EarlyKey, MemoryRoots, ReadOutcome, Walked, list_scopes, read_topic_file,
+    visit_scopes,
 };
 use crate::key::{FileKey, to_epoch_ns};
 use crate::report::{
@@ -59,15 +59,14 @@ pub struct DocumentCache {
     writing: Mutex<()>,
 }
 
-type EntryMap = HashMap<OsString, CacheEntry, foldhash::fast::FixedState>;
-
 /// What the cache knows about one root.
 #[derive(Debug)]
 struct RootCache {
     /// The root made absolute.
     root: PathBuf,
-    /// Keyed by the path below the root (its bytes: hashing a `Path` walks its components).
-    entries: EntryMap,
+    /// Keyed by the path below the root, in the order a listing produces (see [`path_order`]),
+    /// so a scan matches them to its listing in one merge instead of one look-up per file.
+    entries: catalog::Entries,
     /// Whether the entries may differ from the root's catalog on disk.
     dirty: bool,
 }
@@ -85,6 +84,9 @@ pub(crate) enum Verdict {
     Document(Arc<ScannedDocument>),
     Skipped(SkipReason),
 }
+
+/// A root's cache as a scan starts it, and how its catalog load went (without catalogs, none).
+type Started = (RootCache, Option<CatalogLoad>);
 
 /// What happened to one candidate during a cached scan.
 enum Visit {
@@ -132,27 +134,7 @@ impl DocumentCache {
         // Roots seen for the first time start from their catalog, loaded while the roots are
         // listed: the listing waits on the file system, the load on the CPU.
         let starting = roots_to_start(&mut scopes, roots);
-        // While a catalog is decoded, the other core takes the keys of the listed files, which
-        // the visit would otherwise take after the decoding.
-        let keys_early = starting
-            .iter()
-            .any(|(_, _, root)| self.catalogs && catalog::catalog_path(root).is_file());
-        let (walked, started) = rayon::join(
-            || {
-                list_scopes(roots).map(|mut walked| {
-                    if keys_early {
-                        walked.take_keys();
-                    }
-                    walked
-                })
-            },
-            || {
-                starting
-                    .into_iter()
-                    .map(|(slot, scope, root)| (slot, self.start_root(root, scope)))
-                    .collect::<Vec<_>>()
-            },
-        );
+        let (walked, started) = self.list_while_starting(roots, starting);
         // Reuses in a scope that started from its catalog in this scan came from that catalog.
         let mut from_catalog = [false; 2];
         for (slot, (cache, load)) in started {
@@ -163,23 +145,33 @@ impl DocumentCache {
             scopes[slot] = Some(cache);
         }
 
-        let previous = &*scopes;
-        let listings = visit_scopes(walked?, |scope, candidate| {
-            visit(previous[slot_of(scope)].as_ref(), scope, candidate)
-        });
+        // Remembered entries are moved out and matched to the listing; those left unmatched
+        // belong to files that are gone.
+        let mut unmatched = [0usize; 2];
+        let listings = visit_scopes(
+            walked?,
+            |scope, candidates| {
+                let slot = slot_of(scope);
+                let previous = scopes[slot]
+                    .as_mut()
+                    .map(|cache| std::mem::take(&mut cache.entries))
+                    .unwrap_or_default();
+                let (matched, left) = match_to_listing(previous, candidates);
+                unmatched[slot] = left;
+                matched
+            },
+            visit,
+        );
 
         report.warnings = listings.warnings;
         let mut documents = Vec::new();
-        let mut next: [Option<EntryMap>; 2] = [None, None];
+        let mut next: [Option<catalog::Entries>; 2] = [None, None];
         let mut changed = [false; 2];
         for listing in listings.scopes {
             let slot = slot_of(listing.scope);
             report.files_seen += listing.files_seen;
             report.skipped.extend(listing.skipped);
-            let mut entries = EntryMap::with_capacity_and_hasher(
-                listing.entries.len(),
-                foldhash::fast::FixedState::default(),
-            );
+            let mut entries = catalog::Entries::with_capacity(listing.entries.len());
             for (candidate, visited) in listing.entries {
                 let entry = match visited {
                     Visit::Reused(entry) => {
@@ -211,7 +203,7 @@ impl DocumentCache {
                         reason: reason.clone(),
                     }),
                 }
-                entries.insert(candidate.relative.into_os_string(), entry);
+                entries.push((candidate.relative.into_os_string(), entry));
             }
             next[slot] = Some(entries);
         }
@@ -219,16 +211,45 @@ impl DocumentCache {
             .skipped
             .sort_by(|a, b| (a.scope, &a.path).cmp(&(b.scope, &b.path)));
 
-        for ((slot, entries), changed) in scopes.iter_mut().zip(next).zip(changed) {
+        for (((slot, entries), changed), unmatched) in
+            scopes.iter_mut().zip(next).zip(changed).zip(unmatched)
+        {
             let Some(cache) = slot else { continue };
             // A root that could not be listed (missing, or a failing user root) keeps nothing and
             // leaves its catalog alone.
-            let entries = entries.unwrap_or_default();
-            let dropped = entries.len() != cache.entries.len();
-            cache.dirty |= self.catalogs && (changed || dropped);
-            cache.entries = entries;
+            cache.dirty |= self.catalogs && (changed || unmatched > 0);
+            cache.entries = entries.unwrap_or_default();
         }
         Ok(RecallScan { documents, report })
+    }
+
+    /// Lists the roots while the roots in `starting` are started (from their catalogs).
+    fn list_while_starting(
+        &self,
+        roots: &MemoryRoots,
+        starting: Vec<(usize, Scope, PathBuf)>,
+    ) -> (Result<Walked, ScanError>, Vec<(usize, Started)>) {
+        // While a catalog is decoded, the other core takes the keys of the listed files, which
+        // the visit would otherwise take after the decoding.
+        let keys_early = starting
+            .iter()
+            .any(|(_, _, root)| self.catalogs && catalog::catalog_path(root).is_file());
+        rayon::join(
+            || {
+                list_scopes(roots).map(|mut walked| {
+                    if keys_early {
+                        walked.take_keys();
+                    }
+                    walked
+                })
+            },
+            || {
+                starting
+                    .into_iter()
+                    .map(|(slot, scope, root)| (slot, self.start_root(root, scope)))
+                    .collect::<Vec<_>>()
+            },
+        )
     }
 
     /// Writes the catalog of every root whose entries changed since its catalog was read or
@@ -250,13 +271,7 @@ impl DocumentCache {
                 .filter_map(|(scope, slot)| {
                     let cache = slot.as_mut().filter(|cache| cache.dirty)?;
                     cache.dirty = false;
-                    let mut entries: catalog::Entries = cache
-                        .entries
-                        .iter()
-                        .map(|(path, entry)| (path.clone(), entry.clone()))
-                        .collect();
-                    entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-                    Some((scope, cache.root.clone(), entries))
+                    Some((scope, cache.root.clone(), cache.entries.clone()))
                 })
                 .collect()
         };
@@ -279,20 +294,23 @@ impl DocumentCache {
             .collect()
     }
 
-    fn start_root(&self, root: PathBuf, scope: Scope) -> (RootCache, Option<CatalogLoad>) {
+    fn start_root(&self, root: PathBuf, scope: Scope) -> Started {
         let mut cache = RootCache {
             root,
-            entries: EntryMap::default(),
+            entries: catalog::Entries::new(),
             dirty: self.catalogs,
         };
         if !self.catalogs {
             return (cache, None);
         }
         let outcome = match catalog::load(&cache.root, scope) {
-            Ok(Some(entries)) => {
+            Ok(Some(mut entries)) => {
                 let loaded = entries.len();
-                cache.entries.reserve(loaded);
-                cache.entries.extend(entries);
+                // Written in listing order; sorted here should another writer have used another.
+                if !entries.is_sorted_by(|a, b| path_order(a, b).is_le()) {
+                    entries.sort_by(path_order);
+                }
+                cache.entries = entries;
                 cache.dirty = false;
                 CatalogOutcome::Loaded { entries: loaded }
             }
@@ -355,13 +373,45 @@ fn slot_of(scope: Scope) -> usize {
     }
 }
 
-fn visit(previous: Option<&RootCache>, scope: Scope, candidate: &Candidate) -> Visit {
-    if let Some(entry) =
-        previous.and_then(|cache| cache.entries.get(candidate.relative.as_os_str()))
+/// The order of relative paths in a listing: component by component, as `Path` compares.
+fn path_order(a: &(OsString, CacheEntry), b: &(OsString, CacheEntry)) -> std::cmp::Ordering {
+    Path::new(&a.0).cmp(Path::new(&b.0))
+}
+
+/// Pairs each candidate with the remembered entry for its path, if any, by merging two lists in
+/// the same order; also returns how many entries matched no candidate. Of entries with the same
+/// path (only a damaged catalog holds them), the first is used.
+fn match_to_listing(
+    previous: catalog::Entries,
+    candidates: &[Candidate],
+) -> (Vec<Option<CacheEntry>>, usize) {
+    let mut previous = previous.into_iter().peekable();
+    let mut unmatched = 0;
+    let matched = candidates
+        .iter()
+        .map(|candidate| {
+            while let Some((path, _)) = previous.peek() {
+                match Path::new(path).cmp(&candidate.relative) {
+                    std::cmp::Ordering::Less => {
+                        previous.next();
+                        unmatched += 1;
+                    }
+                    std::cmp::Ordering::Equal => return previous.next().map(|(_, entry)| entry),
+                    std::cmp::Ordering::Greater => return None,
+                }
+            }
+            None
+        })
+        .collect();
+    (matched, unmatched + previous.count())
+}
+
+fn visit(scope: Scope, candidate: &Candidate, previous: Option<CacheEntry>) -> Visit {
+    if let Some(entry) = previous
         && entry.settled
         && current_key(candidate) == Some(entry.key)
     {
-        return Visit::Reused(entry.clone());
+        return Visit::Reused(entry);
     }
     match read_topic_file(&candidate.path) {
         ReadOutcome::Parsed { topic, mtime, key } => {
@@ -448,6 +498,91 @@ mod tests {
         assert_eq!(written, 1);
         assert_eq!(loaded.len(), 1);
         assert_eq!(loaded[0].0, OsString::from("a.md"));
+    }
+
+    fn skipped_entry(inode: u64) -> CacheEntry {
+        CacheEntry {
+            key: FileKey {
+                device: 1,
+                inode,
+                size: 0,
+                mtime_ns: 0,
+                ctime_ns: 0,
+            },
+            settled: true,
+            verdict: Verdict::Skipped(SkipReason::NoFrontmatter),
+        }
+    }
+
+    #[test]
+    fn remembered_entries_are_matched_to_the_listing_component_by_component() {
+        // Component order puts `a/b.md` before `a-b.md` (byte order would not).
+        let listed = ["a/b.md", "a-b.md", "c.md"];
+        let candidates: Vec<Candidate> = listed
+            .iter()
+            .map(|relative| Candidate {
+                relative: PathBuf::from(relative),
+                path: PathBuf::from("/root").join(relative),
+                early_key: EarlyKey::NotTaken,
+            })
+            .collect();
+        let previous: catalog::Entries = ["a/b.md", "a/gone.md", "a-b.md", "zz.md"]
+            .iter()
+            .zip(1..)
+            .map(|(path, inode)| (OsString::from(path), skipped_entry(inode)))
+            .collect();
+
+        let (matched, unmatched) = match_to_listing(previous, &candidates);
+
+        let inodes: Vec<Option<u64>> = matched
+            .iter()
+            .map(|e| e.as_ref().map(|e| e.key.inode))
+            .collect();
+        assert_eq!(inodes, vec![Some(1), Some(3), None]);
+        assert_eq!(unmatched, 2);
+    }
+
+    #[test]
+    fn a_catalog_written_in_byte_order_is_reused_in_full() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir(dir.path().join("a")).unwrap();
+        let mut entries = Vec::new();
+        for relative in ["a/b.md", "a-b.md"] {
+            let path = dir.path().join(relative);
+            fs::write(&path, "---\ntype: user\n---\n").unwrap();
+            let file = fs::File::options().write(true).open(&path).unwrap();
+            file.set_modified(SystemTime::now() - Duration::from_hours(1))
+                .unwrap();
+            let key = FileKey::from_metadata(&fs::metadata(&path).unwrap());
+            let topic = parse_topic("---\ntype: user\n---\n").unwrap();
+            let document = Document::from_scan(
+                Scope::Project,
+                path,
+                PathBuf::from(relative),
+                topic,
+                SystemTime::UNIX_EPOCH,
+            );
+            let verdict = Verdict::Document(Arc::new(ScannedDocument::new(document)));
+            entries.push((
+                OsString::from(relative),
+                CacheEntry {
+                    key,
+                    settled: true,
+                    verdict,
+                },
+            ));
+        }
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        assert_eq!(entries[0].0, OsString::from("a-b.md"));
+        catalog::save(dir.path(), &entries).unwrap();
+        let roots = MemoryRoots {
+            project: Some(dir.path().to_path_buf()),
+            user: None,
+        };
+
+        let scan = DocumentCache::with_catalog().scan_recall(&roots).unwrap();
+
+        assert_eq!((scan.report.from_catalog, scan.report.reread), (2, 0));
     }
 
     #[test]

@@ -108,7 +108,11 @@ where
     T: Send,
     F: Fn(Scope, &Candidate) -> T + Sync,
 {
-    Ok(visit_scopes(list_scopes(roots)?, visit))
+    Ok(visit_scopes(
+        list_scopes(roots)?,
+        |_, candidates| vec![(); candidates.len()],
+        |scope, candidate, ()| visit(scope, candidate),
+    ))
 }
 
 /// Lists every configured root.
@@ -160,11 +164,20 @@ impl Walked {
     }
 }
 
-/// Runs `visit` on each listed candidate in parallel; results keep the listing order.
-pub(crate) fn visit_scopes<T, F>(walked: Walked, visit: F) -> Listings<T>
+/// Runs `visit` on each listed candidate in parallel, with what `prior` says about it; results
+/// keep the listing order.
+///
+/// `prior` gets each scope's candidates in listing order (sorted by relative path) and returns
+/// one value per candidate, in the same order; each value is moved into its candidate's visit.
+pub(crate) fn visit_scopes<P, T, F>(
+    walked: Walked,
+    mut prior: impl FnMut(Scope, &[Candidate]) -> Vec<P>,
+    visit: F,
+) -> Listings<T>
 where
+    P: Send,
     T: Send,
-    F: Fn(Scope, &Candidate) -> T + Sync,
+    F: Fn(Scope, &Candidate, P) -> T + Sync,
 {
     let scopes = walked
         .scopes
@@ -176,10 +189,13 @@ where
                 files_seen,
             } = walk;
             debug_assert!(candidates.is_sorted_by(|a, b| a.relative <= b.relative));
+            let priors = prior(scope, &candidates);
+            assert_eq!(priors.len(), candidates.len(), "one prior per candidate");
             let entries = candidates
                 .into_par_iter()
-                .map(|candidate| {
-                    let visited = visit(scope, &candidate);
+                .zip(priors)
+                .map(|(candidate, prior)| {
+                    let visited = visit(scope, &candidate, prior);
                     (candidate, visited)
                 })
                 .collect();
