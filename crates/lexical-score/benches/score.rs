@@ -14,7 +14,7 @@ use std::time::{Duration, SystemTime};
 use criterion::{Criterion, criterion_group, criterion_main};
 use lexical_score::{
     ActiveToolAliases, CandidateSelection, MAX_QUERY_TOKENS, MemoryType, PreparedText, QueryTokens,
-    Scorable, rank,
+    Scorable, StoredPreparedText, rank,
 };
 
 const DOCS: usize = 1_000;
@@ -330,17 +330,27 @@ fn bench(c: &mut Criterion) {
     });
 }
 
-/// Loading stored texts as a persistent catalog does: postcard bytes to `PreparedText`.
+/// Loading stored texts as a persistent catalog does: postcard bytes and the source text to
+/// `PreparedText`.
 fn bench_decode(c: &mut Criterion, name: &str, raw: &[(String, String, String)]) {
     let encoded: Vec<Vec<u8>> = documents(raw)
         .iter()
-        .map(|doc| postcard::to_stdvec(&doc.text).unwrap())
+        .zip(raw)
+        .map(|(doc, (title, description, body))| {
+            postcard::to_stdvec(&doc.text.stored(title, description, body)).unwrap()
+        })
         .collect();
     let average = encoded.iter().map(Vec::len).sum::<usize>() / encoded.len();
     eprintln!("{name}: {average} encoded bytes per document on average");
     c.bench_function(name, |b| {
-        let mut next = encoded.iter().cycle();
-        b.iter(|| postcard::from_bytes::<PreparedText>(black_box(next.next().unwrap())).unwrap());
+        let mut next = encoded.iter().zip(raw).cycle();
+        b.iter(|| {
+            let (bytes, (title, description, body)) = next.next().unwrap();
+            postcard::from_bytes::<StoredPreparedText<'_>>(black_box(bytes))
+                .unwrap()
+                .restore(title, description, body)
+                .unwrap()
+        });
     });
 }
 

@@ -39,6 +39,8 @@ const FIELD_BITS: [u8; 3] = [TITLE, DESCRIPTION, BODY];
 /// the 1,024 slots, so a token of five trigrams passes by chance a few times in a hundred.
 const SLOT_BITS: u32 = 10;
 const SIGNATURE_SLOTS: usize = 1 << SLOT_BITS;
+/// Bytes of a stored signature: one bit per slot for each of the three fields.
+pub(crate) const STORED_SIGNATURE_BYTES: usize = 3 * SIGNATURE_SLOTS / 8;
 /// Checking more trigrams of one token than this rejects little more and costs linear time on
 /// long whole-run tokens (Thai, Khmer).
 const MAX_SLOTS_PER_TOKEN: usize = 16;
@@ -142,9 +144,20 @@ impl TermIndex {
         Self { signature, slots }
     }
 
-    /// The trigram signature, one byte of field bits per slot, for the stored form.
-    pub(crate) fn signature(&self) -> &[u8] {
-        &self.signature
+    /// The trigram signature for the stored form: per field (title, description, body window),
+    /// one bit per slot, [`STORED_SIGNATURE_BYTES`] in all.
+    pub(crate) fn stored_signature(&self) -> Vec<u8> {
+        let mut stored = vec![0u8; STORED_SIGNATURE_BYTES];
+        for (slot, &fields) in self.signature.iter().enumerate() {
+            for (plane, bit) in FIELD_BITS.iter().enumerate() {
+                if fields & bit != 0
+                    && let Some(byte) = stored.get_mut(plane * SIGNATURE_SLOTS / 8 + slot / 8)
+                {
+                    *byte |= 1 << (slot % 8);
+                }
+            }
+        }
+        stored
     }
 
     /// The occupied table entries as little-endian words, for the stored form.
@@ -156,15 +169,26 @@ impl TermIndex {
             .collect()
     }
 
-    /// Rebuilds an index from [`TermIndex::signature`] and [`TermIndex::term_entries`] without
-    /// looking at the text; `None` when the parts cannot have come from [`TermIndex::build`].
-    pub(crate) fn from_stored(signature: Vec<u8>, entries: &[u8]) -> Option<Self> {
-        if signature.len() != SIGNATURE_SLOTS
-            // One OR over all slots (vectorised), not a branch per slot.
-            || signature.iter().fold(0, |all, &bits| all | bits) & !ALL_FIELDS != 0
-            || !entries.len().is_multiple_of(8)
-        {
+    /// Rebuilds an index from [`TermIndex::stored_signature`] and [`TermIndex::term_entries`]
+    /// without looking at the text; `None` when the parts cannot have come from
+    /// [`TermIndex::build`].
+    pub(crate) fn from_stored(stored_signature: &[u8], entries: &[u8]) -> Option<Self> {
+        if stored_signature.len() != STORED_SIGNATURE_BYTES || !entries.len().is_multiple_of(8) {
             return None;
+        }
+        let (title, rest) = stored_signature.split_at(SIGNATURE_SLOTS / 8);
+        let (description, body) = rest.split_at(SIGNATURE_SLOTS / 8);
+        // Any bit pattern is a signature: one byte of three planes gives eight slots.
+        let mut signature = vec![0u8; SIGNATURE_SLOTS].into_boxed_slice();
+        for (((slots, &t), &d), &b) in signature
+            .chunks_exact_mut(8)
+            .zip(title)
+            .zip(description)
+            .zip(body)
+        {
+            for (bit, slot) in slots.iter_mut().enumerate() {
+                *slot = (t >> bit & 1) | (d >> bit & 1) << 1 | (b >> bit & 1) << 2;
+            }
         }
         let distinct = entries.len() / 8;
         let mut slots = vec![0u64; table_len(distinct)].into_boxed_slice();
@@ -179,10 +203,7 @@ impl TermIndex {
                 return None;
             }
         }
-        Some(Self {
-            signature: signature.into_boxed_slice(),
-            slots,
-        })
+        Some(Self { signature, slots })
     }
 
     /// For each of `terms` (at most `found.len()`), the field bits of the fields containing it.

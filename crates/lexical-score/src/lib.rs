@@ -17,10 +17,11 @@
 //!   the scored text is exactly what a prompt can show even when NFKC changes lengths.
 //! - Each document carries a small index (its own terms and a trigram signature) so scoring rarely
 //!   scans text; term equality there is decided by 56 bits of a 64-bit hash.
-//! - A [`PreparedText`] serialises with its index and noise markers (the signature and the term
-//!   table's entries as byte strings), so a persistent store loads it without tokenizing; loading
-//!   checks every part, and [`PREPARED_TEXT_VERSION`] names the stored form and the tokenizer it
-//!   came from.
+//! - A [`PreparedText`] has a stored form with its index and noise markers (the signature as one
+//!   bit plane per field and the term table's entries, as byte strings), so a persistent store
+//!   loads it without tokenizing. A normalised field whose source is ASCII is left out and derived
+//!   again from the source on load. Loading checks every part, and [`PREPARED_TEXT_VERSION`] names
+//!   the stored form and the tokenizer it came from.
 //! - Active-tool aliases match as whole words only (see [`ActiveToolAliases`]).
 //! - A scoring pass over at least [`PARALLEL_THRESHOLD`] (2,048) documents is split into chunks of
 //!   512 scored on the rayon thread pool and joined in input order, so `select` and `rank` return
@@ -46,6 +47,9 @@ pub use candidates::{
 };
 pub use memory_type::{MemoryType, UnknownMemoryType};
 pub use noise::ActiveToolAliases;
-pub use prepared::{BODY_WINDOW_CHARS, InvalidPreparedText, PREPARED_TEXT_VERSION, PreparedText};
+pub use prepared::{
+    BODY_WINDOW_CHARS, InvalidPreparedText, PREPARED_TEXT_VERSION, PreparedText,
+    StoredPreparedText, StoredPreparedTextRef,
+};
 pub use query::{MAX_QUERY_TOKENS, QueryTokens, tokenize};
 pub use score::{PARALLEL_THRESHOLD, Ranked, Scorable, ScoreBreakdown, explain, rank, score};

@@ -1,5 +1,7 @@
 //! A document's scoring text, normalised once per document version.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 
 use crate::index::{QueryTerm, TermIndex};
@@ -9,21 +11,20 @@ use crate::text::{normalize, normalize_into};
 /// The version of everything a stored [`PreparedText`] depends on: the normaliser, the tokenizer,
 /// the index and the stored form. A store of prepared texts (the persistent catalog) records it
 /// and discards texts stored under any other version, so it must change with any of them.
-pub const PREPARED_TEXT_VERSION: u32 = 3;
+pub const PREPARED_TEXT_VERSION: u32 = 4;
 
 /// How many characters of the trimmed body a prompt shows, and so how many are scored.
 pub const BODY_WINDOW_CHARS: usize = 1_200;
 
 /// A document's scoring text normalised once per document version (NFKC + lowercase):
 /// title, description, full body and where the 1,200-character body window ends.
-/// Serialize/Deserialize so a persistent catalog can store it.
+/// [`PreparedText::stored`] and [`StoredPreparedText::restore`] let a persistent catalog keep it.
 ///
 /// The window is the normalised form of the first 1,200 characters of the original body — exactly
 /// the part a prompt can show — and the full body is that window followed by the normalised rest.
 /// A term index of the scored fields (see the `index` module) and the presence of noise markers are
-/// derived here too; they are rebuilt on load rather than stored.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(try_from = "StoredPreparedText")]
+/// derived here too, and stored with the text, so loading never tokenizes again.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PreparedText {
     title: String,
     description: String,
@@ -110,13 +111,53 @@ impl PreparedText {
     }
 }
 
-/// The stored form of [`PreparedText`] as read: the normalised fields, the window end and the
-/// derived index and markers, so loading never tokenizes again.
-#[derive(Deserialize)]
-struct StoredPreparedText {
-    title: String,
-    description: String,
-    body: String,
+impl PreparedText {
+    /// The stored form of this text, which was prepared from `title`, `description` and `body`
+    /// (see [`PreparedText::new`]). A store keeps the source text anyway, so a normalised field
+    /// that [`StoredPreparedText::restore`] can derive from its source (an ASCII source, whose
+    /// normal form is its lowercase) is left out.
+    pub fn stored<'a>(
+        &'a self,
+        title: &str,
+        description: &str,
+        body: &str,
+    ) -> StoredPreparedTextRef<'a> {
+        let unless_derivable =
+            |normalized: &'a str, source: &str| (!source.is_ascii()).then_some(normalized);
+        StoredPreparedTextRef {
+            title: unless_derivable(&self.title, title),
+            description: unless_derivable(&self.description, description),
+            body: unless_derivable(&self.body, body),
+            body_window_end: self.window_end,
+            signature: self.index.stored_signature(),
+            term_entries: self.index.term_entries(),
+            markers: self.markers.to_bits(),
+        }
+    }
+}
+
+/// The stored form of a [`PreparedText`] (see [`PreparedText::stored`]), as read back.
+#[derive(Debug, Deserialize)]
+pub struct StoredPreparedText<'a> {
+    title: Option<String>,
+    description: Option<String>,
+    body: Option<String>,
+    body_window_end: usize,
+    /// Borrowed from the input where the format allows (postcard does).
+    #[serde(borrow, with = "serde_bytes")]
+    signature: Cow<'a, [u8]>,
+    #[serde(borrow, with = "serde_bytes")]
+    term_entries: Cow<'a, [u8]>,
+    markers: u8,
+}
+
+/// The stored form of a [`PreparedText`] as written (see [`PreparedText::stored`]); its fields
+/// match [`StoredPreparedText`].
+#[derive(Debug, Serialize)]
+pub struct StoredPreparedTextRef<'a> {
+    title: Option<&'a str>,
+    description: Option<&'a str>,
+    body: Option<&'a str>,
     body_window_end: usize,
     #[serde(with = "serde_bytes")]
     signature: Vec<u8>,
@@ -125,53 +166,37 @@ struct StoredPreparedText {
     markers: u8,
 }
 
-/// The stored form as written, borrowing from the text; fields match [`StoredPreparedText`].
-#[derive(Serialize)]
-struct StoredPreparedTextRef<'a> {
-    title: &'a str,
-    description: &'a str,
-    body: &'a str,
-    body_window_end: usize,
-    #[serde(with = "serde_bytes")]
-    signature: &'a [u8],
-    #[serde(with = "serde_bytes")]
-    term_entries: &'a [u8],
-    markers: u8,
-}
-
-impl Serialize for PreparedText {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        StoredPreparedTextRef {
-            title: &self.title,
-            description: &self.description,
-            body: &self.body,
-            body_window_end: self.window_end,
-            signature: self.index.signature(),
-            term_entries: &self.index.term_entries(),
-            markers: self.markers.to_bits(),
-        }
-        .serialize(serializer)
-    }
-}
-
-impl TryFrom<StoredPreparedText> for PreparedText {
-    type Error = InvalidPreparedText;
-
-    fn try_from(stored: StoredPreparedText) -> Result<Self, Self::Error> {
-        if !stored.body.is_char_boundary(stored.body_window_end) {
+impl StoredPreparedText<'_> {
+    /// The prepared text again, given the source text it was stored with. Checks every part and
+    /// never tokenizes.
+    pub fn restore(
+        self,
+        title: &str,
+        description: &str,
+        body: &str,
+    ) -> Result<PreparedText, InvalidPreparedText> {
+        let derive = |stored: Option<String>, source: &str| match stored {
+            Some(normalized) => Ok(normalized),
+            None if source.is_ascii() => Ok(source.to_ascii_lowercase()),
+            None => Err(InvalidPreparedText::NotDerivable),
+        };
+        let title = derive(self.title, title)?;
+        let description = derive(self.description, description)?;
+        let body = derive(self.body, body)?;
+        if !body.is_char_boundary(self.body_window_end) {
             return Err(InvalidPreparedText::WindowEnd {
-                window_end: stored.body_window_end,
-                body_len: stored.body.len(),
+                window_end: self.body_window_end,
+                body_len: body.len(),
             });
         }
-        let index = TermIndex::from_stored(stored.signature, &stored.term_entries)
+        let index = TermIndex::from_stored(&self.signature, &self.term_entries)
             .ok_or(InvalidPreparedText::Index)?;
-        let markers = NoiseMarkers::from_bits(stored.markers).ok_or(InvalidPreparedText::Index)?;
-        Ok(Self {
-            title: stored.title,
-            description: stored.description,
-            body: stored.body,
-            window_end: stored.body_window_end,
+        let markers = NoiseMarkers::from_bits(self.markers).ok_or(InvalidPreparedText::Index)?;
+        Ok(PreparedText {
+            title,
+            description,
+            body,
+            window_end: self.body_window_end,
             index,
             markers,
         })
@@ -194,4 +219,8 @@ pub enum InvalidPreparedText {
     /// The stored index or noise markers are malformed; re-prepare the document.
     #[error("the stored term index is malformed; prepare the document again")]
     Index,
+    /// A normalised field was left out although its source text is not ASCII, so it cannot be
+    /// derived; the text was stored with another source.
+    #[error("a normalised field is missing and its source text is not ASCII")]
+    NotDerivable,
 }

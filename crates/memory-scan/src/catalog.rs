@@ -6,7 +6,8 @@
 //!
 //! Content: for every file the cache remembers, its path below the root, its [`FileKey`], whether
 //! it was settled when read (see the cache's racy-timestamp rule), and either the parsed document
-//! with its prepared scoring text or the reason it is not a document. Transient failures
+//! with its prepared scoring text (normalised fields that are the lowercase of an ASCII source are
+//! left out and derived again on load) or the reason it is not a document. Transient failures
 //! (`unreadable`, `vanished`) are not stored.
 //!
 //! Layout, little-endian:
@@ -35,7 +36,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
-use lexical_score::{MemoryType, PREPARED_TEXT_VERSION, PreparedText};
+use lexical_score::{MemoryType, PREPARED_TEXT_VERSION, StoredPreparedText, StoredPreparedTextRef};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64;
@@ -274,29 +275,31 @@ enum VerdictOut<'a> {
         description: &'a str,
         body: &'a str,
         mtime_ns: i64,
-        prepared: &'a PreparedText,
+        prepared: StoredPreparedTextRef<'a>,
     },
     Skipped(StoredSkip),
 }
 
-/// One catalog entry as read.
+/// One catalog entry as read (borrowing from the chunk's bytes where it can).
 #[derive(Deserialize)]
-struct EntryIn {
+struct EntryIn<'a> {
     relative: Vec<u8>,
     key: FileKey,
     settled: bool,
-    verdict: VerdictIn,
+    #[serde(borrow)]
+    verdict: VerdictIn<'a>,
 }
 
 #[derive(Deserialize)]
-enum VerdictIn {
+enum VerdictIn<'a> {
     Document {
         memory_type: MemoryType,
         title: String,
         description: String,
         body: String,
         mtime_ns: i64,
-        prepared: PreparedText,
+        #[serde(borrow)]
+        prepared: StoredPreparedText<'a>,
     },
     Skipped(StoredSkip),
 }
@@ -361,7 +364,11 @@ fn entry_out((relative, entry): &(OsString, CacheEntry)) -> Option<EntryOut<'_>>
             description: document.description(),
             body: document.body(),
             mtime_ns: to_epoch_ns(document.mtime()),
-            prepared: document.prepared(),
+            prepared: document.prepared().stored(
+                document.title(),
+                document.description(),
+                document.body(),
+            ),
         },
         Verdict::Skipped(reason) => VerdictOut::Skipped(StoredSkip::from_reason(reason)?),
     };
@@ -374,7 +381,7 @@ fn entry_out((relative, entry): &(OsString, CacheEntry)) -> Option<EntryOut<'_>>
 }
 
 fn decode_chunk(bytes: &[u8], root: &Path, scope: Scope) -> Result<Entries, Rejection> {
-    let stored: Vec<EntryIn> =
+    let stored: Vec<EntryIn<'_>> =
         postcard::from_bytes(bytes).map_err(|e| Rejection::Undecodable(e.to_string()))?;
     stored
         .into_iter()
@@ -391,6 +398,9 @@ fn decode_chunk(bytes: &[u8], root: &Path, scope: Scope) -> Result<Entries, Reje
                     mtime_ns,
                     prepared,
                 } => {
+                    let prepared = prepared
+                        .restore(&title, &description, &body)
+                        .map_err(|e| Rejection::Undecodable(e.to_string()))?;
                     let topic = Topic::from_stored(memory_type, title, description, body)
                         .ok_or_else(|| {
                             Rejection::Undecodable("a stored topic breaks its invariants".into())

@@ -4,7 +4,8 @@ use std::collections::HashSet;
 
 use lexical_score::{
     ActiveToolAliases, CandidateSelection, MAX_CANDIDATES, MAX_LEXICAL_CANDIDATES,
-    MAX_QUERY_TOKENS, MemoryType, PreparedText, QueryTokens, explain, rank, score, tokenize,
+    MAX_QUERY_TOKENS, MemoryType, PreparedText, QueryTokens, StoredPreparedText, explain, rank,
+    score, tokenize,
 };
 use proptest::prelude::*;
 
@@ -87,9 +88,9 @@ proptest! {
         body in mixed_text(1_600),
     ) {
         let text = PreparedText::new(&title, &description, &body);
-        let bytes = postcard::to_stdvec(&text).unwrap();
-        let loaded: PreparedText = postcard::from_bytes(&bytes).unwrap();
-        prop_assert_eq!(loaded, text);
+        let bytes = postcard::to_stdvec(&text.stored(&title, &description, &body)).unwrap();
+        let stored: StoredPreparedText<'_> = postcard::from_bytes(&bytes).unwrap();
+        prop_assert_eq!(stored.restore(&title, &description, &body).unwrap(), text);
     }
 
     #[test]
@@ -99,14 +100,18 @@ proptest! {
         cut in any::<prop::sample::Index>(),
     ) {
         let text = PreparedText::new("title", "description", &body);
-        let mut bytes = postcard::to_stdvec(&text).unwrap();
+        let mut bytes = postcard::to_stdvec(&text.stored("title", "description", &body)).unwrap();
         for (at, mask) in flips {
             let at = at.index(bytes.len());
             bytes[at] ^= mask;
         }
-        // Either result is fine; decoding must only not panic.
-        let _ = postcard::from_bytes::<PreparedText>(&bytes);
-        let _ = postcard::from_bytes::<PreparedText>(&bytes[..cut.index(bytes.len())]);
+        // Either result is fine; decoding and restoring must only not panic.
+        let restore = |bytes: &[u8]| {
+            postcard::from_bytes::<StoredPreparedText<'_>>(bytes)
+                .map(|stored| stored.restore("title", "description", &body))
+        };
+        let _ = restore(&bytes);
+        let _ = restore(&bytes[..cut.index(bytes.len())]);
     }
 
     #[test]

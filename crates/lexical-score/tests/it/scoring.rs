@@ -1,8 +1,8 @@
 //! Scoring one document and ranking many.
 
 use lexical_score::{
-    BODY_WINDOW_CHARS, MemoryType, PreparedText, QueryTokens, Ranked, ScoreBreakdown, explain,
-    rank, score,
+    BODY_WINDOW_CHARS, InvalidPreparedText, MemoryType, PreparedText, QueryTokens, Ranked,
+    ScoreBreakdown, StoredPreparedText, explain, rank, score,
 };
 
 use crate::support::Doc;
@@ -205,24 +205,34 @@ fn a_user_document_is_not_pushed_out_of_the_top_two_by_tied_documents_of_other_t
 
 #[test]
 fn prepared_text_round_trips_through_its_stored_form() {
-    let text = PreparedText::new("Deploy", "Ｄｅｓｃ", &format!("{}tail", "本".repeat(1_300)));
-    let stored = serde_json::to_string(&text).unwrap();
-    let loaded: PreparedText = serde_json::from_str(&stored).unwrap();
+    let body = format!("{}tail", "本".repeat(1_300));
+    let text = PreparedText::new("Deploy", "Ｄｅｓｃ", &body);
+    let stored = serde_json::to_string(&text.stored("Deploy", "Ｄｅｓｃ", &body)).unwrap();
+    let loaded = serde_json::from_str::<StoredPreparedText<'_>>(&stored)
+        .unwrap()
+        .restore("Deploy", "Ｄｅｓｃ", &body)
+        .unwrap();
     assert_eq!(loaded, text);
     assert_eq!(loaded.body_window(), text.body_window());
 }
 
-/// The stored form of a small text, with its window end replaced.
-fn stored_with_window_end(body: &str, window_end: usize) -> serde_json::Value {
-    let mut stored = serde_json::to_value(PreparedText::new("t", "d", body)).unwrap();
-    stored["body_window_end"] = window_end.into();
-    stored
+/// Restores the stored form of a small text after `edit` changed it.
+fn restore_edited(
+    body: &str,
+    edit: impl FnOnce(&mut serde_json::Value),
+) -> Result<PreparedText, InvalidPreparedText> {
+    let text = PreparedText::new("t", "d", body);
+    let mut stored = serde_json::to_value(text.stored("t", "d", body)).unwrap();
+    edit(&mut stored);
+    let stored = stored.to_string();
+    serde_json::from_str::<StoredPreparedText<'_>>(&stored)
+        .unwrap()
+        .restore("t", "d", body)
 }
 
 #[test]
 fn a_stored_prepared_text_with_a_window_end_inside_a_character_is_rejected() {
-    let stored = stored_with_window_end("本文", 1);
-    let error = serde_json::from_value::<PreparedText>(stored).unwrap_err();
+    let error = restore_edited("本文", |s| s["body_window_end"] = 1.into()).unwrap_err();
     assert!(
         error.to_string().contains("not a character boundary"),
         "{error}"
@@ -231,27 +241,34 @@ fn a_stored_prepared_text_with_a_window_end_inside_a_character_is_rejected() {
 
 #[test]
 fn a_stored_prepared_text_with_a_window_end_past_the_body_is_rejected() {
-    let stored = stored_with_window_end("abc", 9);
-    assert!(serde_json::from_value::<PreparedText>(stored).is_err());
+    let restored = restore_edited("abc", |s| s["body_window_end"] = 9.into());
+    assert!(matches!(
+        restored,
+        Err(InvalidPreparedText::WindowEnd { .. })
+    ));
 }
 
 #[test]
 fn a_stored_prepared_text_with_a_malformed_index_is_rejected() {
-    let mut stored = serde_json::to_value(PreparedText::new("t", "d", "some body text")).unwrap();
-    stored["signature"] = serde_json::json!([1, 2, 3]);
-    let error = serde_json::from_value::<PreparedText>(stored).unwrap_err();
-    assert!(error.to_string().contains("term index"), "{error}");
+    let restored = restore_edited("some body text", |s| {
+        s["signature"] = serde_json::json!([1, 2, 3]);
+    });
+    assert_eq!(restored, Err(InvalidPreparedText::Index));
 }
 
 #[test]
 fn a_stored_prepared_text_scores_like_the_text_it_was_prepared_from() {
-    let text = PreparedText::new(
+    let source = (
         "Ownership",
         "Who owns the pager",
         "Escalate to the owner on call.",
     );
-    let bytes = postcard::to_stdvec(&text).unwrap();
-    let loaded: PreparedText = postcard::from_bytes(&bytes).unwrap();
+    let text = PreparedText::new(source.0, source.1, source.2);
+    let bytes = postcard::to_stdvec(&text.stored(source.0, source.1, source.2)).unwrap();
+    let loaded = postcard::from_bytes::<StoredPreparedText<'_>>(&bytes)
+        .unwrap()
+        .restore(source.0, source.1, source.2)
+        .unwrap();
     let doc = |text: PreparedText| Doc {
         text,
         memory_type: MemoryType::Project,
@@ -262,4 +279,47 @@ fn a_stored_prepared_text_scores_like_the_text_it_was_prepared_from() {
         rank(&query, &[doc(loaded)])[0].score,
         rank(&query, &[doc(text)])[0].score
     );
+}
+
+#[test]
+fn the_stored_form_leaves_out_normalised_text_derivable_from_an_ascii_source() {
+    let source = (
+        "Pager Rota",
+        "Who Owns The Pager",
+        "Escalate To The Owner On Call.",
+    );
+    let text = PreparedText::new(source.0, source.1, source.2);
+
+    let bytes = postcard::to_stdvec(&text.stored(source.0, source.1, source.2)).unwrap();
+
+    let contains = |needle: &str| bytes.windows(needle.len()).any(|w| w == needle.as_bytes());
+    assert!(!contains("pager rota"));
+    assert!(!contains("escalate to the owner"));
+}
+
+#[test]
+fn the_stored_form_keeps_normalised_text_of_a_non_ascii_source() {
+    let source = ("Ｐａｇｅｒ", "Ｒｏｔａ", "Éscalade");
+    let text = PreparedText::new(source.0, source.1, source.2);
+
+    let bytes = postcard::to_stdvec(&text.stored(source.0, source.1, source.2)).unwrap();
+    let loaded = postcard::from_bytes::<StoredPreparedText<'_>>(&bytes)
+        .unwrap()
+        .restore(source.0, source.1, source.2)
+        .unwrap();
+
+    assert_eq!(loaded.title(), "pager");
+    assert_eq!(loaded, text);
+}
+
+#[test]
+fn a_stored_form_restored_against_a_non_ascii_source_it_left_out_is_rejected() {
+    let text = PreparedText::new("Pager", "Rota", "Escalate");
+    let bytes = postcard::to_stdvec(&text.stored("Pager", "Rota", "Escalate")).unwrap();
+
+    let restored = postcard::from_bytes::<StoredPreparedText<'_>>(&bytes)
+        .unwrap()
+        .restore("Päger", "Rota", "Escalate");
+
+    assert_eq!(restored, Err(InvalidPreparedText::NotDerivable));
 }
