@@ -29,7 +29,11 @@ fn main() -> Result<()> {
     match command.as_deref() {
         Some("ci") => ci(),
         Some("eval") => eval::main(&rest),
-        Some("scan-latency") if cfg!(debug_assertions) => run_released("scan-latency", &rest),
+        Some("scan-latency")
+            if cfg!(debug_assertions) && std::env::var_os(RELEASED_GUARD).is_none() =>
+        {
+            run_released("scan-latency", &rest)
+        }
         Some("scan-latency") => scan_latency::main(&rest),
         Some("-h" | "--help") | None => {
             println!("{USAGE}");
@@ -53,6 +57,10 @@ fn ci() -> Result<()> {
     Ok(())
 }
 
+/// Set on the release build `run_released` starts, so a release build that still has debug
+/// assertions (a profile override) measures instead of starting itself again.
+const RELEASED_GUARD: &str = "MEMRECALL_XTASK_RELEASED";
+
 /// Runs `command` in a release build of xtask: timings of an unoptimised build say nothing about
 /// what users run.
 fn run_released(command: &str, rest: &[String]) -> Result<()> {
@@ -70,6 +78,7 @@ fn run_released(command: &str, rest: &[String]) -> Result<()> {
         .arg(command)
         .args(rest)
         .current_dir(workspace_root()?)
+        .env(RELEASED_GUARD, "1")
         .status()
         .context("could not start cargo to build xtask with --release")?;
     if !status.success() {
