@@ -2,7 +2,6 @@
 //! persistent catalog per memory root.
 
 use std::ffi::OsString;
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
@@ -10,8 +9,7 @@ use std::time::{Duration, SystemTime};
 use crate::catalog;
 use crate::document::{Document, ScannedDocument, Scope};
 use crate::engine::{
-    Candidate, EarlyKey, MemoryRoots, ReadOutcome, Walked, list_scopes, read_topic_file,
-    visit_scopes,
+    Candidate, MemoryRoots, ReadOutcome, Walked, list_scopes, read_topic_file, visit_scopes,
 };
 use crate::key::{FileKey, to_epoch_ns};
 use crate::report::{
@@ -409,7 +407,7 @@ fn match_to_listing(
 fn visit(scope: Scope, candidate: &Candidate, previous: Option<CacheEntry>) -> Visit {
     if let Some(entry) = previous
         && entry.settled
-        && current_key(candidate) == Some(entry.key)
+        && candidate.current_key() == Some(entry.key)
     {
         return Visit::Reused(entry);
     }
@@ -429,20 +427,12 @@ fn visit(scope: Scope, candidate: &Candidate, previous: Option<CacheEntry>) -> V
     }
 }
 
-/// The key of a candidate's file now, or as taken right after listing.
-fn current_key(candidate: &Candidate) -> Option<FileKey> {
-    match candidate.early_key {
-        EarlyKey::Taken(key) => Some(key),
-        EarlyKey::Unavailable => None,
-        EarlyKey::NotTaken => fs::metadata(&candidate.path)
-            .ok()
-            .map(|metadata| FileKey::from_metadata(&metadata)),
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use std::fs;
+
     use super::*;
+    use crate::engine::EarlyKey;
     use crate::topic::parse_topic;
 
     /// A root holding `a.md` titled "Current" and a catalog whose entry for it carries the file's

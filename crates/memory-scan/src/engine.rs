@@ -52,6 +52,24 @@ pub(crate) struct Candidate {
     pub(crate) early_key: EarlyKey,
 }
 
+impl Candidate {
+    /// The key of the candidate's file: as taken right after listing, or now.
+    pub(crate) fn current_key(&self) -> Option<FileKey> {
+        match self.early_key {
+            EarlyKey::Taken(key) => Some(key),
+            EarlyKey::Unavailable => None,
+            EarlyKey::NotTaken => key_of(&self.path),
+        }
+    }
+}
+
+/// `stat` of `path`, following a symlink to its target, as a [`FileKey`].
+fn key_of(path: &Path) -> Option<FileKey> {
+    fs::metadata(path)
+        .ok()
+        .map(|metadata| FileKey::from_metadata(&metadata))
+}
+
 /// Whether a candidate's [`FileKey`] was taken ahead of its visit, and what it was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum EarlyKey {
@@ -155,10 +173,8 @@ impl Walked {
     pub(crate) fn take_keys(&mut self) {
         for (_, walk) in &mut self.scopes {
             walk.candidates.par_iter_mut().for_each(|candidate| {
-                candidate.early_key = match fs::metadata(&candidate.path) {
-                    Ok(metadata) => EarlyKey::Taken(FileKey::from_metadata(&metadata)),
-                    Err(_) => EarlyKey::Unavailable,
-                };
+                candidate.early_key =
+                    key_of(&candidate.path).map_or(EarlyKey::Unavailable, EarlyKey::Taken);
             });
         }
     }

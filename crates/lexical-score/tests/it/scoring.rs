@@ -256,6 +256,18 @@ fn a_stored_prepared_text_with_a_malformed_index_is_rejected() {
     assert_eq!(restored, Err(InvalidPreparedText::Index));
 }
 
+/// `text`, prepared from `source`, written to postcard and restored against `restore_from`.
+fn postcard_round_trip(
+    text: &PreparedText,
+    source: (&str, &str, &str),
+    restore_from: (&str, &str, &str),
+) -> Result<PreparedText, InvalidPreparedText> {
+    let bytes = postcard::to_stdvec(&text.stored(source.0, source.1, source.2)).unwrap();
+    postcard::from_bytes::<StoredPreparedText<'_>>(&bytes)
+        .unwrap()
+        .restore(restore_from.0, restore_from.1, restore_from.2)
+}
+
 #[test]
 fn a_stored_prepared_text_scores_like_the_text_it_was_prepared_from() {
     let source = (
@@ -264,11 +276,7 @@ fn a_stored_prepared_text_scores_like_the_text_it_was_prepared_from() {
         "Escalate to the owner on call.",
     );
     let text = PreparedText::new(source.0, source.1, source.2);
-    let bytes = postcard::to_stdvec(&text.stored(source.0, source.1, source.2)).unwrap();
-    let loaded = postcard::from_bytes::<StoredPreparedText<'_>>(&bytes)
-        .unwrap()
-        .restore(source.0, source.1, source.2)
-        .unwrap();
+    let loaded = postcard_round_trip(&text, source, source).unwrap();
     let doc = |text: PreparedText| Doc {
         text,
         memory_type: MemoryType::Project,
@@ -302,11 +310,7 @@ fn the_stored_form_keeps_normalised_text_of_a_non_ascii_source() {
     let source = ("Ｐａｇｅｒ", "Ｒｏｔａ", "Éscalade");
     let text = PreparedText::new(source.0, source.1, source.2);
 
-    let bytes = postcard::to_stdvec(&text.stored(source.0, source.1, source.2)).unwrap();
-    let loaded = postcard::from_bytes::<StoredPreparedText<'_>>(&bytes)
-        .unwrap()
-        .restore(source.0, source.1, source.2)
-        .unwrap();
+    let loaded = postcard_round_trip(&text, source, source).unwrap();
 
     assert_eq!(loaded.title(), "pager");
     assert_eq!(loaded, text);
@@ -314,12 +318,10 @@ fn the_stored_form_keeps_normalised_text_of_a_non_ascii_source() {
 
 #[test]
 fn a_stored_form_restored_against_a_non_ascii_source_it_left_out_is_rejected() {
-    let text = PreparedText::new("Pager", "Rota", "Escalate");
-    let bytes = postcard::to_stdvec(&text.stored("Pager", "Rota", "Escalate")).unwrap();
+    let source = ("Pager", "Rota", "Escalate");
+    let text = PreparedText::new(source.0, source.1, source.2);
 
-    let restored = postcard::from_bytes::<StoredPreparedText<'_>>(&bytes)
-        .unwrap()
-        .restore("Päger", "Rota", "Escalate");
+    let restored = postcard_round_trip(&text, source, ("Päger", "Rota", "Escalate"));
 
     assert_eq!(restored, Err(InvalidPreparedText::NotDerivable));
 }
