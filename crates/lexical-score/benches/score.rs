@@ -13,8 +13,8 @@ use std::time::{Duration, SystemTime};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use lexical_score::{
-    ActiveToolAliases, CandidateSelection, MAX_QUERY_TOKENS, MemoryType, PreparedText, QueryTokens,
-    Scorable, StoredPreparedText, rank,
+    ActiveToolAliases, ByteString, Bytes, CandidateSelection, MAX_QUERY_TOKENS, MemoryType,
+    PreparedText, QueryTokens, Scorable, StoredPreparedText, rank,
 };
 
 const DOCS: usize = 1_000;
@@ -333,22 +333,26 @@ fn bench(c: &mut Criterion) {
 /// Loading stored texts as a persistent catalog does: postcard bytes and the source text to
 /// `PreparedText`.
 fn bench_decode(c: &mut Criterion, name: &str, raw: &[(String, String, String)]) {
-    let encoded: Vec<Vec<u8>> = documents(raw)
+    let encoded: Vec<Bytes> = documents(raw)
         .iter()
         .zip(raw)
         .map(|(doc, (title, description, body))| {
-            postcard::to_stdvec(&doc.text.stored(title, description, body)).unwrap()
+            Bytes::from(postcard::to_stdvec(&doc.text.stored(title, description, body)).unwrap())
         })
         .collect();
-    let average = encoded.iter().map(Vec::len).sum::<usize>() / encoded.len();
+    let raw: Vec<[ByteString; 3]> = raw
+        .iter()
+        .map(|(title, description, body)| [title, description, body].map(|s| s.as_str().into()))
+        .collect();
+    let average = encoded.iter().map(Bytes::len).sum::<usize>() / encoded.len();
     eprintln!("{name}: {average} encoded bytes per document on average");
     c.bench_function(name, |b| {
-        let mut next = encoded.iter().zip(raw).cycle();
+        let mut next = encoded.iter().zip(&raw).cycle();
         b.iter(|| {
-            let (bytes, (title, description, body)) = next.next().unwrap();
+            let (bytes, [title, description, body]) = next.next().unwrap();
             postcard::from_bytes::<StoredPreparedText<'_>>(black_box(bytes))
                 .unwrap()
-                .restore(title, description, body)
+                .restore(bytes, title, description, body)
                 .unwrap()
         });
     });

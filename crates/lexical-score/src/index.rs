@@ -20,8 +20,11 @@
 //! different terms would have to agree on all 56 bits (odds of about 2^-56 per comparison) for the
 //! table to report a term that is not there.
 //!
-//! Both stay small (about 2 KiB for a 1 KiB body), so the indexes of a thousand documents mostly
-//! stay in cache.
+//! Both stay small (about 1.5 KiB for a 1 KiB body: a 512-byte signature and a table of about a
+//! hundred words), so the indexes of a thousand documents mostly stay in cache. Both are kept in
+//! their stored layout, so a loaded index is a view of the store's bytes.
+
+use bytes::Bytes;
 
 use crate::query::MAX_QUERY_TOKENS;
 use crate::text::for_each_token;
@@ -39,8 +42,8 @@ const FIELD_BITS: [u8; 3] = [TITLE, DESCRIPTION, BODY];
 /// the 1,024 slots, so a token of five trigrams passes by chance a few times in a hundred.
 const SLOT_BITS: u32 = 10;
 const SIGNATURE_SLOTS: usize = 1 << SLOT_BITS;
-/// Bytes of a stored signature: one bit per slot for each of the three fields.
-pub(crate) const STORED_SIGNATURE_BYTES: usize = 3 * SIGNATURE_SLOTS / 8;
+/// Bytes of a signature: one nibble per slot holding the slot's field bits, low nibble first.
+pub(crate) const SIGNATURE_BYTES: usize = SIGNATURE_SLOTS / 2;
 /// Checking more trigrams of one token than this rejects little more and costs linear time on
 /// long whole-run tokens (Thai, Khmer).
 const MAX_SLOTS_PER_TOKEN: usize = 16;
@@ -49,6 +52,13 @@ const FIELD_MASK: u64 = 0xFF;
 
 /// The normalised scored fields of one document, in field-bit order.
 pub(crate) type Fields<'a> = [&'a str; 3];
+
+/// The normalised scored fields of one document, fetched only when a search needs one (a stored
+/// field may be derived on first use).
+pub(crate) trait FieldText {
+    /// The field at `position` in field-bit order (title, description, body window).
+    fn field(&self, position: usize) -> &str;
+}
 
 /// A query token prepared for index look-ups.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,19 +100,23 @@ impl QueryTerm {
 
 /// See the module documentation. Two indexes are equal when they hold the same signature and the
 /// same terms, wherever the terms sit in the table.
+///
+/// Both parts are byte strings in the layout the stored form uses, so an index loaded from a store
+/// shares the store's buffer instead of being rebuilt.
 #[derive(Debug, Clone, Eq)]
 pub(crate) struct TermIndex {
-    /// Per trigram slot, the bits of the fields holding a trigram that hashes there.
-    signature: Box<[u8]>,
-    /// Open-addressing table of distinct document terms: the term hash with its low byte replaced
-    /// by the bits of the fields holding the term; 0 marks an empty slot.
-    slots: Box<[u64]>,
+    /// Per trigram slot, a nibble with the bits of the fields holding a trigram that hashes there.
+    signature: Bytes,
+    /// Open-addressing table of distinct document terms, little-endian words: the term hash with
+    /// its low byte replaced by the bits of the fields holding the term; 0 marks an empty slot.
+    /// The word count is a power of two.
+    table: Bytes,
 }
 
 impl PartialEq for TermIndex {
     fn eq(&self, other: &Self) -> bool {
         let sorted = |index: &Self| {
-            let mut entries: Vec<u64> = index.slots.iter().copied().filter(|&e| e != 0).collect();
+            let mut entries: Vec<u64> = index.words().filter(|&e| e != 0).collect();
             entries.sort_unstable();
             entries
         };
@@ -112,7 +126,7 @@ impl PartialEq for TermIndex {
 
 impl TermIndex {
     pub(crate) fn build(fields: Fields<'_>) -> Self {
-        let mut signature = vec![0u8; SIGNATURE_SLOTS].into_boxed_slice();
+        let mut signature = vec![0u8; SIGNATURE_BYTES];
         // Every term occurrence as a table entry: the key bits of its hash and its field's bit.
         let mut occurrences: Vec<u64> = Vec::new();
         for (&bit, text) in FIELD_BITS.iter().zip(fields) {
@@ -121,10 +135,11 @@ impl TermIndex {
                 let mut packed = 0u32;
                 for (at, &byte) in term.as_bytes().iter().enumerate() {
                     packed = (packed >> 8) | (u32::from(byte) << 16);
-                    if at >= 2
-                        && let Some(slot) = signature.get_mut(usize::from(slot_of_packed(packed)))
-                    {
-                        *slot |= bit;
+                    if at >= 2 {
+                        let slot = usize::from(slot_of_packed(packed));
+                        if let Some(pair) = signature.get_mut(slot / 2) {
+                            *pair |= bit << (4 * (slot % 2));
+                        }
                     }
                 }
             });
@@ -137,79 +152,83 @@ impl TermIndex {
                 distinct += 1;
             }
         }
-        let mut slots = vec![0u64; table_len(distinct)].into_boxed_slice();
+        let mut slots = vec![0u64; table_len(distinct)];
         for entry in scratch.into_iter().filter(|&entry| entry != 0) {
             insert_or_merge(&mut slots, entry);
         }
-        Self { signature, slots }
-    }
-
-    /// The trigram signature for the stored form: per field (title, description, body window),
-    /// one bit per slot, [`STORED_SIGNATURE_BYTES`] in all.
-    pub(crate) fn stored_signature(&self) -> Vec<u8> {
-        let mut stored = vec![0u8; STORED_SIGNATURE_BYTES];
-        for (slot, &fields) in self.signature.iter().enumerate() {
-            for (plane, bit) in FIELD_BITS.iter().enumerate() {
-                if fields & bit != 0
-                    && let Some(byte) = stored.get_mut(plane * SIGNATURE_SLOTS / 8 + slot / 8)
-                {
-                    *byte |= 1 << (slot % 8);
-                }
-            }
+        let table: Vec<u8> = slots.iter().flat_map(|word| word.to_le_bytes()).collect();
+        Self {
+            signature: Bytes::from(signature),
+            table: Bytes::from(table),
         }
-        stored
     }
 
-    /// The occupied table entries as little-endian words, for the stored form.
-    pub(crate) fn term_entries(&self) -> Vec<u8> {
-        self.slots
-            .iter()
-            .filter(|&&entry| entry != 0)
-            .flat_map(|entry| entry.to_le_bytes())
-            .collect()
+    /// The signature in its stored layout ([`SIGNATURE_BYTES`] bytes).
+    pub(crate) fn signature_bytes(&self) -> &[u8] {
+        &self.signature
     }
 
-    /// Rebuilds an index from [`TermIndex::stored_signature`] and [`TermIndex::term_entries`]
-    /// without looking at the text; `None` when the parts cannot have come from
-    /// [`TermIndex::build`].
-    pub(crate) fn from_stored(stored_signature: &[u8], entries: &[u8]) -> Option<Self> {
-        if stored_signature.len() != STORED_SIGNATURE_BYTES || !entries.len().is_multiple_of(8) {
+    /// The term table in its stored layout.
+    pub(crate) fn table_bytes(&self) -> &[u8] {
+        &self.table
+    }
+
+    /// An index from the parts [`TermIndex::signature_bytes`] and [`TermIndex::table_bytes`]
+    /// returned, sharing their buffers and without looking at the text; `None` when they cannot
+    /// have come from [`TermIndex::build`] (a wrong length, a full table, or an entry naming no
+    /// field or something other than a field).
+    pub(crate) fn from_stored(signature: Bytes, table: Bytes) -> Option<Self> {
+        let words = table.len() / 8;
+        if signature.len() != SIGNATURE_BYTES
+            || !table.len().is_multiple_of(8)
+            || words < 8
+            || !words.is_power_of_two()
+        {
             return None;
         }
-        let (title, rest) = stored_signature.split_at(SIGNATURE_SLOTS / 8);
-        let (description, body) = rest.split_at(SIGNATURE_SLOTS / 8);
-        // Any bit pattern is a signature: one byte of three planes gives eight slots.
-        let mut signature = vec![0u8; SIGNATURE_SLOTS].into_boxed_slice();
-        for (((slots, &t), &d), &b) in signature
-            .chunks_exact_mut(8)
-            .zip(title)
-            .zip(description)
-            .zip(body)
-        {
-            for (bit, slot) in slots.iter_mut().enumerate() {
-                *slot = (t >> bit & 1) | (d >> bit & 1) << 1 | (b >> bit & 1) << 2;
-            }
-        }
-        let distinct = entries.len() / 8;
-        let mut slots = vec![0u64; table_len(distinct)].into_boxed_slice();
-        for word in entries.chunks_exact(8) {
-            let entry = u64::from_le_bytes(word.try_into().ok()?);
+        // Any nibble is a signature slot (bits beyond the fields are masked away when read).
+        let index = Self { signature, table };
+        let mut empty = false;
+        for entry in index.words() {
             let bits = entry & FIELD_MASK;
-            // Each stored key is distinct and names at least one field, and nothing else.
-            if bits == 0
-                || bits & !u64::from(ALL_FIELDS) != 0
-                || !insert_or_merge(&mut slots, entry)
-            {
+            if entry == 0 {
+                empty = true;
+            } else if bits == 0 || bits & !u64::from(ALL_FIELDS) != 0 {
                 return None;
             }
         }
-        Some(Self { signature, slots })
+        empty.then_some(index)
+    }
+
+    fn words(&self) -> impl Iterator<Item = u64> + '_ {
+        self.table
+            .chunks_exact(8)
+            .map(|word| u64::from_le_bytes(word.try_into().unwrap_or_default()))
+    }
+
+    fn word(&self, at: usize) -> u64 {
+        self.table
+            .get(at * 8..at * 8 + 8)
+            .and_then(|word| <[u8; 8]>::try_from(word).ok())
+            .map_or(0, u64::from_le_bytes)
+    }
+
+    fn table_words(&self) -> usize {
+        self.table.len() / 8
+    }
+
+    /// The field bits of one signature slot.
+    fn signature_slot(&self, slot: u16) -> u8 {
+        let slot = usize::from(slot);
+        self.signature
+            .get(slot / 2)
+            .map_or(0, |pair| (pair >> (4 * (slot % 2))) & ALL_FIELDS)
     }
 
     /// For each of `terms` (at most `found.len()`), the field bits of the fields containing it.
     pub(crate) fn fields_containing_each(
         &self,
-        fields: Fields<'_>,
+        fields: &impl FieldText,
         terms: &[QueryTerm],
         found: &mut [u8],
     ) {
@@ -217,18 +236,14 @@ impl TermIndex {
         // independent, so their cache misses overlap instead of queueing behind branches.
         let mut first_slots = [0u64; MAX_QUERY_TOKENS];
         for (slot, term) in first_slots.iter_mut().zip(terms) {
-            *slot = self
-                .slots
-                .get(self.home_slot(term.hash))
-                .copied()
-                .unwrap_or(0);
+            *slot = self.word(self.home_slot(term.hash));
         }
         for ((out, term), first) in found.iter_mut().zip(terms).zip(first_slots) {
             *out = self.fields_containing(fields, term, first);
         }
     }
 
-    fn fields_containing(&self, fields: Fields<'_>, term: &QueryTerm, first: u64) -> u8 {
+    fn fields_containing(&self, fields: &impl FieldText, term: &QueryTerm, first: u64) -> u8 {
         let mut found = self.exact(term, first);
         if term.bigram || found == ALL_FIELDS {
             return found;
@@ -236,13 +251,13 @@ impl TermIndex {
         // Fields not yet known to hold the token whose signature holds all of its trigrams.
         let mut candidates = !found & ALL_FIELDS;
         for &slot in term.slots() {
-            candidates &= self.signature.get(usize::from(slot)).copied().unwrap_or(0);
+            candidates &= self.signature_slot(slot);
             if candidates == 0 {
                 return found;
             }
         }
-        for (bit, text) in FIELD_BITS.iter().zip(fields) {
-            if candidates & bit != 0 && text.contains(term.text.as_str()) {
+        for (position, bit) in FIELD_BITS.iter().enumerate() {
+            if candidates & bit != 0 && fields.field(position).contains(term.text.as_str()) {
                 found |= bit;
             }
         }
@@ -255,25 +270,25 @@ impl TermIndex {
         let mut slot = first;
         let mut at = self.home_slot(term.hash);
         // The table always has an empty slot, so this ends; the bound guards it regardless.
-        for _ in 0..self.slots.len() {
+        for _ in 0..self.table_words() {
             if slot == 0 {
                 return 0;
             }
             if slot & !FIELD_MASK == key {
-                return u8::try_from(slot & FIELD_MASK).unwrap_or(0);
+                return u8::try_from(slot & FIELD_MASK).unwrap_or(0) & ALL_FIELDS;
             }
             at = self.next_slot(at);
-            slot = self.slots.get(at).copied().unwrap_or(0);
+            slot = self.word(at);
         }
         0
     }
 
     fn home_slot(&self, hash: u64) -> usize {
-        home_slot(hash, self.slots.len())
+        home_slot(hash, self.table_words())
     }
 
     fn next_slot(&self, slot: usize) -> usize {
-        (slot + 1) & self.slots.len().saturating_sub(1)
+        (slot + 1) & self.table_words().saturating_sub(1)
     }
 }
 

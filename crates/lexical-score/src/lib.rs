@@ -17,11 +17,13 @@
 //!   the scored text is exactly what a prompt can show even when NFKC changes lengths.
 //! - Each document carries a small index (its own terms and a trigram signature) so scoring rarely
 //!   scans text; term equality there is decided by 56 bits of a 64-bit hash.
-//! - A [`PreparedText`] has a stored form with its index and noise markers (the signature as one
-//!   bit plane per field and the term table's entries, as byte strings), so a persistent store
-//!   loads it without tokenizing. A normalised field whose source is ASCII is left out and derived
-//!   again from the source on load. Loading checks every part, and [`PREPARED_TEXT_VERSION`] names
-//!   the stored form and the tokenizer it came from.
+//! - A [`PreparedText`] has a stored form with its index and noise markers (the signature, one
+//!   nibble of field bits per slot, and the term table exactly as it sits in memory), so a
+//!   persistent store loads it without tokenizing or hashing. A normalised field whose source is
+//!   ASCII is left out and derived from the source the first time a search needs it. Restoring
+//!   shares the buffer the stored form was decoded from ([`Bytes`], [`ByteString`]) instead of
+//!   copying it. Loading checks every part, and [`PREPARED_TEXT_VERSION`] names the stored form
+//!   and the tokenizer it came from.
 //! - Active-tool aliases match as whole words only (see [`ActiveToolAliases`]).
 //! - A scoring pass over at least [`PARALLEL_THRESHOLD`] (2,048) documents is split into chunks of
 //!   512 scored on the rayon thread pool and joined in input order, so `select` and `rank` return
@@ -41,6 +43,8 @@ mod query;
 mod score;
 mod text;
 
+pub use bytes::Bytes;
+pub use bytestring::ByteString;
 pub use candidates::{
     CandidateSelection, FALLBACK_LIMIT, FAST_LIMIT, MAX_CANDIDATES, MAX_LEXICAL_CANDIDATES,
     MIN_RECENT_SLOTS,

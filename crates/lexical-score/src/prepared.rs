@@ -1,17 +1,20 @@
 //! A document's scoring text, normalised once per document version.
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
 
+use bytes::Bytes;
+use bytestring::ByteString;
 use serde::{Deserialize, Serialize};
 
-use crate::index::{QueryTerm, TermIndex};
+use crate::index::{FieldText, QueryTerm, TermIndex};
 use crate::noise::NoiseMarkers;
 use crate::text::{normalize, normalize_into};
 
 /// The version of everything a stored [`PreparedText`] depends on: the normaliser, the tokenizer,
 /// the index and the stored form. A store of prepared texts (the persistent catalog) records it
 /// and discards texts stored under any other version, so it must change with any of them.
-pub const PREPARED_TEXT_VERSION: u32 = 4;
+pub const PREPARED_TEXT_VERSION: u32 = 5;
 
 /// How many characters of the trimmed body a prompt shows, and so how many are scored.
 pub const BODY_WINDOW_CHARS: usize = 1_200;
@@ -24,15 +27,51 @@ pub const BODY_WINDOW_CHARS: usize = 1_200;
 /// the part a prompt can show — and the full body is that window followed by the normalised rest.
 /// A term index of the scored fields (see the `index` module) and the presence of noise markers are
 /// derived here too, and stored with the text, so loading never tokenizes again.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// Texts are shared byte strings: a restored text points into the buffer it was stored in, and a
+/// normalised field left out of the stored form (an ASCII source) is derived from its source the
+/// first time a search needs it.
+#[derive(Debug, Clone)]
 pub struct PreparedText {
-    title: String,
-    description: String,
-    body: String,
+    title: Normalized,
+    description: Normalized,
+    body: Normalized,
     window_end: usize,
     index: TermIndex,
     markers: NoiseMarkers,
 }
+
+/// One normalised field.
+#[derive(Debug, Clone)]
+enum Normalized {
+    Text(ByteString),
+    /// The field of an ASCII source, whose normal form is its lowercase; made on first use.
+    LowercaseOf(ByteString, OnceLock<Box<str>>),
+}
+
+impl Normalized {
+    fn get(&self) -> &str {
+        match self {
+            Self::Text(text) => text,
+            Self::LowercaseOf(source, lowered) => {
+                lowered.get_or_init(|| source.to_ascii_lowercase().into_boxed_str())
+            }
+        }
+    }
+}
+
+impl PartialEq for PreparedText {
+    fn eq(&self, other: &Self) -> bool {
+        self.title() == other.title()
+            && self.description() == other.description()
+            && self.body() == other.body()
+            && self.window_end == other.window_end
+            && self.index == other.index
+            && self.markers == other.markers
+    }
+}
+
+impl Eq for PreparedText {}
 
 impl PreparedText {
     /// Normalises a document. `body` is the trimmed body as the scanner stores it.
@@ -52,22 +91,16 @@ impl PreparedText {
         normalize_into(shown, &mut normalized_body);
         let window_end = normalized_body.len();
         normalize_into(rest, &mut normalized_body);
-        Self::from_parts(
-            normalize(title),
-            normalize(description),
-            normalized_body,
-            window_end,
-        )
-    }
-
-    fn from_parts(title: String, description: String, body: String, window_end: usize) -> Self {
-        let window = body.get(..window_end).unwrap_or(&body);
+        let (title, description) = (normalize(title), normalize(description));
+        let window = normalized_body
+            .get(..window_end)
+            .unwrap_or(&normalized_body);
         let index = TermIndex::build([&title, &description, window]);
-        let markers = NoiseMarkers::detect([&title, &description, &body]);
+        let markers = NoiseMarkers::detect([&title, &description, &normalized_body]);
         Self {
-            title,
-            description,
-            body,
+            title: Normalized::Text(title.into()),
+            description: Normalized::Text(description.into()),
+            body: Normalized::Text(normalized_body.into()),
             window_end,
             index,
             markers,
@@ -76,38 +109,44 @@ impl PreparedText {
 
     /// The normalised title.
     pub fn title(&self) -> &str {
-        &self.title
+        self.title.get()
     }
 
     /// The normalised description.
     pub fn description(&self) -> &str {
-        &self.description
+        self.description.get()
     }
 
     /// The normalised full body (used for noise detection, never for scoring).
     pub fn body(&self) -> &str {
-        &self.body
+        self.body.get()
     }
 
     /// The normalised body window: the only part of the body that is scored.
     pub fn body_window(&self) -> &str {
-        self.body.get(..self.window_end).unwrap_or(&self.body)
+        let body = self.body();
+        body.get(..self.window_end).unwrap_or(body)
     }
 
     /// For each of `terms`, the field bits (see the `index` module) of the scored fields that
     /// contain it, written to the matching position of `found`.
     pub(crate) fn fields_containing_each(&self, terms: &[QueryTerm], found: &mut [u8]) {
-        let fields = [
-            self.title.as_str(),
-            self.description.as_str(),
-            self.body_window(),
-        ];
-        self.index.fields_containing_each(fields, terms, found);
+        self.index.fields_containing_each(self, terms, found);
     }
 
     /// Which noise markers the title, description and full body contain.
     pub(crate) fn noise_markers(&self) -> NoiseMarkers {
         self.markers
+    }
+}
+
+impl FieldText for PreparedText {
+    fn field(&self, position: usize) -> &str {
+        match position {
+            0 => self.title(),
+            1 => self.description(),
+            _ => self.body_window(),
+        }
     }
 }
 
@@ -122,33 +161,56 @@ impl PreparedText {
         description: &str,
         body: &str,
     ) -> StoredPreparedTextRef<'a> {
-        let unless_derivable =
-            |normalized: &'a str, source: &str| (!source.is_ascii()).then_some(normalized);
+        let unless_derivable = |normalized: &'a Normalized, source: &str| {
+            (!source.is_ascii()).then(|| normalized.get())
+        };
         StoredPreparedTextRef {
             title: unless_derivable(&self.title, title),
             description: unless_derivable(&self.description, description),
             body: unless_derivable(&self.body, body),
             body_window_end: self.window_end,
-            signature: self.index.stored_signature(),
-            term_entries: self.index.term_entries(),
+            signature: self.index.signature_bytes(),
+            table: self.index.table_bytes(),
             markers: self.markers.to_bits(),
         }
     }
 }
 
-/// The stored form of a [`PreparedText`] (see [`PreparedText::stored`]), as read back.
+/// The stored form of a [`PreparedText`] (see [`PreparedText::stored`]), as read back. Byte
+/// strings are borrowed from the input where the format allows (postcard does).
 #[derive(Debug, Deserialize)]
 pub struct StoredPreparedText<'a> {
-    title: Option<String>,
-    description: Option<String>,
-    body: Option<String>,
+    #[serde(borrow)]
+    title: Option<StoredBytes<'a>>,
+    #[serde(borrow)]
+    description: Option<StoredBytes<'a>>,
+    #[serde(borrow)]
+    body: Option<StoredBytes<'a>>,
     body_window_end: usize,
-    /// Borrowed from the input where the format allows (postcard does).
-    #[serde(borrow, with = "serde_bytes")]
-    signature: Cow<'a, [u8]>,
-    #[serde(borrow, with = "serde_bytes")]
-    term_entries: Cow<'a, [u8]>,
+    #[serde(borrow)]
+    signature: StoredBytes<'a>,
+    #[serde(borrow)]
+    table: StoredBytes<'a>,
     markers: u8,
+}
+
+/// A byte string of a stored form, borrowed when the format allows.
+#[derive(Debug, Deserialize)]
+#[serde(transparent)]
+struct StoredBytes<'a>(#[serde(borrow, with = "serde_bytes")] Cow<'a, [u8]>);
+
+impl StoredBytes<'_> {
+    /// These bytes as a share of `owner` when they lie inside it, else as a copy.
+    fn share(&self, owner: &Bytes) -> Bytes {
+        let (start, len) = (owner.as_ptr() as usize, owner.len());
+        let part = self.0.as_ref();
+        let at = part.as_ptr() as usize;
+        if at >= start && at + part.len() <= start + len {
+            owner.slice_ref(part)
+        } else {
+            Bytes::copy_from_slice(part)
+        }
+    }
 }
 
 /// The stored form of a [`PreparedText`] as written (see [`PreparedText::stored`]); its fields
@@ -160,36 +222,46 @@ pub struct StoredPreparedTextRef<'a> {
     body: Option<&'a str>,
     body_window_end: usize,
     #[serde(with = "serde_bytes")]
-    signature: Vec<u8>,
+    signature: &'a [u8],
     #[serde(with = "serde_bytes")]
-    term_entries: Vec<u8>,
+    table: &'a [u8],
     markers: u8,
 }
 
 impl StoredPreparedText<'_> {
-    /// The prepared text again, given the source text it was stored with. Checks every part and
-    /// never tokenizes.
+    /// The prepared text again, given the source text it was stored with and the buffer it was
+    /// decoded from (`owner`): parts that lie inside `owner` share it instead of being copied.
+    /// Checks every part and never tokenizes.
     pub fn restore(
         self,
-        title: &str,
-        description: &str,
-        body: &str,
+        owner: &Bytes,
+        title: &ByteString,
+        description: &ByteString,
+        body: &ByteString,
     ) -> Result<PreparedText, InvalidPreparedText> {
-        let derive = |stored: Option<String>, source: &str| match stored {
-            Some(normalized) => Ok(normalized),
-            None if source.is_ascii() => Ok(source.to_ascii_lowercase()),
+        let derive = |stored: Option<StoredBytes<'_>>, source: &ByteString| match stored {
+            Some(normalized) => ByteString::try_from(normalized.share(owner))
+                .map(Normalized::Text)
+                .map_err(|_| InvalidPreparedText::NotUtf8),
+            None if source.is_ascii() => {
+                Ok(Normalized::LowercaseOf(source.clone(), OnceLock::new()))
+            }
             None => Err(InvalidPreparedText::NotDerivable),
         };
         let title = derive(self.title, title)?;
         let description = derive(self.description, description)?;
         let body = derive(self.body, body)?;
-        if !body.is_char_boundary(self.body_window_end) {
+        // A derived body has its source's length.
+        let body_text: &str = match &body {
+            Normalized::Text(text) | Normalized::LowercaseOf(text, _) => text,
+        };
+        if !body_text.is_char_boundary(self.body_window_end) {
             return Err(InvalidPreparedText::WindowEnd {
                 window_end: self.body_window_end,
-                body_len: body.len(),
+                body_len: body_text.len(),
             });
         }
-        let index = TermIndex::from_stored(&self.signature, &self.term_entries)
+        let index = TermIndex::from_stored(self.signature.share(owner), self.table.share(owner))
             .ok_or(InvalidPreparedText::Index)?;
         let markers = NoiseMarkers::from_bits(self.markers).ok_or(InvalidPreparedText::Index)?;
         Ok(PreparedText {
@@ -219,6 +291,9 @@ pub enum InvalidPreparedText {
     /// The stored index or noise markers are malformed; re-prepare the document.
     #[error("the stored term index is malformed; prepare the document again")]
     Index,
+    /// A stored normalised field is not UTF-8.
+    #[error("a stored normalised field is not UTF-8")]
+    NotUtf8,
     /// A normalised field was left out although its source text is not ASCII, so it cannot be
     /// derived; the text was stored with another source.
     #[error("a normalised field is missing and its source text is not ASCII")]

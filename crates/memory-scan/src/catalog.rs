@@ -19,7 +19,9 @@
 //! chunks: each a postcard-encoded list of at most ENTRIES_PER_CHUNK entries
 //! ```
 //!
-//! Chunks are read, checked and decoded in parallel. A file that is missing is `missing`; one that
+//! The file is read whole in one call; its chunks are then checked and decoded in parallel. Decoded
+//! documents do not copy their texts or indexes: they share the one buffer the file was read into
+//! (see [`lexical_score::Bytes`]), which lives as long as any of them. A file that is missing is `missing`; one that
 //! cannot be read, has another magic or version, fails a checksum or does not decode is `rejected`
 //! and simply rewritten after the next scan. Recall never fails because of a catalog.
 //!
@@ -30,13 +32,15 @@
 
 use std::ffi::OsString;
 use std::fs::{self, File};
-use std::io::{self, Write as _};
+use std::io::{self, Read as _, Write as _};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
-use lexical_score::{MemoryType, PREPARED_TEXT_VERSION, StoredPreparedText, StoredPreparedTextRef};
+use lexical_score::{
+    ByteString, Bytes, MemoryType, PREPARED_TEXT_VERSION, StoredPreparedText, StoredPreparedTextRef,
+};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64;
@@ -122,7 +126,7 @@ pub(crate) fn load(root: &Path, scope: Scope) -> Result<Option<Entries>, Rejecti
     let table = read_at(&file, FIXED_HEADER_BYTES as u64, table_len + 8, file_len)?;
     let (table, table_sum) = table.split_at(table_len);
     let expected = u64::from_le_bytes(table_sum.try_into().unwrap_or_default());
-    if xxh3_64(&[fixed.as_slice(), table].concat()) != expected {
+    if xxh3_64(&[&fixed[..], table].concat()) != expected {
         return Err(Rejection::Damaged("header checksum mismatch"));
     }
     let mut records = Reader(table);
@@ -135,10 +139,19 @@ pub(crate) fn load(root: &Path, scope: Scope) -> Result<Option<Entries>, Rejecti
         .collect::<Option<_>>()
         .ok_or(Rejection::Damaged("short chunk table"))?;
 
+    // One read of the whole file, without zeroing the buffer first; documents share it.
+    let mut all = Vec::with_capacity(usize::try_from(file_len).unwrap_or(0));
+    (&file).read_to_end(&mut all)?;
+    let all = Bytes::from(all);
     let decoded: Vec<Entries> = chunks
         .into_par_iter()
         .map(|(offset, len, sum)| {
-            let bytes = read_at(&file, offset, len, file_len)?;
+            let bytes = usize::try_from(offset)
+                .ok()
+                .and_then(|start| Some(start..start.checked_add(len)?))
+                .filter(|range| range.end <= all.len())
+                .map(|range| all.slice(range))
+                .ok_or(Rejection::Damaged("a part lies past the end of the file"))?;
             if xxh3_64(&bytes) != sum {
                 return Err(Rejection::Damaged("chunk checksum mismatch"));
             }
@@ -280,23 +293,26 @@ enum VerdictOut<'a> {
     Skipped(StoredSkip),
 }
 
-/// One catalog entry as read (borrowing from the chunk's bytes where it can).
+/// One catalog entry as read, borrowing from the chunk's bytes: the texts of a document become
+/// shares of the chunk's buffer, not copies.
 #[derive(Deserialize)]
 struct EntryIn<'a> {
-    relative: Vec<u8>,
+    relative: &'a [u8],
     key: FileKey,
     settled: bool,
     #[serde(borrow)]
     verdict: VerdictIn<'a>,
 }
 
+/// Texts are read as bytes (postcard writes a string and a byte string alike) and checked to be
+/// UTF-8 once, as they become shared strings.
 #[derive(Deserialize)]
 enum VerdictIn<'a> {
     Document {
         memory_type: MemoryType,
-        title: String,
-        description: String,
-        body: String,
+        title: &'a [u8],
+        description: &'a [u8],
+        body: &'a [u8],
         mtime_ns: i64,
         #[serde(borrow)]
         prepared: StoredPreparedText<'a>,
@@ -380,9 +396,13 @@ fn entry_out((relative, entry): &(OsString, CacheEntry)) -> Option<EntryOut<'_>>
     })
 }
 
-fn decode_chunk(bytes: &[u8], root: &Path, scope: Scope) -> Result<Entries, Rejection> {
+fn decode_chunk(bytes: &Bytes, root: &Path, scope: Scope) -> Result<Entries, Rejection> {
     let stored: Vec<EntryIn<'_>> =
         postcard::from_bytes(bytes).map_err(|e| Rejection::Undecodable(e.to_string()))?;
+    let text = |part: &[u8]| {
+        ByteString::try_from(bytes.slice_ref(part))
+            .map_err(|_| Rejection::Undecodable("a text is not UTF-8".into()))
+    };
     stored
         .into_iter()
         .map(|entry| {
@@ -398,8 +418,10 @@ fn decode_chunk(bytes: &[u8], root: &Path, scope: Scope) -> Result<Entries, Reje
                     mtime_ns,
                     prepared,
                 } => {
+                    let (title, description, body) =
+                        (text(title)?, text(description)?, text(body)?);
                     let prepared = prepared
-                        .restore(&title, &description, &body)
+                        .restore(bytes, &title, &description, &body)
                         .map_err(|e| Rejection::Undecodable(e.to_string()))?;
                     let topic = Topic::from_stored(memory_type, title, description, body)
                         .ok_or_else(|| {
@@ -431,28 +453,28 @@ fn decode_chunk(bytes: &[u8], root: &Path, scope: Scope) -> Result<Entries, Reje
 
 /// A stored relative path, accepted only when it is non-empty and made of plain names (no root,
 /// no `.` or `..`), so a damaged catalog can never point outside its root.
-fn relative_path(bytes: Vec<u8>) -> Option<OsString> {
+fn relative_path(bytes: &[u8]) -> Option<OsString> {
     #[cfg(unix)]
     let path = {
-        use std::os::unix::ffi::OsStringExt;
-        OsString::from_vec(bytes)
+        use std::os::unix::ffi::OsStrExt;
+        std::ffi::OsStr::from_bytes(bytes).to_owned()
     };
     #[cfg(not(unix))]
-    let path = OsString::from(String::from_utf8(bytes).ok()?);
+    let path = OsString::from(std::str::from_utf8(bytes).ok()?);
     let mut components = Path::new(&path).components().peekable();
     let plain =
         components.peek().is_some() && components.all(|c| matches!(c, Component::Normal(_)));
     plain.then_some(path)
 }
 
-fn read_at(file: &File, offset: u64, len: usize, file_len: u64) -> Result<Vec<u8>, Rejection> {
+fn read_at(file: &File, offset: u64, len: usize, file_len: u64) -> Result<Bytes, Rejection> {
     let end = offset.checked_add(len as u64);
     if end.is_none_or(|end| end > file_len) {
         return Err(Rejection::Damaged("a part lies past the end of the file"));
     }
     let mut bytes = vec![0; len];
     read_exact_at(file, &mut bytes, offset)?;
-    Ok(bytes)
+    Ok(Bytes::from(bytes))
 }
 
 #[cfg(unix)]
@@ -493,7 +515,7 @@ mod tests {
 
     #[test]
     fn only_plain_relative_paths_are_accepted() {
-        assert!(relative_path(b"a/b.md".to_vec()).is_some());
+        assert!(relative_path(b"a/b.md").is_some());
         for bad in [
             &b""[..],
             b"/etc/x.md",
@@ -501,7 +523,7 @@ mod tests {
             b"a/../../x.md",
             b"./x.md",
         ] {
-            assert!(relative_path(bad.to_vec()).is_none(), "{bad:?}");
+            assert!(relative_path(bad).is_none(), "{bad:?}");
         }
     }
 }

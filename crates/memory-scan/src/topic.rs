@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 
-use lexical_score::MemoryType;
+use lexical_score::{ByteString, MemoryType};
 
 /// The body a freshly created topic file carries before anything is written into it.
 pub const EMPTY_BODY_PLACEHOLDER: &str = "_No entries yet._";
@@ -15,12 +15,15 @@ const FENCE: &str = "---";
 /// Invariants (upheld by [`Topic::new`] and [`parse_topic`]): the title is non-empty, and title
 /// and description are trimmed single lines; the body is trimmed, holds no CRLF, and is never the
 /// empty-body placeholder. Every such topic survives [`render_topic`] followed by [`parse_topic`].
+///
+/// The texts are shared byte strings, so a topic loaded from a catalog points into the catalog's
+/// buffer and cloning one copies no text.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Topic {
     memory_type: MemoryType,
-    title: String,
-    description: String,
-    body: String,
+    title: ByteString,
+    description: ByteString,
+    body: ByteString,
 }
 
 /// Why a value cannot become a [`Topic`].
@@ -79,9 +82,9 @@ impl Topic {
         }
         Ok(Self {
             memory_type,
-            title: title.to_owned(),
-            description: description.to_owned(),
-            body: normalise_body(&normalise_newlines(body)),
+            title: title.into(),
+            description: description.into(),
+            body: normalise_body(&normalise_newlines(body)).into(),
         })
     }
 
@@ -89,9 +92,9 @@ impl Topic {
     /// re-normalising (no copy); `None` when stored data breaks them.
     pub(crate) fn from_stored(
         memory_type: MemoryType,
-        title: String,
-        description: String,
-        body: String,
+        title: ByteString,
+        description: ByteString,
+        body: ByteString,
     ) -> Option<Self> {
         let single_trimmed_line = |s: &str| s.trim().len() == s.len() && !s.contains('\n');
         let valid = !title.is_empty()
@@ -99,7 +102,7 @@ impl Topic {
             && single_trimmed_line(&description)
             && body.trim().len() == body.len()
             && !body.contains("\r\n")
-            && body != EMPTY_BODY_PLACEHOLDER;
+            && &*body != EMPTY_BODY_PLACEHOLDER;
         valid.then_some(Self {
             memory_type,
             title,
@@ -188,9 +191,9 @@ pub fn parse_topic(text: &str) -> Result<Topic, ParseError> {
     let body = text.get(body_start..).unwrap_or_default();
     Ok(Topic {
         memory_type,
-        title: title.to_owned(),
-        description: description.unwrap_or_default().to_owned(),
-        body: normalise_body(body),
+        title: title.into(),
+        description: description.unwrap_or_default().into(),
+        body: normalise_body(body).into(),
     })
 }
 

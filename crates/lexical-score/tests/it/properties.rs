@@ -3,9 +3,9 @@
 use std::collections::HashSet;
 
 use lexical_score::{
-    ActiveToolAliases, CandidateSelection, MAX_CANDIDATES, MAX_LEXICAL_CANDIDATES,
-    MAX_QUERY_TOKENS, MemoryType, PreparedText, QueryTokens, StoredPreparedText, explain, rank,
-    score, tokenize,
+    ActiveToolAliases, ByteString, Bytes, CandidateSelection, MAX_CANDIDATES,
+    MAX_LEXICAL_CANDIDATES, MAX_QUERY_TOKENS, MemoryType, PreparedText, QueryTokens,
+    StoredPreparedText, explain, rank, score, tokenize,
 };
 use proptest::prelude::*;
 
@@ -88,9 +88,11 @@ proptest! {
         body in mixed_text(1_600),
     ) {
         let text = PreparedText::new(&title, &description, &body);
-        let bytes = postcard::to_stdvec(&text.stored(&title, &description, &body)).unwrap();
+        let bytes = Bytes::from(postcard::to_stdvec(&text.stored(&title, &description, &body)).unwrap());
         let stored: StoredPreparedText<'_> = postcard::from_bytes(&bytes).unwrap();
-        prop_assert_eq!(stored.restore(&title, &description, &body).unwrap(), text);
+        let source = |text: &str| ByteString::from(text);
+        let restored = stored.restore(&bytes, &source(&title), &source(&description), &source(&body));
+        prop_assert_eq!(restored.unwrap(), text);
     }
 
     #[test]
@@ -106,12 +108,15 @@ proptest! {
             bytes[at] ^= mask;
         }
         // Either result is fine; decoding and restoring must only not panic.
-        let restore = |bytes: &[u8]| {
-            postcard::from_bytes::<StoredPreparedText<'_>>(bytes)
-                .map(|stored| stored.restore("title", "description", &body))
+        let body = ByteString::from(body);
+        let restore = |bytes: Bytes| {
+            postcard::from_bytes::<StoredPreparedText<'_>>(&bytes)
+                .map(|stored| stored.restore(&bytes, &"title".into(), &"description".into(), &body))
+                .map(|text| text.map(|text| (text.title().len(), text.body_window().len())))
         };
-        let _ = restore(&bytes);
-        let _ = restore(&bytes[..cut.index(bytes.len())]);
+        let cut = cut.index(bytes.len());
+        let _ = restore(Bytes::from(bytes[..cut].to_vec()));
+        let _ = restore(Bytes::from(bytes));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Scoring one document and ranking many.
 
 use lexical_score::{
-    BODY_WINDOW_CHARS, InvalidPreparedText, MemoryType, PreparedText, QueryTokens, Ranked,
+    BODY_WINDOW_CHARS, Bytes, InvalidPreparedText, MemoryType, PreparedText, QueryTokens, Ranked,
     ScoreBreakdown, StoredPreparedText, explain, rank, score,
 };
 
@@ -210,7 +210,12 @@ fn prepared_text_round_trips_through_its_stored_form() {
     let stored = serde_json::to_string(&text.stored("Deploy", "Ｄｅｓｃ", &body)).unwrap();
     let loaded = serde_json::from_str::<StoredPreparedText<'_>>(&stored)
         .unwrap()
-        .restore("Deploy", "Ｄｅｓｃ", &body)
+        .restore(
+            &Bytes::new(),
+            &"Deploy".into(),
+            &"Ｄｅｓｃ".into(),
+            &body.as_str().into(),
+        )
         .unwrap();
     assert_eq!(loaded, text);
     assert_eq!(loaded.body_window(), text.body_window());
@@ -227,7 +232,7 @@ fn restore_edited(
     let stored = stored.to_string();
     serde_json::from_str::<StoredPreparedText<'_>>(&stored)
         .unwrap()
-        .restore("t", "d", body)
+        .restore(&Bytes::new(), &"t".into(), &"d".into(), &body.into())
 }
 
 #[test]
@@ -262,10 +267,16 @@ fn postcard_round_trip(
     source: (&str, &str, &str),
     restore_from: (&str, &str, &str),
 ) -> Result<PreparedText, InvalidPreparedText> {
-    let bytes = postcard::to_stdvec(&text.stored(source.0, source.1, source.2)).unwrap();
+    let bytes =
+        Bytes::from(postcard::to_stdvec(&text.stored(source.0, source.1, source.2)).unwrap());
     postcard::from_bytes::<StoredPreparedText<'_>>(&bytes)
         .unwrap()
-        .restore(restore_from.0, restore_from.1, restore_from.2)
+        .restore(
+            &bytes,
+            &restore_from.0.into(),
+            &restore_from.1.into(),
+            &restore_from.2.into(),
+        )
 }
 
 #[test]
@@ -324,4 +335,21 @@ fn a_stored_form_restored_against_a_non_ascii_source_it_left_out_is_rejected() {
     let restored = postcard_round_trip(&text, source, ("Päger", "Rota", "Escalate"));
 
     assert_eq!(restored, Err(InvalidPreparedText::NotDerivable));
+}
+
+#[test]
+fn a_restored_prepared_text_shares_the_buffer_it_was_decoded_from() {
+    let (title, description, body) = ("Überblick", "Zusammenfassung", "Größe der Einträge");
+    let text = PreparedText::new(title, description, body);
+    let owner = Bytes::from(postcard::to_stdvec(&text.stored(title, description, body)).unwrap());
+    let restored = postcard::from_bytes::<StoredPreparedText<'_>>(&owner)
+        .unwrap()
+        .restore(&owner, &title.into(), &description.into(), &body.into())
+        .unwrap();
+    assert!(
+        !owner.is_unique(),
+        "the restored text holds no share of its buffer"
+    );
+    drop(restored);
+    assert!(owner.is_unique());
 }
