@@ -289,13 +289,18 @@ fn build_tree(root: &Path, topics: usize) -> Result<()> {
 }
 
 /// One timed recall: a fresh session (fresh document cache) from the call to the fast result.
+///
+/// A new process starts with nothing to tear down, so neither may a timed run: after the result,
+/// this waits (untimed) until the cancelled recall has let go of its cache and then drops the
+/// cache here, instead of letting the next run share the CPU with that teardown.
 async fn time_to_fast_result(roots: &MemoryRoots, mode: Mode) -> Result<f64> {
     // A selector slower than any run keeps the recall pending behind its fast result.
     let selector: Arc<dyn Selector> =
         Arc::new(MockSelector::answering(Vec::new(), Duration::from_secs(30)));
+    let cache = mode.cache();
     let mut config = SessionConfig::new(roots.clone(), Arc::new(NullSink));
     config.selector = Some(selector);
-    config.cache = mode.cache();
+    config.cache = Arc::clone(&cache);
     let mut session = RecallSession::new(config);
     session.begin_query(&format!("where did we write down the {CODEWORD}?"), &[]);
     ensure!(
@@ -312,8 +317,21 @@ async fn time_to_fast_result(roots: &MemoryRoots, mode: Mode) -> Result<f64> {
             .is_some_and(|d| d.body().contains(CODEWORD)),
         "the fast result did not find the codeword topic"
     );
+    let published_after = fast.published_after;
+    drop(fast);
     session.shutdown();
-    Ok(fast.published_after.as_secs_f64() * 1_000.0)
+    let released = tokio::time::timeout(Duration::from_secs(10), async {
+        while Arc::strong_count(&cache) > 1 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    })
+    .await;
+    ensure!(
+        released.is_ok(),
+        "the cancelled recall still held its cache after 10 s"
+    );
+    drop(cache);
+    Ok(published_after.as_secs_f64() * 1_000.0)
 }
 
 /// The readable table.
