@@ -9,7 +9,8 @@ use std::time::{Duration, SystemTime};
 use crate::catalog;
 use crate::document::{Document, ScannedDocument, Scope};
 use crate::engine::{
-    Candidate, MemoryRoots, ReadOutcome, Walked, list_scopes, read_topic_file, visit_scopes,
+    Candidate, Directories, MemoryRoots, PriorListings, ReadOutcome, Walked, list_scopes,
+    read_topic_file, visit_scopes,
 };
 use crate::key::{FileKey, to_epoch_ns};
 use crate::report::{
@@ -65,6 +66,8 @@ struct RootCache {
     /// Keyed by the path below the root, in the order a listing produces (see [`path_order`]),
     /// so a scan matches them to its listing in one merge instead of one look-up per file.
     entries: catalog::Entries,
+    /// The listings of the directories the last walk may skip listing next time.
+    directories: Directories,
     /// Whether the entries may differ from the root's catalog on disk.
     dirty: bool,
 }
@@ -132,7 +135,14 @@ impl DocumentCache {
         // Roots seen for the first time start from their catalog, loaded while the roots are
         // listed: the listing waits on the file system, the load on the CPU.
         let starting = roots_to_start(&mut scopes, roots);
-        let (walked, started) = self.list_while_starting(roots, starting);
+        // Known roots offer the listings of their last walk.
+        let priors = scopes.each_mut().map(|cache| {
+            cache.as_mut().map(|cache| PriorListings {
+                directories: std::mem::take(&mut cache.directories),
+                settle_before,
+            })
+        });
+        let (walked, started) = self.list_while_starting(roots, starting, priors, settle_before);
         // Reuses in a scope that started from its catalog in this scan came from that catalog.
         let mut from_catalog = [false; 2];
         for (slot, (cache, load)) in started {
@@ -143,11 +153,13 @@ impl DocumentCache {
             scopes[slot] = Some(cache);
         }
 
+        let mut walked = walked?;
+        let directories_changed = keep_directories(&mut scopes, &mut walked, &mut report);
         // Remembered entries are moved out and matched to the listing; those left unmatched
         // belong to files that are gone.
         let mut unmatched = [0usize; 2];
         let listings = visit_scopes(
-            walked?,
+            walked,
             |scope, candidates| {
                 let slot = slot_of(scope);
                 let previous = scopes[slot]
@@ -209,32 +221,63 @@ impl DocumentCache {
             .skipped
             .sort_by(|a, b| (a.scope, &a.path).cmp(&(b.scope, &b.path)));
 
-        for (((slot, entries), changed), unmatched) in
-            scopes.iter_mut().zip(next).zip(changed).zip(unmatched)
+        for ((((slot, entries), changed), unmatched), directories_changed) in scopes
+            .iter_mut()
+            .zip(next)
+            .zip(changed)
+            .zip(unmatched)
+            .zip(directories_changed)
         {
             let Some(cache) = slot else { continue };
             // A root that could not be listed (missing, or a failing user root) keeps nothing and
             // leaves its catalog alone.
-            cache.dirty |= self.catalogs && (changed || unmatched > 0);
+            cache.dirty |= self.catalogs && (changed || unmatched > 0 || directories_changed);
             cache.entries = entries.unwrap_or_default();
         }
         Ok(RecallScan { documents, report })
     }
 
-    /// Lists the roots while the roots in `starting` are started (from their catalogs).
+    /// Lists the roots while the roots in `starting` are started (from their catalogs). A
+    /// starting root's catalog offers its directory listings to the walk first; they are small,
+    /// and the walk then runs while the catalog's entries decode.
     fn list_while_starting(
         &self,
         roots: &MemoryRoots,
         starting: Vec<(usize, Scope, PathBuf)>,
+        mut priors: [Option<PriorListings>; 2],
+        settle_before: i64,
     ) -> (Result<Walked, ScanError>, Vec<(usize, Started)>) {
+        let mut opened = Vec::with_capacity(starting.len());
+        for (slot, scope, root) in starting {
+            let mut catalog = if self.catalogs {
+                catalog::open(&root)
+            } else {
+                Ok(None)
+            };
+            let directories = match &catalog {
+                Ok(Some(opened)) => match opened.directories() {
+                    Ok(directories) => directories,
+                    Err(rejection) => {
+                        catalog = Err(rejection);
+                        Directories::new()
+                    }
+                },
+                _ => Directories::new(),
+            };
+            priors[slot] = Some(PriorListings {
+                directories,
+                settle_before,
+            });
+            opened.push((slot, scope, root, catalog));
+        }
         // While a catalog is decoded, the other core takes the keys of the listed files, which
         // the visit would otherwise take after the decoding.
-        let keys_early = starting
+        let keys_early = opened
             .iter()
-            .any(|(_, _, root)| self.catalogs && catalog::catalog_path(root).is_file());
+            .any(|(_, _, _, catalog)| matches!(catalog, Ok(Some(_))));
         rayon::join(
             || {
-                list_scopes(roots).map(|mut walked| {
+                list_scopes(roots, priors).map(|mut walked| {
                     if keys_early {
                         walked.take_keys();
                     }
@@ -242,9 +285,11 @@ impl DocumentCache {
                 })
             },
             || {
-                starting
+                opened
                     .into_iter()
-                    .map(|(slot, scope, root)| (slot, self.start_root(root, scope)))
+                    .map(|(slot, scope, root, catalog)| {
+                        (slot, self.start_root(root, scope, catalog))
+                    })
                     .collect::<Vec<_>>()
             },
         )
@@ -261,7 +306,7 @@ impl DocumentCache {
             return Vec::new();
         }
         let _writing = self.writing.lock().unwrap_or_else(PoisonError::into_inner);
-        let snapshots: Vec<(Scope, PathBuf, catalog::Entries)> = {
+        let snapshots: Vec<(Scope, PathBuf, (catalog::Entries, Directories))> = {
             let mut scopes = self.lock();
             [Scope::Project, Scope::User]
                 .into_iter()
@@ -269,14 +314,15 @@ impl DocumentCache {
                 .filter_map(|(scope, slot)| {
                     let cache = slot.as_mut().filter(|cache| cache.dirty)?;
                     cache.dirty = false;
-                    Some((scope, cache.root.clone(), cache.entries.clone()))
+                    let snapshot = (cache.entries.clone(), cache.directories.clone());
+                    Some((scope, cache.root.clone(), snapshot))
                 })
                 .collect()
         };
         snapshots
             .into_iter()
-            .map(|(scope, root, entries)| {
-                let outcome = match catalog::save(&root, &entries) {
+            .map(|(scope, root, (entries, directories))| {
+                let outcome = match catalog::save(&root, &entries, &directories) {
                     Ok(written) => Ok(written),
                     Err(error) => {
                         self.mark_dirty(&root);
@@ -292,16 +338,29 @@ impl DocumentCache {
             .collect()
     }
 
-    fn start_root(&self, root: PathBuf, scope: Scope) -> Started {
+    /// A root's cache as this scan starts it: from its catalog's entries when `catalog` (already
+    /// opened, `None` without catalogs or when there is none) decodes.
+    fn start_root(
+        &self,
+        root: PathBuf,
+        scope: Scope,
+        catalog: Result<Option<catalog::Opened>, catalog::Rejection>,
+    ) -> Started {
         let mut cache = RootCache {
             root,
             entries: catalog::Entries::new(),
+            directories: Directories::new(),
             dirty: self.catalogs,
         };
         if !self.catalogs {
             return (cache, None);
         }
-        let outcome = match catalog::load(&cache.root, scope) {
+        let loaded = catalog.and_then(|opened| {
+            opened
+                .map(|opened| opened.entries(&cache.root, scope))
+                .transpose()
+        });
+        let outcome = match loaded {
             Ok(Some(mut entries)) => {
                 let loaded = entries.len();
                 // Written in listing order; sorted here should another writer have used another.
@@ -362,6 +421,25 @@ fn roots_to_start(
         }
     }
     starting
+}
+
+/// Keeps the directory listings of this walk for the next one; returns, by slot, whether they
+/// differ from the remembered ones.
+fn keep_directories(
+    scopes: &mut [Option<RootCache>; 2],
+    walked: &mut Walked,
+    report: &mut ScanReport,
+) -> [bool; 2] {
+    let mut changed = [false; 2];
+    for walked in walked.take_directories() {
+        let slot = slot_of(walked.scope);
+        changed[slot] = walked.changed;
+        report.listings_reused += walked.reused;
+        if let Some(cache) = scopes[slot].as_mut() {
+            cache.directories = walked.directories;
+        }
+    }
+    changed
 }
 
 fn slot_of(scope: Scope) -> usize {
@@ -455,7 +533,12 @@ mod tests {
             settled,
             verdict: Verdict::Document(Arc::new(ScannedDocument::new(document))),
         };
-        catalog::save(dir.path(), &[(OsString::from("a.md"), entry)]).unwrap();
+        catalog::save(
+            dir.path(),
+            &[(OsString::from("a.md"), entry)],
+            &Directories::new(),
+        )
+        .unwrap();
         let roots = MemoryRoots {
             project: Some(dir.path().to_path_buf()),
             user: None,
@@ -479,11 +562,12 @@ mod tests {
                 error: "input/output error".into(),
             }),
         };
-        let mut entries = catalog::load(dir.path(), Scope::Project).unwrap().unwrap();
+        let (mut entries, directories) =
+            catalog::load(dir.path(), Scope::Project).unwrap().unwrap();
         entries.push((OsString::from("flaky.md"), transient));
 
-        let written = catalog::save(dir.path(), &entries).unwrap();
-        let loaded = catalog::load(dir.path(), Scope::Project).unwrap().unwrap();
+        let written = catalog::save(dir.path(), &entries, &directories).unwrap();
+        let (loaded, _) = catalog::load(dir.path(), Scope::Project).unwrap().unwrap();
 
         assert_eq!(written, 1);
         assert_eq!(loaded.len(), 1);
@@ -564,7 +648,7 @@ mod tests {
         }
         entries.sort_by(|a, b| a.0.cmp(&b.0));
         assert_eq!(entries[0].0, OsString::from("a-b.md"));
-        catalog::save(dir.path(), &entries).unwrap();
+        catalog::save(dir.path(), &entries, &Directories::new()).unwrap();
         let roots = MemoryRoots {
             project: Some(dir.path().to_path_buf()),
             user: None,

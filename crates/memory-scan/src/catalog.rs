@@ -8,7 +8,9 @@
 //! it was settled when read (see the cache's racy-timestamp rule), and either the parsed document
 //! with its prepared scoring text (normalised fields that are the lowercase of an ASCII source are
 //! left out and derived again on load) or the reason it is not a document. Transient failures
-//! (`unreadable`, `vanished`) are not stored.
+//! (`unreadable`, `vanished`) are not stored. Beside the files, the listing of every directory
+//! the walk may skip listing next time (see the engine's `DirectoryListing`): its key, whether it
+//! was settled, and the names of its subdirectories and topic files.
 //!
 //! Layout, little-endian:
 //!
@@ -16,12 +18,15 @@
 //! magic "memrcat\0" | format version u32 | prepared-text version u32 | chunk count u32 | entry count u32
 //! chunk table: per chunk, offset u64 | length u64 | xxh3-64 of the chunk u64
 //! xxh3-64 of every byte above
-//! chunks: each a postcard-encoded list of at most ENTRIES_PER_CHUNK entries
+//! chunk 0: the postcard-encoded list of directory listings
+//! chunks 1..: each a postcard-encoded list of at most ENTRIES_PER_CHUNK entries
 //! ```
 //!
-//! The file is read whole in one call; its chunks are then checked and decoded in parallel. Decoded
-//! documents do not copy their texts or indexes: they share the one buffer the file was read into
-//! (see [`lexical_score::Bytes`]), which lives as long as any of them. A file that is missing is `missing`; one that
+//! The directory listings are read first, so a walk can use them while the rest of the file is
+//! read whole in one call and its chunks are checked and decoded in parallel. Decoded documents do
+//! not copy their texts or indexes: they share the one buffer the file was read into (see
+//! [`lexical_score::Bytes`]), which lives as long as any of them. A file that is missing is
+//! `missing`; one that
 //! cannot be read, has another magic or version, fails a checksum or does not decode is `rejected`
 //! and simply rewritten after the next scan. Recall never fails because of a catalog.
 //!
@@ -47,6 +52,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use crate::cache::{CacheEntry, Verdict};
 use crate::document::{Document, ScannedDocument, Scope};
+use crate::engine::{Directories, DirectoryListing, EntryKind};
 use crate::key::{FileKey, from_epoch_ns, to_epoch_ns};
 use crate::report::SkipReason;
 use crate::topic::Topic;
@@ -56,7 +62,7 @@ pub const CATALOG_DIR_NAME: &str = ".memrecall";
 /// The catalog's file name inside [`CATALOG_DIR_NAME`].
 pub const CATALOG_FILE_NAME: &str = "catalog";
 /// The version of the catalog layout; a catalog of another version is rebuilt.
-pub const CATALOG_FORMAT_VERSION: u32 = 1;
+pub const CATALOG_FORMAT_VERSION: u32 = 2;
 
 const MAGIC: [u8; 8] = *b"memrcat\0";
 const FIXED_HEADER_BYTES: usize = 8 + 4 * 4;
@@ -92,8 +98,20 @@ pub(crate) enum Rejection {
 /// A loaded catalog: entries keyed by the path below the root.
 pub(crate) type Entries = Vec<(OsString, CacheEntry)>;
 
-/// Reads the catalog of `root`; `Ok(None)` when there is none.
-pub(crate) fn load(root: &Path, scope: Scope) -> Result<Option<Entries>, Rejection> {
+/// A catalog file whose header and chunk table checked out; its parts are read on demand, the
+/// small directory listings first (a walk can use them while the entries decode).
+pub(crate) struct Opened {
+    file: File,
+    file_len: u64,
+    entry_count: u32,
+    /// Offset, length and checksum of the directory chunk.
+    directories: (u64, usize, u64),
+    /// The same for each entry chunk.
+    chunks: Vec<(u64, usize, u64)>,
+}
+
+/// Opens the catalog of `root` and checks its header; `Ok(None)` when there is none.
+pub(crate) fn open(root: &Path) -> Result<Option<Opened>, Rejection> {
     let path = catalog_path(root);
     let file = match File::open(&path) {
         Ok(file) => file,
@@ -130,7 +148,7 @@ pub(crate) fn load(root: &Path, scope: Scope) -> Result<Option<Entries>, Rejecti
         return Err(Rejection::Damaged("header checksum mismatch"));
     }
     let mut records = Reader(table);
-    let chunks: Vec<(u64, usize, u64)> = (0..chunk_count)
+    let mut chunks: Vec<(u64, usize, u64)> = (0..chunk_count)
         .map(|_| {
             let offset = records.u64()?;
             let len = usize::try_from(records.u64()?).ok()?;
@@ -138,37 +156,107 @@ pub(crate) fn load(root: &Path, scope: Scope) -> Result<Option<Entries>, Rejecti
         })
         .collect::<Option<_>>()
         .ok_or(Rejection::Damaged("short chunk table"))?;
-
-    // One read of the whole file, without zeroing the buffer first; documents share it.
-    let mut all = Vec::with_capacity(usize::try_from(file_len).unwrap_or(0));
-    (&file).read_to_end(&mut all)?;
-    let all = Bytes::from(all);
-    let decoded: Vec<Entries> = chunks
-        .into_par_iter()
-        .map(|(offset, len, sum)| {
-            let bytes = usize::try_from(offset)
-                .ok()
-                .and_then(|start| Some(start..start.checked_add(len)?))
-                .filter(|range| range.end <= all.len())
-                .map(|range| all.slice(range))
-                .ok_or(Rejection::Damaged("a part lies past the end of the file"))?;
-            if xxh3_64(&bytes) != sum {
-                return Err(Rejection::Damaged("chunk checksum mismatch"));
-            }
-            decode_chunk(&bytes, root, scope)
-        })
-        .collect::<Result<_, _>>()?;
-    let entries: Entries = decoded.into_iter().flatten().collect();
-    if entries.len() as u64 != u64::from(entry_count) {
-        return Err(Rejection::Damaged("entry count mismatch"));
+    if chunks.is_empty() {
+        return Err(Rejection::Damaged("no directory chunk"));
     }
-    Ok(Some(entries))
+    let directories = chunks.remove(0);
+    Ok(Some(Opened {
+        file,
+        file_len,
+        entry_count,
+        directories,
+        chunks,
+    }))
+}
+
+impl Opened {
+    /// The remembered directory listings (see [`DirectoryListing`]).
+    pub(crate) fn directories(&self) -> Result<Directories, Rejection> {
+        let (offset, len, sum) = self.directories;
+        let bytes = read_at(&self.file, offset, len, self.file_len)?;
+        if xxh3_64(&bytes) != sum {
+            return Err(Rejection::Damaged("chunk checksum mismatch"));
+        }
+        let stored: Vec<DirectoryIn<'_>> =
+            postcard::from_bytes(&bytes).map_err(|e| Rejection::Undecodable(e.to_string()))?;
+        let undecodable = || Rejection::Undecodable("a directory listing names a path".into());
+        stored
+            .into_iter()
+            .map(|directory| {
+                let relative = if directory.relative.is_empty() {
+                    PathBuf::new()
+                } else {
+                    PathBuf::from(relative_path(directory.relative).ok_or_else(undecodable)?)
+                };
+                let entries = directory
+                    .entries
+                    .into_iter()
+                    .map(|(name, kind)| Some((plain_name(name)?, kind)))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(undecodable)?;
+                let in_order = entries.is_sorted_by(|a, b| a.0 < b.0);
+                if !in_order {
+                    return Err(Rejection::Damaged("a directory listing is out of order"));
+                }
+                let listing = DirectoryListing {
+                    key: directory.key,
+                    settled: directory.settled,
+                    entries,
+                };
+                Ok((relative, listing))
+            })
+            .collect()
+    }
+
+    /// The entries, read in one call and decoded in parallel.
+    pub(crate) fn entries(self, root: &Path, scope: Scope) -> Result<Entries, Rejection> {
+        // One read of the whole file, without zeroing the buffer first; documents share it.
+        let mut all = Vec::with_capacity(usize::try_from(self.file_len).unwrap_or(0));
+        (&self.file).read_to_end(&mut all)?;
+        let all = Bytes::from(all);
+        let decoded: Vec<Entries> = self
+            .chunks
+            .into_par_iter()
+            .map(|(offset, len, sum)| {
+                let bytes = usize::try_from(offset)
+                    .ok()
+                    .and_then(|start| Some(start..start.checked_add(len)?))
+                    .filter(|range| range.end <= all.len())
+                    .map(|range| all.slice(range))
+                    .ok_or(Rejection::Damaged("a part lies past the end of the file"))?;
+                if xxh3_64(&bytes) != sum {
+                    return Err(Rejection::Damaged("chunk checksum mismatch"));
+                }
+                decode_chunk(&bytes, root, scope)
+            })
+            .collect::<Result<_, _>>()?;
+        let entries: Entries = decoded.into_iter().flatten().collect();
+        if entries.len() as u64 != u64::from(self.entry_count) {
+            return Err(Rejection::Damaged("entry count mismatch"));
+        }
+        Ok(entries)
+    }
+}
+
+/// Reads the whole catalog of `root`: its entries and directory listings; `Ok(None)` when there
+/// is none.
+#[cfg(test)]
+pub(crate) fn load(root: &Path, scope: Scope) -> Result<Option<(Entries, Directories)>, Rejection> {
+    let Some(opened) = open(root)? else {
+        return Ok(None);
+    };
+    let directories = opened.directories()?;
+    Ok(Some((opened.entries(root, scope)?, directories)))
 }
 
 /// Writes the catalog of `root` atomically and returns how many entries it holds (transient skip
 /// verdicts are left out). Fails without touching an existing catalog when the root's state
 /// directory cannot be created or written (a read-only tree, for one).
-pub(crate) fn save(root: &Path, entries: &[(OsString, CacheEntry)]) -> io::Result<usize> {
+pub(crate) fn save(
+    root: &Path,
+    entries: &[(OsString, CacheEntry)],
+    directories: &Directories,
+) -> io::Result<usize> {
     let dir = root.join(CATALOG_DIR_NAME);
     // Never `create_dir_all`: a root that does not exist must not be created by its catalog.
     match fs::create_dir(&dir) {
@@ -176,7 +264,7 @@ pub(crate) fn save(root: &Path, entries: &[(OsString, CacheEntry)]) -> io::Resul
         _ => {}
     }
     let (temporary_path, mut file) = create_temporary(&dir)?;
-    let written = write_catalog(&mut file, entries).and_then(|count| {
+    let written = write_catalog(&mut file, entries, directories).and_then(|count| {
         fs::rename(&temporary_path, dir.join(CATALOG_FILE_NAME))?;
         Ok(count)
     });
@@ -188,12 +276,32 @@ pub(crate) fn save(root: &Path, entries: &[(OsString, CacheEntry)]) -> io::Resul
 }
 
 /// Writes the storable entries; returns how many that was.
-fn write_catalog(file: &mut File, entries: &[(OsString, CacheEntry)]) -> io::Result<usize> {
+fn write_catalog(
+    file: &mut File,
+    entries: &[(OsString, CacheEntry)],
+    directories: &Directories,
+) -> io::Result<usize> {
     let storable: Vec<EntryOut<'_>> = entries.iter().filter_map(entry_out).collect();
-    let chunks: Vec<Vec<u8>> = storable
-        .par_chunks(ENTRIES_PER_CHUNK)
-        .map(|chunk| postcard::to_stdvec(chunk).map_err(io::Error::other))
-        .collect::<Result<_, _>>()?;
+    let directories: Vec<DirectoryOut<'_>> = directories
+        .iter()
+        .map(|(relative, listing)| DirectoryOut {
+            relative: relative.as_os_str().as_encoded_bytes(),
+            key: listing.key,
+            settled: listing.settled,
+            entries: listing
+                .entries
+                .iter()
+                .map(|(name, kind)| (name.as_encoded_bytes(), *kind))
+                .collect(),
+        })
+        .collect();
+    let mut chunks = vec![postcard::to_stdvec(&directories).map_err(io::Error::other)?];
+    chunks.extend(
+        storable
+            .par_chunks(ENTRIES_PER_CHUNK)
+            .map(|chunk| postcard::to_stdvec(chunk).map_err(io::Error::other))
+            .collect::<Result<Vec<_>, _>>()?,
+    );
     let too_many = |_| io::Error::other("too many catalog entries");
     let chunk_count = u32::try_from(chunks.len()).map_err(too_many)?;
     let entry_count = u32::try_from(storable.len()).map_err(too_many)?;
@@ -268,6 +376,26 @@ fn remove_stale_temporaries(dir: &Path) {
             let _ = fs::remove_file(entry.path());
         }
     }
+}
+
+/// One directory listing as written (borrowing from the cache).
+#[derive(Serialize)]
+struct DirectoryOut<'a> {
+    /// Empty for the root.
+    relative: &'a [u8],
+    key: FileKey,
+    settled: bool,
+    entries: Vec<(&'a [u8], EntryKind)>,
+}
+
+/// One directory listing as read.
+#[derive(Deserialize)]
+struct DirectoryIn<'a> {
+    relative: &'a [u8],
+    key: FileKey,
+    settled: bool,
+    #[serde(borrow)]
+    entries: Vec<(&'a [u8], EntryKind)>,
 }
 
 /// One catalog entry as written (borrowing from the cache).
@@ -449,6 +577,12 @@ fn decode_chunk(bytes: &Bytes, root: &Path, scope: Scope) -> Result<Entries, Rej
             ))
         })
         .collect()
+}
+
+/// A stored entry name, accepted only when it is one plain path component.
+fn plain_name(bytes: &[u8]) -> Option<OsString> {
+    let name = relative_path(bytes)?;
+    (Path::new(&name).components().count() == 1).then_some(name)
 }
 
 /// A stored relative path, accepted only when it is non-empty and made of plain names (no root,

@@ -14,6 +14,7 @@
 //! Each candidate is read with one `open`, one `fstat` of that descriptor and one read, in
 //! parallel across the rayon pool; results are ordered by relative path, never by thread timing.
 
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fs::{self, File};
 use std::io::{self, Read};
@@ -120,6 +121,17 @@ pub(crate) struct Walked {
     warnings: Vec<String>,
 }
 
+/// One scope's directory listings after a walk with priors.
+pub(crate) struct WalkedDirectories {
+    pub(crate) scope: Scope,
+    /// The listings the next walk may reuse.
+    pub(crate) directories: Directories,
+    /// Whether they differ from the remembered ones.
+    pub(crate) changed: bool,
+    /// How many directories were not listed because their remembered listing held.
+    pub(crate) reused: usize,
+}
+
 /// Walks every configured root and runs `visit` on each candidate in parallel.
 pub(crate) fn scan_scopes<T, F>(roots: &MemoryRoots, visit: F) -> Result<Listings<T>, ScanError>
 where
@@ -127,25 +139,34 @@ where
     F: Fn(Scope, &Candidate) -> T + Sync,
 {
     Ok(visit_scopes(
-        list_scopes(roots)?,
+        list_scopes(roots, [None, None])?,
         |_, candidates| vec![(); candidates.len()],
         |scope, candidate, ()| visit(scope, candidate),
     ))
 }
 
-/// Lists every configured root.
+/// Lists every configured root. With `priors` (project, user), a directory whose remembered
+/// listing still holds (see [`PriorListings`]) is not listed again, and the walk records the
+/// listings it used for the next scan ([`Walked::take_directories`]).
 ///
 /// A missing root is an empty scope; a project root that cannot be listed is an error, a user
 /// root that cannot be listed is a warning.
-pub(crate) fn list_scopes(roots: &MemoryRoots) -> Result<Walked, ScanError> {
+pub(crate) fn list_scopes(
+    roots: &MemoryRoots,
+    priors: [Option<PriorListings>; 2],
+) -> Result<Walked, ScanError> {
     let mut walked_scopes = Walked {
         scopes: Vec::with_capacity(2),
         warnings: Vec::new(),
     };
-    for (scope, root) in [(Scope::Project, &roots.project), (Scope::User, &roots.user)] {
+    let [project_prior, user_prior] = priors;
+    for (scope, root, prior) in [
+        (Scope::Project, &roots.project, project_prior),
+        (Scope::User, &roots.user, user_prior),
+    ] {
         let Some(root) = root else { continue };
         let walked = open_root(root).and_then(|opened| match opened {
-            Some(opened) => walk(scope, &opened).map(Some),
+            Some(opened) => walk(scope, &opened, prior).map(Some),
             None => Ok(None),
         });
         match walked {
@@ -167,6 +188,20 @@ pub(crate) fn list_scopes(roots: &MemoryRoots) -> Result<Walked, ScanError> {
 }
 
 impl Walked {
+    /// What each scope's walk recorded of its directory listings (nothing for a walk without
+    /// priors); the walk keeps its candidates.
+    pub(crate) fn take_directories(&mut self) -> Vec<WalkedDirectories> {
+        self.scopes
+            .iter_mut()
+            .map(|(scope, walk)| WalkedDirectories {
+                scope: *scope,
+                directories: std::mem::take(&mut walk.directories),
+                changed: walk.directories_changed,
+                reused: walk.listings_reused,
+            })
+            .collect()
+    }
+
     /// Takes every candidate's [`FileKey`] now, in parallel. Worth it only when the visit will
     /// compare most keys with remembered ones and the CPU has other work meanwhile (a catalog
     /// being decoded): otherwise the visit takes them itself, where they are needed.
@@ -203,6 +238,7 @@ where
                 candidates,
                 skipped,
                 files_seen,
+                ..
             } = walk;
             debug_assert!(candidates.is_sorted_by(|a, b| a.relative <= b.relative));
             let priors = prior(scope, &candidates);
@@ -253,35 +289,105 @@ struct Walk {
     candidates: Vec<Candidate>,
     skipped: Vec<SkippedFile>,
     files_seen: usize,
+    /// With priors: the listing of every directory the walk could remember.
+    directories: Directories,
+    /// With priors: whether `directories` differs from the remembered listings.
+    directories_changed: bool,
+    /// With priors: directories not listed because their remembered listing held.
+    listings_reused: usize,
+}
+
+/// The kind of a remembered directory entry the walk acts on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(crate) enum EntryKind {
+    /// A regular `*.md` file other than the index.
+    File,
+    /// A directory not hidden (a `*.md` one is also reported as `not_a_file`).
+    Directory,
+}
+
+/// One directory's listing as a walk used it, kept so the next walk can skip listing it.
+///
+/// A directory gains or loses an entry only by a create, unlink or rename in it, each of which
+/// moves its mtime and ctime, so a listing holds while the directory's [`FileKey`] (taken just
+/// before listing) is unchanged, provided its mtime was settled (older than the racy margin)
+/// when it was listed: a change in the same clock tick after the listing would keep the key.
+/// Only directories whose relevant entries are all regular files and directories are
+/// remembered; one holding a `*.md` symlink, an odd file type or an unreadable entry is listed
+/// every time, since what those resolve to can change without the directory changing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct DirectoryListing {
+    pub(crate) key: FileKey,
+    pub(crate) settled: bool,
+    /// The entries the walk acts on, in name order; names ignored by the walk are left out.
+    pub(crate) entries: Vec<(OsString, EntryKind)>,
+}
+
+/// Remembered listings by directory path below the root (empty for the root itself).
+pub(crate) type Directories = BTreeMap<PathBuf, DirectoryListing>;
+
+/// What a walk may reuse: the listings remembered from the last walk of the same root, and the
+/// time (epoch nanoseconds) an mtime must be older than for a listing taken now to be settled.
+pub(crate) struct PriorListings {
+    pub(crate) directories: Directories,
+    pub(crate) settle_before: i64,
+}
+
+/// A directory's entries still to be walked, last name first.
+enum Pending {
+    Read(Vec<Listed>),
+    Remembered(Vec<(OsString, EntryKind)>),
+}
+
+impl Pending {
+    fn next(&mut self) -> Option<Entry> {
+        match self {
+            Pending::Read(entries) => entries.pop().map(Entry::Read),
+            Pending::Remembered(entries) => entries
+                .pop()
+                .map(|(name, kind)| Entry::Remembered(name, kind)),
+        }
+    }
+}
+
+/// One entry to classify: as listed now, or as remembered.
+enum Entry {
+    Read(Listed),
+    Remembered(OsString, EntryKind),
 }
 
 /// Lists a root depth-first, each directory's entries in name order, so candidates come out
 /// sorted by relative path (component-wise, as `Path` orders them) without a sort over whole
 /// paths. Only listing the root itself can fail; a subdirectory that cannot be listed is
 /// reported as skipped.
-fn walk(scope: Scope, root: &Root) -> io::Result<Walk> {
+fn walk(scope: Scope, root: &Root, mut prior: Option<PriorListings>) -> io::Result<Walk> {
     let mut walk = Walk {
         candidates: Vec::new(),
         skipped: Vec::new(),
         files_seen: 0,
+        directories: Directories::new(),
+        directories_changed: false,
+        listings_reused: 0,
     };
-    let top = list_sorted(&root.absolute)?;
+    let top = walk.list(&root.absolute, Path::new(""), prior.as_mut())?;
     // Each frame: a directory's path, its path below the root, and its remaining entries in
     // reverse name order (so the next one is popped from the end).
     let mut stack = vec![(root.absolute.clone(), PathBuf::new(), top)];
     while let Some((directory, relative_dir, entries)) = stack.last_mut() {
-        let Some(entry) = entries.pop() else {
+        let Some(entry) = entries.next() else {
             stack.pop();
             continue;
         };
         let descend = walk.visit_entry(scope, root, directory, relative_dir, entry);
         if let Some((path, relative)) = descend {
-            match list_sorted(&path) {
+            match walk.list(&path, &relative, prior.as_mut()) {
                 Ok(entries) => stack.push((path, relative, entries)),
                 Err(error) => walk.skip(scope, path, io_reason(&error)),
             }
         }
     }
+    // Listings of directories that are gone.
+    walk.directories_changed |= prior.is_some_and(|prior| !prior.directories.is_empty());
     Ok(walk)
 }
 
@@ -311,7 +417,78 @@ fn list_sorted(directory: &Path) -> io::Result<Vec<Listed>> {
     Ok(entries)
 }
 
+/// Whether the walk treats a name as a topic name (`*.md`, case-sensitive).
+fn is_markdown(name: &std::ffi::OsStr) -> bool {
+    name.as_encoded_bytes().ends_with(b".md")
+}
+
+/// The entries of a fresh listing (in reverse name order) that the walk acts on, in name order,
+/// when the listing may be remembered: `None` when an entry could not be read or typed, or a
+/// `*.md` name is neither a regular file nor a directory (a symlink, a socket…).
+fn remembered_entries(listed: &[Listed]) -> Option<Vec<(OsString, EntryKind)>> {
+    let mut entries = Vec::new();
+    for listed in listed.iter().rev() {
+        let (name, entry) = listed.as_ref().ok()?;
+        let file_type = entry.file_type().ok()?;
+        let hidden = name.as_encoded_bytes().starts_with(b".");
+        if file_type.is_dir() {
+            if !hidden {
+                entries.push((name.clone(), EntryKind::Directory));
+            }
+        } else if is_markdown(name) && name.as_encoded_bytes() != INDEX_FILE_NAME.as_bytes() {
+            if !file_type.is_file() {
+                return None;
+            }
+            entries.push((name.clone(), EntryKind::File));
+        }
+    }
+    Some(entries)
+}
+
 impl Walk {
+    /// A directory's entries: remembered, when `prior` holds a listing that is still good, else
+    /// listed now (and remembered for the next walk when that is safe; see [`DirectoryListing`]).
+    fn list(
+        &mut self,
+        directory: &Path,
+        relative: &Path,
+        prior: Option<&mut PriorListings>,
+    ) -> io::Result<Pending> {
+        let Some(prior) = prior else {
+            return list_sorted(directory).map(Pending::Read);
+        };
+        // Taken before listing: a change while listing moves the key, so it is seen next time.
+        let key = fs::metadata(directory)
+            .ok()
+            .filter(fs::Metadata::is_dir)
+            .map(|metadata| FileKey::from_metadata(&metadata));
+        let mut remembered = prior.directories.remove(relative);
+        let reusable = key.is_some_and(|key| {
+            remembered
+                .as_ref()
+                .is_some_and(|listing| listing.settled && listing.key == key)
+        });
+        if reusable && let Some(listing) = remembered.take() {
+            let entries = listing.entries.iter().rev().cloned().collect();
+            self.directories.insert(relative.to_path_buf(), listing);
+            self.listings_reused += 1;
+            return Ok(Pending::Remembered(entries));
+        }
+        let listed = list_sorted(directory)?;
+        let listing = key
+            .zip(remembered_entries(&listed))
+            .map(|(key, entries)| DirectoryListing {
+                key,
+                settled: key.mtime_ns < prior.settle_before,
+                entries,
+            });
+        self.directories_changed |= listing != remembered;
+        if let Some(listing) = listing {
+            self.directories.insert(relative.to_path_buf(), listing);
+        }
+        Ok(Pending::Read(listed))
+    }
+
     /// Classifies one directory entry; returns the subdirectory to descend into, if it is one.
     fn visit_entry(
         &mut self,
@@ -319,17 +496,38 @@ impl Walk {
         root: &Root,
         directory: &Path,
         relative_dir: &Path,
-        entry: Listed,
+        entry: Entry,
     ) -> Option<(PathBuf, PathBuf)> {
         let (name, entry) = match entry {
-            Ok(listed) => listed,
-            Err(error) => {
+            Entry::Read(Ok(listed)) => listed,
+            Entry::Read(Err(error)) => {
                 self.skip(scope, directory.to_path_buf(), io_reason(&error));
                 return None;
             }
+            Entry::Remembered(name, kind) => {
+                self.files_seen += usize::from(kind == EntryKind::File || is_markdown(&name));
+                let path = join(directory, &name);
+                let relative = join(relative_dir, &name);
+                return match kind {
+                    EntryKind::Directory => {
+                        if is_markdown(&name) {
+                            self.skip(scope, path.clone(), SkipReason::NotAFile);
+                        }
+                        Some((path, relative))
+                    }
+                    EntryKind::File => {
+                        self.candidates.push(Candidate {
+                            relative,
+                            path,
+                            early_key: EarlyKey::NotTaken,
+                        });
+                        None
+                    }
+                };
+            }
         };
         let name_bytes = name.as_encoded_bytes();
-        let is_markdown = name_bytes.ends_with(b".md");
+        let is_markdown = is_markdown(&name);
         let file_type = match entry.file_type() {
             Ok(file_type) => file_type,
             Err(error) => {

@@ -82,6 +82,9 @@ pub struct ScanReport {
     pub dropped_by_cap: usize,
     /// Of `reused`, the files whose outcome came from a persistent catalog loaded by this scan.
     pub from_catalog: usize,
+    /// Directories not listed again because the listing remembered from an earlier scan or a
+    /// catalog still held (their key unchanged since a settled listing).
+    pub listings_reused: usize,
     /// The persistent catalogs this scan tried to load (one per root on the first scan of a cache
     /// built with catalogs; none otherwise).
     pub catalogs: Vec<CatalogLoad>,

@@ -78,8 +78,9 @@ pub fn set_mtime(path: &Path, seconds: u64) {
         .unwrap();
 }
 
-/// Moves the mtime of every regular file under `root` one hour back, keeping their order, so the
-/// cache treats them as settled (older than its racy-timestamp margin).
+/// Moves the mtime of every regular file and directory under `root` (and of `root`) one hour
+/// back, keeping their order, so the cache treats them as settled (older than its racy-timestamp
+/// margin).
 pub fn settle(root: &Path) {
     for entry in fs::read_dir(root).unwrap() {
         let entry = entry.unwrap();
@@ -87,9 +88,16 @@ pub fn settle(root: &Path) {
         if file_type.is_dir() {
             settle(&entry.path());
         } else if file_type.is_file() {
-            let file = fs::File::options().write(true).open(entry.path()).unwrap();
-            let mtime = file.metadata().unwrap().modified().unwrap();
-            file.set_modified(mtime - Duration::from_hours(1)).unwrap();
+            backdate(&fs::File::options().write(true).open(entry.path()).unwrap());
         }
     }
+    // Directories too, so their listings can be remembered; after the entries, which do not move
+    // a directory's mtime anyway.
+    backdate(&fs::File::open(root).unwrap());
+}
+
+/// Moves a file's or directory's mtime an hour back.
+fn backdate(file: &fs::File) {
+    let mtime = file.metadata().unwrap().modified().unwrap();
+    file.set_modified(mtime - Duration::from_hours(1)).unwrap();
 }

@@ -1,0 +1,187 @@
+//! Directory listings remembered between scans: a settled directory whose key is unchanged is
+//! not listed again, and any create, delete or rename in it brings the listing back.
+
+use std::fs;
+use std::sync::Arc;
+
+use memory_scan::{DocumentCache, RecallScan, ScannedDocument};
+
+use crate::support::{Tree, settle, topic, write, write_topic};
+
+/// A settled project tree: `a.md`, `nested/b.md`, `nested/deeper/c.md` and a non-topic file.
+fn settled_tree() -> Tree {
+    let tree = Tree::new();
+    write_topic(&tree.project(), "a.md");
+    write_topic(&tree.project(), "nested/b.md");
+    write_topic(&tree.project(), "nested/deeper/c.md");
+    write(&tree.project(), "nested/notes.txt", "not a topic");
+    settle(tree.dir.path());
+    tree
+}
+
+fn paths(scan: &RecallScan) -> Vec<String> {
+    scan.documents
+        .iter()
+        .map(|d| d.relative_path().display().to_string())
+        .collect()
+}
+
+fn titles(documents: &[Arc<ScannedDocument>]) -> Vec<String> {
+    documents.iter().map(|d| d.title().to_owned()).collect()
+}
+
+#[test]
+fn settled_directories_are_not_listed_again_by_the_next_scan() {
+    let tree = settled_tree();
+    let cache = DocumentCache::new();
+    let first = cache.scan_recall(&tree.project_only()).unwrap();
+
+    let second = cache.scan_recall(&tree.project_only()).unwrap();
+
+    assert_eq!(first.report.listings_reused, 0);
+    assert_eq!(second.report.listings_reused, 3);
+    assert_eq!(paths(&second), paths(&first));
+    assert_eq!(second.report.files_seen, first.report.files_seen);
+}
+
+#[test]
+fn file_added_to_a_settled_directory_is_found() {
+    let tree = settled_tree();
+    let cache = DocumentCache::new();
+    cache.scan_recall(&tree.project_only()).unwrap();
+    write_topic(&tree.project(), "nested/new.md");
+
+    let scan = cache.scan_recall(&tree.project_only()).unwrap();
+
+    assert_eq!(
+        paths(&scan),
+        ["a.md", "nested/b.md", "nested/deeper/c.md", "nested/new.md"]
+    );
+    // The root and `nested/deeper` are unchanged; `nested` is listed again.
+    assert_eq!(scan.report.listings_reused, 2);
+}
+
+#[test]
+fn removed_subdirectory_takes_its_topics_with_it() {
+    let tree = settled_tree();
+    let cache = DocumentCache::new();
+    cache.scan_recall(&tree.project_only()).unwrap();
+    fs::remove_dir_all(tree.project().join("nested/deeper")).unwrap();
+
+    let scan = cache.scan_recall(&tree.project_only()).unwrap();
+
+    assert_eq!(paths(&scan), ["a.md", "nested/b.md"]);
+    assert_eq!(scan.report.listings_reused, 1);
+}
+
+#[test]
+fn renamed_file_is_found_under_its_new_name_only() {
+    let tree = settled_tree();
+    let cache = DocumentCache::new();
+    cache.scan_recall(&tree.project_only()).unwrap();
+    fs::rename(
+        tree.project().join("nested/deeper/c.md"),
+        tree.project().join("nested/deeper/d.md"),
+    )
+    .unwrap();
+
+    let scan = cache.scan_recall(&tree.project_only()).unwrap();
+
+    assert_eq!(paths(&scan), ["a.md", "nested/b.md", "nested/deeper/d.md"]);
+}
+
+#[test]
+fn directory_changed_within_the_racy_margin_is_listed_on_every_scan() {
+    let tree = Tree::new();
+    write_topic(&tree.project(), "a.md");
+    let cache = DocumentCache::new();
+    cache.scan_recall(&tree.project_only()).unwrap();
+
+    let scan = cache.scan_recall(&tree.project_only()).unwrap();
+
+    assert_eq!(scan.report.listings_reused, 0);
+}
+
+#[cfg(unix)]
+#[test]
+fn directory_holding_a_symlinked_topic_is_listed_on_every_scan() {
+    let tree = settled_tree();
+    std::os::unix::fs::symlink(
+        tree.project().join("a.md"),
+        tree.project().join("nested/deeper/link.md"),
+    )
+    .unwrap();
+    settle(tree.dir.path());
+    let cache = DocumentCache::new();
+    cache.scan_recall(&tree.project_only()).unwrap();
+
+    let scan = cache.scan_recall(&tree.project_only()).unwrap();
+
+    assert_eq!(scan.report.listings_reused, 2);
+    assert!(paths(&scan).contains(&"nested/deeper/link.md".to_owned()));
+}
+
+#[test]
+fn directory_named_like_a_topic_is_reported_and_walked_from_a_remembered_listing() {
+    let tree = settled_tree();
+    write_topic(&tree.project(), "folder.md/inner.md");
+    settle(tree.dir.path());
+    let cache = DocumentCache::new();
+    let first = cache.scan_recall(&tree.project_only()).unwrap();
+
+    let second = cache.scan_recall(&tree.project_only()).unwrap();
+
+    assert_eq!(second.report.listings_reused, 4);
+    assert_eq!(second.report.skipped, first.report.skipped);
+    assert_eq!(second.report.files_seen, first.report.files_seen);
+    assert!(paths(&second).contains(&"folder.md/inner.md".to_owned()));
+}
+
+/// A settled tree with a catalog that holds the listing of every directory as it is now.
+fn settled_tree_with_catalog() -> Tree {
+    let tree = settled_tree();
+    // The first catalog creates the state directory, which changes the root; settled again, the
+    // next scan lists the root once more and its catalog remembers that listing.
+    let persist = || {
+        let writer = DocumentCache::with_catalog();
+        writer.scan_recall(&tree.project_only()).unwrap();
+        writer.persist_catalogs();
+    };
+    persist();
+    settle(tree.dir.path());
+    persist();
+    tree
+}
+
+#[test]
+fn catalog_carries_directory_listings_to_a_new_cache() {
+    let tree = settled_tree_with_catalog();
+    let plain = DocumentCache::new()
+        .scan_recall(&tree.project_only())
+        .unwrap();
+
+    let scan = DocumentCache::with_catalog()
+        .scan_recall(&tree.project_only())
+        .unwrap();
+
+    assert_eq!(scan.report.listings_reused, 3);
+    assert_eq!(scan.report.from_catalog, 3);
+    assert_eq!(titles(&scan.documents), titles(&plain.documents));
+}
+
+#[test]
+fn catalog_listing_of_a_changed_directory_is_not_trusted() {
+    let tree = settled_tree_with_catalog();
+    write(
+        &tree.project(),
+        "nested/deeper/e.md",
+        topic("user", "Echo", "", "New."),
+    );
+
+    let scan = DocumentCache::with_catalog()
+        .scan_recall(&tree.project_only())
+        .unwrap();
+
+    assert_eq!(scan.report.listings_reused, 2);
+    assert!(titles(&scan.documents).contains(&"Echo".to_owned()));
+}
