@@ -257,7 +257,8 @@ fn peak_rss_mib() -> Option<f64> {
     Some(kib / 1024.0)
 }
 
-/// Writes `reference/topic-NNNN.md` files dated a day back; the last one carries the codeword.
+/// Writes `reference/topic-NNNN.md` files dated a day back, as are the directories; the last one
+/// carries the codeword.
 fn build_tree(root: &Path, topics: usize) -> Result<()> {
     let day_ago = std::time::SystemTime::now() - Duration::from_hours(24);
     let dir = root.join("reference");
@@ -284,6 +285,10 @@ fn build_tree(root: &Path, topics: usize) -> Result<()> {
             .write(true)
             .open(&path)?
             .set_modified(day_ago)?;
+    }
+    // A tree that has been there a day: its directories are as settled as its files.
+    for directory in [&dir, root] {
+        std::fs::File::open(directory)?.set_modified(day_ago)?;
     }
     Ok(())
 }
