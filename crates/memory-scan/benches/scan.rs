@@ -2,9 +2,10 @@
 //!
 //! `recall_fresh_cache` is the figure that matters for the first recall of a session: a new
 //! `DocumentCache`, so every file is listed, opened, read, parsed and prepared for scoring.
-//! `recall_warm_cache` is every later recall (list + stat only); `recall_from_catalog` is the first
-//! recall of a new process when the root's persistent catalog is warm (list + stat + load);
-//! `capped` is the non-recall scanner.
+//! `recall_warm_cache` is every later recall (a stat of each directory and file; unchanged
+//! directories are not listed again); `recall_from_catalog` is the first recall of a new process
+//! when the root's persistent catalog is warm (the same stats + load); `capped` is the non-recall
+//! scanner.
 
 use std::fmt::Write as _;
 use std::fs;
@@ -31,8 +32,8 @@ fn body(index: usize) -> String {
     body
 }
 
-/// Files are dated a day back, like the files of a real tree, so none is inside the cache's
-/// racy-timestamp margin (which would make every scan read it again).
+/// Files and directories are dated a day back, like those of a real tree, so none is inside the
+/// cache's racy-timestamp margin (which would make every scan read or list it again).
 fn build_tree(root: &Path, topics: usize) {
     let dir = root.join("reference");
     fs::create_dir_all(&dir).unwrap();
@@ -47,6 +48,12 @@ fn build_tree(root: &Path, topics: usize) {
         fs::File::options()
             .write(true)
             .open(&path)
+            .unwrap()
+            .set_modified(day_ago)
+            .unwrap();
+    }
+    for directory in [&dir, root] {
+        fs::File::open(directory)
             .unwrap()
             .set_modified(day_ago)
             .unwrap();
