@@ -574,6 +574,52 @@ mod tests {
         assert_eq!(loaded[0].0, OsString::from("a.md"));
     }
 
+    #[test]
+    fn catalog_whose_listing_names_a_path_instead_of_a_name_is_ignored() {
+        use crate::engine::EntryKind;
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir(dir.path().join(".memrecall")).unwrap();
+        fs::create_dir(dir.path().join("a")).unwrap();
+        fs::write(dir.path().join("a/x.md"), "---\ntype: user\n---\n").unwrap();
+        let hour_ago = SystemTime::now() - Duration::from_hours(1);
+        for path in [
+            dir.path().join("a/x.md"),
+            dir.path().join("a"),
+            dir.path().to_path_buf(),
+        ] {
+            fs::File::open(&path)
+                .unwrap()
+                .set_modified(hour_ago)
+                .unwrap();
+        }
+        let roots = MemoryRoots {
+            project: Some(dir.path().to_path_buf()),
+            user: None,
+        };
+        let writer = DocumentCache::with_catalog();
+        writer.scan_recall(&roots).unwrap();
+        writer.persist_catalogs();
+        let (entries, mut directories) =
+            catalog::load(dir.path(), Scope::Project).unwrap().unwrap();
+        let root_listing = directories
+            .get_mut(Path::new(""))
+            .expect("root listing kept");
+        // `a/` would walk `a` a second time.
+        root_listing
+            .entries
+            .push((OsString::from("a/"), EntryKind::Directory));
+        catalog::save(dir.path(), &entries, &directories).unwrap();
+
+        let scan = DocumentCache::with_catalog().scan_recall(&roots).unwrap();
+
+        assert!(matches!(
+            scan.report.catalogs[0].outcome,
+            CatalogOutcome::Rejected { .. }
+        ));
+        assert_eq!(scan.report.listings_reused, 0);
+        assert_eq!(scan.documents.len(), 1);
+    }
+
     fn skipped_entry(inode: u64) -> CacheEntry {
         CacheEntry {
             key: FileKey {

@@ -23,10 +23,12 @@
 //! ```
 //!
 //! The directory listings are read first, so a walk can use them while the rest of the file is
-//! read whole in one call and its chunks are checked and decoded in parallel. Decoded documents do
-//! not copy their texts or indexes: they share the one buffer the file was read into (see
-//! [`lexical_score::Bytes`]), which lives as long as any of them. A file that is missing is
-//! `missing`; one that
+//! read whole in one call and its chunks are checked and decoded in parallel. The directory chunk
+//! stands on its own checksum: its listings serve the walk even when an entry chunk is then
+//! rejected, each still only for a directory whose key matches. Decoded documents do not copy
+//! their texts or indexes: they share the one buffer the file was read into (see
+//! [`lexical_score::Bytes`]), which stays in memory while any of them does, however many of the
+//! others have been read again since. A file that is missing is `missing`; one that
 //! cannot be read, has another magic or version, fails a checksum or does not decode is `rejected`
 //! and simply rewritten after the next scan. Recall never fails because of a catalog.
 //!
@@ -37,7 +39,7 @@
 
 use std::ffi::OsString;
 use std::fs::{self, File};
-use std::io::{self, Read as _, Write as _};
+use std::io::{self, Read as _, Seek as _, Write as _};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -52,7 +54,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use crate::cache::{CacheEntry, Verdict};
 use crate::document::{Document, ScannedDocument, Scope};
-use crate::engine::{Directories, DirectoryListing, EntryKind};
+use crate::engine::{Directories, DirectoryListing, EntryKind, INDEX_FILE_NAME};
 use crate::key::{FileKey, from_epoch_ns, to_epoch_ns};
 use crate::report::SkipReason;
 use crate::topic::Topic;
@@ -61,7 +63,8 @@ use crate::topic::Topic;
 pub const CATALOG_DIR_NAME: &str = ".memrecall";
 /// The catalog's file name inside [`CATALOG_DIR_NAME`].
 pub const CATALOG_FILE_NAME: &str = "catalog";
-/// The version of the catalog layout; a catalog of another version is rebuilt.
+/// The version of the catalog layout and of the walk rules its directory listings follow; a
+/// catalog of another version is rebuilt.
 pub const CATALOG_FORMAT_VERSION: u32 = 2;
 
 const MAGIC: [u8; 8] = *b"memrcat\0";
@@ -179,7 +182,9 @@ impl Opened {
         }
         let stored: Vec<DirectoryIn<'_>> =
             postcard::from_bytes(&bytes).map_err(|e| Rejection::Undecodable(e.to_string()))?;
-        let undecodable = || Rejection::Undecodable("a directory listing names a path".into());
+        let undecodable = || {
+            Rejection::Undecodable("a directory listing holds an entry the walk never keeps".into())
+        };
         stored
             .into_iter()
             .map(|directory| {
@@ -191,7 +196,11 @@ impl Opened {
                 let entries = directory
                     .entries
                     .into_iter()
-                    .map(|(name, kind)| Some((plain_name(name)?, kind)))
+                    .map(|(name, kind)| {
+                        plain_name(name)
+                            .filter(|name| walkable(name, kind))
+                            .map(|name| (name, kind))
+                    })
                     .collect::<Option<Vec<_>>>()
                     .ok_or_else(undecodable)?;
                 let in_order = entries.is_sorted_by(|a, b| a.0 < b.0);
@@ -212,6 +221,7 @@ impl Opened {
     pub(crate) fn entries(self, root: &Path, scope: Scope) -> Result<Entries, Rejection> {
         // One read of the whole file, without zeroing the buffer first; documents share it.
         let mut all = Vec::with_capacity(usize::try_from(self.file_len).unwrap_or(0));
+        (&self.file).seek(io::SeekFrom::Start(0))?;
         (&self.file).read_to_end(&mut all)?;
         let all = Bytes::from(all);
         let decoded: Vec<Entries> = self
@@ -579,10 +589,23 @@ fn decode_chunk(bytes: &Bytes, root: &Path, scope: Scope) -> Result<Entries, Rej
         .collect()
 }
 
-/// A stored entry name, accepted only when it is one plain path component.
+/// A stored entry name, accepted only when it is one plain path component: not empty, no
+/// separator, not `.` or `..`.
 fn plain_name(bytes: &[u8]) -> Option<OsString> {
-    let name = relative_path(bytes)?;
-    (Path::new(&name).components().count() == 1).then_some(name)
+    let separator = |byte: &u8| *byte == b'/' || (cfg!(windows) && *byte == b'\\');
+    let dots = bytes == b"." || bytes == b"..";
+    let plain = !(bytes.is_empty() || bytes.iter().any(separator) || dots);
+    plain.then(|| relative_path(bytes)).flatten()
+}
+
+/// Whether a stored listing entry is one the walk could have remembered (see
+/// `remembered_entries` in the engine): a topic file name, or a directory that is not hidden.
+fn walkable(name: &OsString, kind: EntryKind) -> bool {
+    let bytes = name.as_encoded_bytes();
+    match kind {
+        EntryKind::File => bytes.ends_with(b".md") && bytes != INDEX_FILE_NAME.as_bytes(),
+        EntryKind::Directory => !bytes.starts_with(b"."),
+    }
 }
 
 /// A stored relative path, accepted only when it is non-empty and made of plain names (no root,
@@ -646,6 +669,29 @@ impl<'a> Reader<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_with_a_separator_or_dots_are_not_plain_names() {
+        assert!(plain_name(b"a.md").is_some());
+        for bad in [&b""[..], b"a/", b"a/.", b"a//", b"a/b", b".", b".."] {
+            assert!(
+                plain_name(bad).is_none(),
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+    }
+
+    #[test]
+    fn stored_listing_entries_follow_the_walk_rules() {
+        let name = |s: &str| OsString::from(s);
+        assert!(walkable(&name("a.md"), EntryKind::File));
+        assert!(walkable(&name("notes"), EntryKind::Directory));
+        assert!(walkable(&name("x.md"), EntryKind::Directory));
+        assert!(!walkable(&name("notes.txt"), EntryKind::File));
+        assert!(!walkable(&name(INDEX_FILE_NAME), EntryKind::File));
+        assert!(!walkable(&name(".git"), EntryKind::Directory));
+    }
 
     #[test]
     fn only_plain_relative_paths_are_accepted() {

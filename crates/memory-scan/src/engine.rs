@@ -457,8 +457,12 @@ impl Walk {
         let Some(prior) = prior else {
             return list_sorted(directory).map(Pending::Read);
         };
-        // Taken before listing: a change while listing moves the key, so it is seen next time.
-        let key = fs::metadata(directory)
+        // Taken before listing, so a change while listing moves the key and is seen next time;
+        // and from an open handle, because listing needs read permission where a `stat` does
+        // not: a directory this process cannot list is never served from a listing made by one
+        // that could.
+        let key = File::open(directory)
+            .and_then(|handle| handle.metadata())
             .ok()
             .filter(fs::Metadata::is_dir)
             .map(|metadata| FileKey::from_metadata(&metadata));

@@ -185,3 +185,141 @@ fn catalog_listing_of_a_changed_directory_is_not_trusted() {
     assert_eq!(scan.report.listings_reused, 2);
     assert!(titles(&scan.documents).contains(&"Echo".to_owned()));
 }
+
+/// Scans `tree` with `cache` and checks the result against a plain scan of a fresh cache.
+fn assert_same_as_plain_scan(cache: &DocumentCache, tree: &Tree) {
+    let scan = cache.scan_recall(&tree.project_only()).unwrap();
+    let plain = DocumentCache::new()
+        .scan_recall(&tree.project_only())
+        .unwrap();
+    assert_eq!(paths(&scan), paths(&plain));
+    assert_eq!(scan.report.skipped, plain.report.skipped);
+    assert_eq!(scan.report.files_seen, plain.report.files_seen);
+}
+
+#[test]
+fn directory_replaced_by_a_topic_file_of_the_same_name() {
+    let tree = settled_tree();
+    let cache = DocumentCache::new();
+    cache.scan_recall(&tree.project_only()).unwrap();
+    fs::remove_dir_all(tree.project().join("nested/deeper")).unwrap();
+    write_topic(&tree.project(), "nested/deeper");
+
+    assert_same_as_plain_scan(&cache, &tree);
+}
+
+#[test]
+fn topic_directory_turned_into_a_topic_file() {
+    let tree = settled_tree();
+    write_topic(&tree.project(), "folder.md/inner.md");
+    settle(tree.dir.path());
+    let cache = DocumentCache::new();
+    cache.scan_recall(&tree.project_only()).unwrap();
+    fs::remove_dir_all(tree.project().join("folder.md")).unwrap();
+    write_topic(&tree.project(), "folder.md");
+
+    assert_same_as_plain_scan(&cache, &tree);
+}
+
+#[test]
+fn directory_moved_to_another_parent() {
+    let tree = settled_tree();
+    let cache = DocumentCache::new();
+    cache.scan_recall(&tree.project_only()).unwrap();
+    fs::rename(
+        tree.project().join("nested/deeper"),
+        tree.project().join("deeper"),
+    )
+    .unwrap();
+
+    assert_same_as_plain_scan(&cache, &tree);
+}
+
+#[cfg(unix)]
+#[test]
+fn topic_file_replaced_by_a_symlink() {
+    let tree = settled_tree();
+    let cache = DocumentCache::new();
+    cache.scan_recall(&tree.project_only()).unwrap();
+    fs::remove_file(tree.project().join("nested/b.md")).unwrap();
+    std::os::unix::fs::symlink("/etc/hostname", tree.project().join("nested/b.md")).unwrap();
+
+    assert_same_as_plain_scan(&cache, &tree);
+}
+
+#[cfg(unix)]
+#[test]
+fn directory_replaced_by_a_symlink_to_a_directory() {
+    let tree = settled_tree();
+    let cache = DocumentCache::new();
+    cache.scan_recall(&tree.project_only()).unwrap();
+    fs::remove_dir_all(tree.project().join("nested/deeper")).unwrap();
+    std::os::unix::fs::symlink(tree.project(), tree.project().join("nested/deeper")).unwrap();
+
+    assert_same_as_plain_scan(&cache, &tree);
+}
+
+/// Needs root (to write the catalog as one user and scan as another) and `setpriv`; elsewhere it
+/// has nothing to show and passes.
+#[cfg(unix)]
+#[test]
+fn catalog_listing_is_not_used_for_a_directory_this_process_cannot_list() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let setpriv = ["/usr/bin/setpriv", "/bin/setpriv"]
+        .into_iter()
+        .map(std::path::Path::new)
+        .find(|path| path.exists());
+    let tree = Tree::new();
+    let Some(setpriv) = setpriv else { return };
+    if fs::metadata(tree.dir.path()).unwrap().uid() != 0 {
+        return;
+    }
+    write_topic(&tree.project(), "a.md");
+    write_topic(&tree.project(), "nested/b.md");
+    fs::create_dir(tree.project().join(".memrecall")).unwrap();
+    // Others may search `nested` but not list it.
+    for (path, mode) in [
+        (tree.dir.path().to_path_buf(), 0o755),
+        (tree.project(), 0o755),
+        (tree.project().join(".memrecall"), 0o755),
+        (tree.project().join("nested"), 0o711),
+    ] {
+        fs::set_permissions(&path, fs::Permissions::from_mode(mode)).unwrap();
+    }
+    settle(tree.dir.path());
+    let writer = DocumentCache::with_catalog();
+    writer.scan_recall(&tree.project_only()).unwrap();
+    writer.persist_catalogs();
+
+    let status = std::process::Command::new(setpriv)
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "listings::catalog_scan_as_another_user_equals_a_plain_scan",
+            "--ignored",
+        ])
+        .env("MEMRECALL_TEST_PROJECT_ROOT", tree.project())
+        .status()
+        .unwrap();
+
+    assert!(
+        status.success(),
+        "the scan as another user differed from a plain scan"
+    );
+}
+
+#[test]
+#[ignore = "run as another user by the test above"]
+fn catalog_scan_as_another_user_equals_a_plain_scan() {
+    let root = std::env::var_os("MEMRECALL_TEST_PROJECT_ROOT").expect("set by the caller");
+    let roots = memory_scan::MemoryRoots {
+        project: Some(root.into()),
+        user: None,
+    };
+    let plain = DocumentCache::new().scan_recall(&roots).unwrap();
+    let scan = DocumentCache::with_catalog().scan_recall(&roots).unwrap();
+    assert_eq!(paths(&scan), paths(&plain));
+    assert_eq!(scan.report.skipped, plain.report.skipped);
+    assert_eq!(scan.report.files_seen, plain.report.files_seen);
+}
