@@ -237,9 +237,9 @@ impl DocumentCache {
         Ok(RecallScan { documents, report })
     }
 
-    /// Lists the roots while the roots in `starting` are started (from their catalogs). A
-    /// starting root's catalog offers its directory listings to the walk first; they are small,
-    /// and the walk then runs while the catalog's entries decode.
+    /// Lists the roots while the roots in `starting` are started (from their catalogs). On the
+    /// listing side, a starting root's catalog first offers its directory listings to the walk;
+    /// on the other, its entries are read and decoded. The two parts are checked independently.
     fn list_while_starting(
         &self,
         roots: &MemoryRoots,
@@ -247,29 +247,17 @@ impl DocumentCache {
         mut priors: [Option<PriorListings>; 2],
         settle_before: i64,
     ) -> (Result<Walked, ScanError>, Vec<(usize, Started)>) {
-        let mut opened = Vec::with_capacity(starting.len());
-        for (slot, scope, root) in starting {
-            let mut catalog = if self.catalogs {
-                catalog::open(&root)
-            } else {
-                Ok(None)
-            };
-            let directories = match &catalog {
-                Ok(Some(opened)) => match opened.directories() {
-                    Ok(directories) => directories,
-                    Err(rejection) => {
-                        catalog = Err(rejection);
-                        Directories::new()
-                    }
-                },
-                _ => Directories::new(),
-            };
-            priors[slot] = Some(PriorListings {
-                directories,
-                settle_before,
-            });
-            opened.push((slot, scope, root, catalog));
-        }
+        let opened: Vec<_> = starting
+            .into_iter()
+            .map(|(slot, scope, root)| {
+                let catalog = if self.catalogs {
+                    catalog::open(&root)
+                } else {
+                    Ok(None)
+                };
+                (slot, scope, root, catalog)
+            })
+            .collect();
         // While a catalog is decoded, the other core takes the keys of the listed files, which
         // the visit would otherwise take after the decoding.
         let keys_early = opened
@@ -277,6 +265,19 @@ impl DocumentCache {
             .any(|(_, _, _, catalog)| matches!(catalog, Ok(Some(_))));
         rayon::join(
             || {
+                for (slot, _, _, catalog) in &opened {
+                    let directories = match catalog {
+                        Ok(Some(opened)) => opened.directories().unwrap_or_else(|rejection| {
+                            tracing::debug!(%rejection, "catalog directory listings ignored");
+                            Directories::new()
+                        }),
+                        _ => Directories::new(),
+                    };
+                    priors[*slot] = Some(PriorListings {
+                        directories,
+                        settle_before,
+                    });
+                }
                 list_scopes(roots, priors).map(|mut walked| {
                     if keys_early {
                         walked.take_keys();
@@ -286,9 +287,9 @@ impl DocumentCache {
             },
             || {
                 opened
-                    .into_iter()
+                    .iter()
                     .map(|(slot, scope, root, catalog)| {
-                        (slot, self.start_root(root, scope, catalog))
+                        (*slot, self.start_root(root.clone(), *scope, catalog))
                     })
                     .collect::<Vec<_>>()
             },
@@ -344,7 +345,7 @@ impl DocumentCache {
         &self,
         root: PathBuf,
         scope: Scope,
-        catalog: Result<Option<catalog::Opened>, catalog::Rejection>,
+        catalog: &Result<Option<catalog::Opened>, catalog::Rejection>,
     ) -> Started {
         let mut cache = RootCache {
             root,
@@ -355,11 +356,14 @@ impl DocumentCache {
         if !self.catalogs {
             return (cache, None);
         }
-        let loaded = catalog.and_then(|opened| {
-            opened
-                .map(|opened| opened.entries(&cache.root, scope))
-                .transpose()
-        });
+        let loaded = match catalog {
+            Ok(Some(opened)) => opened
+                .entries(&cache.root, scope)
+                .map(Some)
+                .map_err(|rejection| rejection.to_string()),
+            Ok(None) => Ok(None),
+            Err(rejection) => Err(rejection.to_string()),
+        };
         let outcome = match loaded {
             Ok(Some(mut entries)) => {
                 let loaded = entries.len();
@@ -372,11 +376,9 @@ impl DocumentCache {
                 CatalogOutcome::Loaded { entries: loaded }
             }
             Ok(None) => CatalogOutcome::Missing,
-            Err(rejection) => {
-                tracing::debug!(root = %cache.root.display(), %rejection, "catalog ignored");
-                CatalogOutcome::Rejected {
-                    reason: rejection.to_string(),
-                }
+            Err(reason) => {
+                tracing::debug!(root = %cache.root.display(), %reason, "catalog ignored");
+                CatalogOutcome::Rejected { reason }
             }
         };
         let load = CatalogLoad {
@@ -575,7 +577,7 @@ mod tests {
     }
 
     #[test]
-    fn catalog_whose_listing_names_a_path_instead_of_a_name_is_ignored() {
+    fn catalog_listings_naming_a_path_instead_of_a_name_are_ignored() {
         use crate::engine::EntryKind;
         let dir = tempfile::tempdir().unwrap();
         fs::create_dir(dir.path().join(".memrecall")).unwrap();
@@ -610,14 +612,15 @@ mod tests {
             .push((OsString::from("a/"), EntryKind::Directory));
         catalog::save(dir.path(), &entries, &directories).unwrap();
 
-        let scan = DocumentCache::with_catalog().scan_recall(&roots).unwrap();
+        let cache = DocumentCache::with_catalog();
+        let scan = cache.scan_recall(&roots).unwrap();
 
-        assert!(matches!(
-            scan.report.catalogs[0].outcome,
-            CatalogOutcome::Rejected { .. }
-        ));
         assert_eq!(scan.report.listings_reused, 0);
         assert_eq!(scan.documents.len(), 1);
+        // The listings the walk made replace them in the next catalog.
+        cache.persist_catalogs();
+        let (_, directories) = catalog::load(dir.path(), Scope::Project).unwrap().unwrap();
+        assert_eq!(directories[Path::new("")].entries.len(), 1);
     }
 
     fn skipped_entry(inode: u64) -> CacheEntry {

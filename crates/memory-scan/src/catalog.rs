@@ -22,10 +22,10 @@
 //! chunks 1..: each a postcard-encoded list of at most ENTRIES_PER_CHUNK entries
 //! ```
 //!
-//! The directory listings are read first, so a walk can use them while the rest of the file is
-//! read whole in one call and its chunks are checked and decoded in parallel. The directory chunk
-//! stands on its own checksum: its listings serve the walk even when an entry chunk is then
-//! rejected, each still only for a directory whose key matches. Decoded documents do not copy
+//! The walk reads the directory listings while, on the other core, the file is read whole in one
+//! call and its entry chunks are checked and decoded in parallel. The two parts are checked
+//! independently: listings serve the walk even when an entry chunk is rejected (each still only
+//! for a directory whose key matches), and entries load even when the listings are ignored. Decoded documents do not copy
 //! their texts or indexes: they share the one buffer the file was read into (see
 //! [`lexical_score::Bytes`]), which stays in memory while any of them does, however many of the
 //! others have been read again since. A file that is missing is `missing`; one that
@@ -39,7 +39,9 @@
 
 use std::ffi::OsString;
 use std::fs::{self, File};
-use std::io::{self, Read as _, Seek as _, Write as _};
+use std::io::{self, Write as _};
+#[cfg(unix)]
+use std::io::{Read as _, Seek as _};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -218,16 +220,12 @@ impl Opened {
     }
 
     /// The entries, read in one call and decoded in parallel.
-    pub(crate) fn entries(self, root: &Path, scope: Scope) -> Result<Entries, Rejection> {
-        // One read of the whole file, without zeroing the buffer first; documents share it.
-        let mut all = Vec::with_capacity(usize::try_from(self.file_len).unwrap_or(0));
-        (&self.file).seek(io::SeekFrom::Start(0))?;
-        (&self.file).read_to_end(&mut all)?;
-        let all = Bytes::from(all);
+    pub(crate) fn entries(&self, root: &Path, scope: Scope) -> Result<Entries, Rejection> {
+        let all = read_whole(&self.file, self.file_len)?;
         let decoded: Vec<Entries> = self
             .chunks
-            .into_par_iter()
-            .map(|(offset, len, sum)| {
+            .par_iter()
+            .map(|&(offset, len, sum)| {
                 let bytes = usize::try_from(offset)
                     .ok()
                     .and_then(|start| Some(start..start.checked_add(len)?))
@@ -639,12 +637,51 @@ fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
     std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
 }
 
-#[cfg(not(unix))]
+#[cfg(windows)]
+fn read_exact_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
+    use std::os::windows::fs::FileExt;
+    while !buf.is_empty() {
+        match file.seek_read(buf, offset) {
+            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => {
+                buf = &mut std::mem::take(&mut buf)[n..];
+                offset += n as u64;
+            }
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(())
+}
+
+/// The whole file in one read, without zeroing the buffer first: documents share it. Only this
+/// read uses the file position; every other read of a catalog is positional, so they may run at
+/// the same time.
+#[cfg(unix)]
+fn read_whole(file: &File, file_len: u64) -> Result<Bytes, Rejection> {
+    let mut all = Vec::with_capacity(usize::try_from(file_len).unwrap_or(0));
+    let mut reader = file;
+    reader.seek(io::SeekFrom::Start(0))?;
+    reader.read_to_end(&mut all)?;
+    Ok(Bytes::from(all))
+}
+
+/// Elsewhere (neither Unix nor Windows) a read goes through a cloned handle that shares the file
+/// position, so two reads of one catalog at once can get the wrong bytes; the checksums then
+/// reject the part, which is rebuilt, and results are never affected.
+#[cfg(not(any(unix, windows)))]
 fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
     use std::io::{Read as _, Seek as _, SeekFrom};
     let mut file = file.try_clone()?;
     file.seek(SeekFrom::Start(offset))?;
     file.read_exact(buf)
+}
+
+/// The whole file in one positional read.
+#[cfg(not(unix))]
+fn read_whole(file: &File, file_len: u64) -> Result<Bytes, Rejection> {
+    let len = usize::try_from(file_len).map_err(|_| Rejection::Damaged("too large to read"))?;
+    read_at(file, 0, len, file_len)
 }
 
 /// A little-endian cursor over the header.
