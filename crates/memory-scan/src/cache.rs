@@ -10,7 +10,7 @@ use crate::catalog;
 use crate::document::{Document, ScannedDocument, Scope};
 use crate::engine::{
     Candidate, Directories, MemoryRoots, PriorListings, ReadOutcome, Walked, list_scopes,
-    read_topic_file, visit_scopes,
+    visit_scopes,
 };
 use crate::key::{FileKey, to_epoch_ns};
 use crate::report::{
@@ -183,37 +183,28 @@ impl DocumentCache {
             report.skipped.extend(listing.skipped);
             let mut entries = catalog::Entries::with_capacity(listing.entries.len());
             for (candidate, visited) in listing.entries {
-                let entry = match visited {
-                    Visit::Reused(entry) => {
-                        report.reused += 1;
-                        if from_catalog[slot] {
-                            report.from_catalog += 1;
-                        }
-                        Some(entry)
-                    }
-                    Visit::Read(verdict, key) => {
-                        report.reread += 1;
-                        changed[slot] = true;
-                        key.map(|key| CacheEntry {
-                            key,
-                            settled: key.mtime_ns < settle_before,
-                            verdict,
-                        })
-                    }
+                changed[slot] |= matches!(visited, Visit::Read(..));
+                let skipped = |reason| SkippedFile {
+                    scope: listing.scope,
+                    path: candidate.path.clone(),
+                    reason,
                 };
-                let Some(entry) = entry else { continue };
-                match &entry.verdict {
-                    Verdict::Document(document) => {
-                        report.parsed += 1;
-                        documents.push(Arc::clone(document));
+                match outcome(visited, settle_before, from_catalog[slot], &mut report) {
+                    Ok(entry) => {
+                        match &entry.verdict {
+                            Verdict::Document(document) => {
+                                report.parsed += 1;
+                                documents.push(Arc::clone(document));
+                            }
+                            Verdict::Skipped(reason) => {
+                                report.skipped.push(skipped(reason.clone()));
+                            }
+                        }
+                        entries.push((candidate.relative.into_os_string(), entry));
                     }
-                    Verdict::Skipped(reason) => report.skipped.push(SkippedFile {
-                        scope: listing.scope,
-                        path: candidate.path.clone(),
-                        reason: reason.clone(),
-                    }),
+                    Err(Verdict::Skipped(reason)) => report.skipped.push(skipped(reason)),
+                    Err(Verdict::Document(_)) => {}
                 }
-                entries.push((candidate.relative.into_os_string(), entry));
             }
             next[slot] = Some(entries);
         }
@@ -425,6 +416,33 @@ fn roots_to_start(
     starting
 }
 
+/// What a visit leaves, counted in `report`: the entry to remember, or, for a file not even opened
+/// (gone, unreadable, a symlink where a file was listed), only its verdict: with no key there is
+/// nothing to remember.
+fn outcome(
+    visited: Visit,
+    settle_before: i64,
+    from_catalog: bool,
+    report: &mut ScanReport,
+) -> Result<CacheEntry, Verdict> {
+    match visited {
+        Visit::Reused(entry) => {
+            report.reused += 1;
+            report.from_catalog += usize::from(from_catalog);
+            Ok(entry)
+        }
+        Visit::Read(verdict, key) => {
+            report.reread += 1;
+            let key = key.ok_or_else(|| verdict.clone())?;
+            Ok(CacheEntry {
+                key,
+                settled: key.mtime_ns < settle_before,
+                verdict,
+            })
+        }
+    }
+}
+
 /// Keeps the directory listings of this walk for the next one; returns, by slot, whether they
 /// differ from the remembered ones.
 fn keep_directories(
@@ -491,7 +509,7 @@ fn visit(scope: Scope, candidate: &Candidate, previous: Option<CacheEntry>) -> V
     {
         return Visit::Reused(entry);
     }
-    match read_topic_file(&candidate.path) {
+    match candidate.read() {
         ReadOutcome::Parsed { topic, mtime, key } => {
             let document = Document::from_scan(
                 scope,
@@ -623,6 +641,65 @@ mod tests {
         assert_eq!(directories[Path::new("")].entries.len(), 1);
     }
 
+    /// A listing that calls a symlink a file (a catalog no walk wrote) must not lead the scan to
+    /// read through it: here to a topic outside the root.
+    #[cfg(unix)]
+    #[test]
+    fn symlink_a_stored_listing_calls_a_file_is_not_read_through() {
+        use crate::engine::EntryKind;
+        let outside = tempfile::tempdir().unwrap();
+        fs::write(
+            outside.path().join("secret.md"),
+            "---\ntype: user\n---\nThe vault code is 4711.\n",
+        )
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir(dir.path().join(".memrecall")).unwrap();
+        fs::write(dir.path().join("a.md"), "---\ntype: user\n---\nInside.\n").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret.md"), dir.path().join("link.md"))
+            .unwrap();
+        let hour_ago = SystemTime::now() - Duration::from_hours(1);
+        for path in [dir.path().join("a.md"), dir.path().to_path_buf()] {
+            fs::File::open(&path)
+                .unwrap()
+                .set_modified(hour_ago)
+                .unwrap();
+        }
+        let roots = MemoryRoots {
+            project: Some(dir.path().to_path_buf()),
+            user: None,
+        };
+        let writer = DocumentCache::with_catalog();
+        writer.scan_recall(&roots).unwrap();
+        writer.persist_catalogs();
+        // A directory holding a topic symlink is never remembered; forge its listing.
+        let (entries, mut directories) =
+            catalog::load(dir.path(), Scope::Project).unwrap().unwrap();
+        let key = FileKey::from_metadata(&fs::metadata(dir.path()).unwrap());
+        let forged = crate::engine::DirectoryListing {
+            key,
+            settled: true,
+            entries: vec![
+                (OsString::from("a.md"), EntryKind::File),
+                (OsString::from("link.md"), EntryKind::File),
+            ],
+        };
+        directories.insert(PathBuf::new(), forged);
+        catalog::save(dir.path(), &entries, &directories).unwrap();
+
+        let scan = DocumentCache::with_catalog().scan_recall(&roots).unwrap();
+
+        assert_eq!(scan.report.listings_reused, 1);
+        assert!(scan.documents.iter().all(|d| !d.body().contains("4711")));
+        let link = scan
+            .report
+            .skipped
+            .iter()
+            .find(|s| s.path.ends_with("link.md"))
+            .expect("the symlink is reported");
+        assert_eq!(link.reason, SkipReason::NotAFile);
+    }
+
     fn skipped_entry(inode: u64) -> CacheEntry {
         CacheEntry {
             key: FileKey {
@@ -646,6 +723,7 @@ mod tests {
             .map(|relative| Candidate {
                 relative: PathBuf::from(relative),
                 path: PathBuf::from("/root").join(relative),
+                symlink: false,
                 early_key: EarlyKey::NotTaken,
             })
             .collect();

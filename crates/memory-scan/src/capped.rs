@@ -3,7 +3,7 @@
 use std::cmp::Reverse;
 
 use crate::document::Document;
-use crate::engine::{MemoryRoots, ReadOutcome, read_topic_file, scan_scopes};
+use crate::engine::{MemoryRoots, ReadOutcome, scan_scopes};
 use crate::report::{ScanError, ScanReport, SkippedFile};
 
 /// The capped scanner's limit: the newest documents it returns.
@@ -23,7 +23,7 @@ pub struct CappedScan {
 ///
 /// Blocking; it reads every topic file (no cache) and keeps the newest.
 pub fn scan_capped(roots: &MemoryRoots) -> Result<CappedScan, ScanError> {
-    let listings = scan_scopes(roots, |_, candidate| read_topic_file(&candidate.path))?;
+    let listings = scan_scopes(roots, |_, candidate| candidate.read())?;
     let mut report = ScanReport {
         warnings: listings.warnings,
         ..ScanReport::default()

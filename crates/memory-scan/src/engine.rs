@@ -49,11 +49,20 @@ pub struct MemoryRoots {
 pub(crate) struct Candidate {
     pub(crate) relative: PathBuf,
     pub(crate) path: PathBuf,
+    /// Whether the entry was listed as a symlink (and resolved to a file inside the root). Any
+    /// other candidate is opened without following a symlink, so a symlink that takes its place
+    /// after listing, or that a remembered listing calls a file, is never read through.
+    pub(crate) symlink: bool,
     /// The file's key when it was taken right after listing (see [`Walked::take_keys`]).
     pub(crate) early_key: EarlyKey,
 }
 
 impl Candidate {
+    /// Reads and parses the candidate's file (see [`read_topic_file`]).
+    pub(crate) fn read(&self) -> ReadOutcome {
+        read_topic_file(&self.path, self.symlink)
+    }
+
     /// The key of the candidate's file: as taken right after listing, or now.
     pub(crate) fn current_key(&self) -> Option<FileKey> {
         match self.early_key {
@@ -523,6 +532,7 @@ impl Walk {
                         self.candidates.push(Candidate {
                             relative,
                             path,
+                            symlink: false,
                             early_key: EarlyKey::NotTaken,
                         });
                         None
@@ -568,6 +578,7 @@ impl Walk {
             Ok(()) => self.candidates.push(Candidate {
                 relative: join(relative_dir, &name),
                 path,
+                symlink: file_type.is_symlink(),
                 early_key: EarlyKey::NotTaken,
             }),
             Err(reason) => self.skip(scope, path, reason),
@@ -601,10 +612,15 @@ fn resolve_symlink(path: &Path, canonical_root: &Path) -> Result<(), SkipReason>
 }
 
 /// Reads and parses one topic file: one open, one fstat, one read.
-pub(crate) fn read_topic_file(path: &Path) -> ReadOutcome {
+///
+/// Unless `follow_symlink`, a symlink at `path` is not followed: it is skipped as `not_a_file`.
+pub(crate) fn read_topic_file(path: &Path, follow_symlink: bool) -> ReadOutcome {
     let skipped = |reason, key| ReadOutcome::Skipped { reason, key };
-    let file = match File::open(path) {
+    let file = match open_topic(path, follow_symlink) {
         Ok(file) => file,
+        Err(error) if !follow_symlink && error.raw_os_error() == Some(ELOOP) => {
+            return skipped(SkipReason::NotAFile, None);
+        }
         Err(error) => return skipped(io_reason(&error), None),
     };
     let metadata = match file.metadata() {
@@ -660,6 +676,21 @@ fn parse_reason(error: ParseError) -> SkipReason {
     }
 }
 
+/// Opens a topic file for reading; without `follow_symlink`, opening a symlink fails with
+/// `ELOOP` where the platform can tell.
+fn open_topic(path: &Path, follow_symlink: bool) -> io::Result<File> {
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    if !follow_symlink {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW);
+    }
+    #[cfg(not(unix))]
+    let _ = follow_symlink;
+    options.open(path)
+}
+
 fn io_reason(error: &io::Error) -> SkipReason {
     if error.kind() == io::ErrorKind::NotFound {
         SkipReason::Vanished
@@ -689,7 +720,7 @@ mod tests {
         fs::write(&path, "---\ntype: user\n---\n").unwrap();
         fs::remove_file(&path).unwrap();
 
-        let outcome = read_topic_file(&path);
+        let outcome = read_topic_file(&path, false);
 
         assert!(matches!(
             outcome,
