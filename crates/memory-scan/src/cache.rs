@@ -594,6 +594,30 @@ mod tests {
         assert_eq!(loaded[0].0, OsString::from("a.md"));
     }
 
+    /// Dates the paths in `settled` and `root` itself an hour back, writes the root's catalog, and
+    /// returns the roots with what the catalog holds.
+    fn catalog_of_settled(
+        root: &Path,
+        settled: &[PathBuf],
+    ) -> (MemoryRoots, catalog::Entries, Directories) {
+        let hour_ago = SystemTime::now() - Duration::from_hours(1);
+        for path in settled.iter().map(PathBuf::as_path).chain([root]) {
+            fs::File::open(path)
+                .unwrap()
+                .set_modified(hour_ago)
+                .unwrap();
+        }
+        let roots = MemoryRoots {
+            project: Some(root.to_path_buf()),
+            user: None,
+        };
+        let writer = DocumentCache::with_catalog();
+        writer.scan_recall(&roots).unwrap();
+        writer.persist_catalogs();
+        let (entries, directories) = catalog::load(root, Scope::Project).unwrap().unwrap();
+        (roots, entries, directories)
+    }
+
     #[test]
     fn catalog_listings_naming_a_path_instead_of_a_name_are_ignored() {
         use crate::engine::EntryKind;
@@ -601,26 +625,10 @@ mod tests {
         fs::create_dir(dir.path().join(".memrecall")).unwrap();
         fs::create_dir(dir.path().join("a")).unwrap();
         fs::write(dir.path().join("a/x.md"), "---\ntype: user\n---\n").unwrap();
-        let hour_ago = SystemTime::now() - Duration::from_hours(1);
-        for path in [
-            dir.path().join("a/x.md"),
-            dir.path().join("a"),
-            dir.path().to_path_buf(),
-        ] {
-            fs::File::open(&path)
-                .unwrap()
-                .set_modified(hour_ago)
-                .unwrap();
-        }
-        let roots = MemoryRoots {
-            project: Some(dir.path().to_path_buf()),
-            user: None,
-        };
-        let writer = DocumentCache::with_catalog();
-        writer.scan_recall(&roots).unwrap();
-        writer.persist_catalogs();
-        let (entries, mut directories) =
-            catalog::load(dir.path(), Scope::Project).unwrap().unwrap();
+        let (roots, entries, mut directories) = catalog_of_settled(
+            dir.path(),
+            &[dir.path().join("a/x.md"), dir.path().join("a")],
+        );
         let root_listing = directories
             .get_mut(Path::new(""))
             .expect("root listing kept");
@@ -658,23 +666,9 @@ mod tests {
         fs::write(dir.path().join("a.md"), "---\ntype: user\n---\nInside.\n").unwrap();
         std::os::unix::fs::symlink(outside.path().join("secret.md"), dir.path().join("link.md"))
             .unwrap();
-        let hour_ago = SystemTime::now() - Duration::from_hours(1);
-        for path in [dir.path().join("a.md"), dir.path().to_path_buf()] {
-            fs::File::open(&path)
-                .unwrap()
-                .set_modified(hour_ago)
-                .unwrap();
-        }
-        let roots = MemoryRoots {
-            project: Some(dir.path().to_path_buf()),
-            user: None,
-        };
-        let writer = DocumentCache::with_catalog();
-        writer.scan_recall(&roots).unwrap();
-        writer.persist_catalogs();
         // A directory holding a topic symlink is never remembered; forge its listing.
-        let (entries, mut directories) =
-            catalog::load(dir.path(), Scope::Project).unwrap().unwrap();
+        let (roots, entries, mut directories) =
+            catalog_of_settled(dir.path(), &[dir.path().join("a.md")]);
         let key = FileKey::from_metadata(&fs::metadata(dir.path()).unwrap());
         let forged = crate::engine::DirectoryListing {
             key,

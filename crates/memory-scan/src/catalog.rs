@@ -56,7 +56,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use crate::cache::{CacheEntry, Verdict};
 use crate::document::{Document, ScannedDocument, Scope};
-use crate::engine::{Directories, DirectoryListing, EntryKind, INDEX_FILE_NAME};
+use crate::engine::{Directories, DirectoryListing, EntryKind};
 use crate::key::{FileKey, from_epoch_ns, to_epoch_ns};
 use crate::report::SkipReason;
 use crate::topic::Topic;
@@ -200,7 +200,7 @@ impl Opened {
                     .into_iter()
                     .map(|(name, kind)| {
                         plain_name(name)
-                            .filter(|name| walkable(name, kind))
+                            .filter(|name| kind.walks(name))
                             .map(|name| (name, kind))
                     })
                     .collect::<Option<Vec<_>>>()
@@ -596,16 +596,6 @@ fn plain_name(bytes: &[u8]) -> Option<OsString> {
     plain.then(|| relative_path(bytes)).flatten()
 }
 
-/// Whether a stored listing entry is one the walk could have remembered (see
-/// `remembered_entries` in the engine): a topic file name, or a directory that is not hidden.
-fn walkable(name: &OsString, kind: EntryKind) -> bool {
-    let bytes = name.as_encoded_bytes();
-    match kind {
-        EntryKind::File => bytes.ends_with(b".md") && bytes != INDEX_FILE_NAME.as_bytes(),
-        EntryKind::Directory => !bytes.starts_with(b"."),
-    }
-}
-
 /// A stored relative path, accepted only when it is non-empty and made of plain names (no root,
 /// no `.` or `..`), so a damaged catalog can never point outside its root.
 fn relative_path(bytes: &[u8]) -> Option<OsString> {
@@ -705,7 +695,10 @@ impl<'a> Reader<'a> {
 
 #[cfg(test)]
 mod tests {
+    use std::ffi::OsStr;
+
     use super::*;
+    use crate::engine::INDEX_FILE_NAME;
 
     #[test]
     fn names_with_a_separator_or_dots_are_not_plain_names() {
@@ -721,13 +714,13 @@ mod tests {
 
     #[test]
     fn stored_listing_entries_follow_the_walk_rules() {
-        let name = |s: &str| OsString::from(s);
-        assert!(walkable(&name("a.md"), EntryKind::File));
-        assert!(walkable(&name("notes"), EntryKind::Directory));
-        assert!(walkable(&name("x.md"), EntryKind::Directory));
-        assert!(!walkable(&name("notes.txt"), EntryKind::File));
-        assert!(!walkable(&name(INDEX_FILE_NAME), EntryKind::File));
-        assert!(!walkable(&name(".git"), EntryKind::Directory));
+        let walkable = |name: &str, kind: EntryKind| kind.walks(OsStr::new(name));
+        assert!(walkable("a.md", EntryKind::File));
+        assert!(walkable("notes", EntryKind::Directory));
+        assert!(walkable("x.md", EntryKind::Directory));
+        assert!(!walkable("notes.txt", EntryKind::File));
+        assert!(!walkable(INDEX_FILE_NAME, EntryKind::File));
+        assert!(!walkable(".git", EntryKind::Directory));
     }
 
     #[test]

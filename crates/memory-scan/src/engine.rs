@@ -315,6 +315,18 @@ pub(crate) enum EntryKind {
     Directory,
 }
 
+impl EntryKind {
+    /// Whether the walk acts on an entry of this kind with this name (see the walk rules at the
+    /// top of this module): a directory unless hidden; a file named `*.md` other than the index.
+    pub(crate) fn walks(self, name: &std::ffi::OsStr) -> bool {
+        let bytes = name.as_encoded_bytes();
+        match self {
+            EntryKind::File => is_markdown(name) && bytes != INDEX_FILE_NAME.as_bytes(),
+            EntryKind::Directory => !bytes.starts_with(b"."),
+        }
+    }
+}
+
 /// One directory's listing as a walk used it, kept so the next walk can skip listing it.
 ///
 /// A directory gains or loses an entry only by a create, unlink or rename in it, each of which
@@ -439,17 +451,18 @@ fn remembered_entries(listed: &[Listed]) -> Option<Vec<(OsString, EntryKind)>> {
     for listed in listed.iter().rev() {
         let (name, entry) = listed.as_ref().ok()?;
         let file_type = entry.file_type().ok()?;
-        let hidden = name.as_encoded_bytes().starts_with(b".");
-        if file_type.is_dir() {
-            if !hidden {
-                entries.push((name.clone(), EntryKind::Directory));
-            }
-        } else if is_markdown(name) && name.as_encoded_bytes() != INDEX_FILE_NAME.as_bytes() {
-            if !file_type.is_file() {
-                return None;
-            }
-            entries.push((name.clone(), EntryKind::File));
+        let kind = if file_type.is_dir() {
+            EntryKind::Directory
+        } else {
+            EntryKind::File
+        };
+        if !kind.walks(name) {
+            continue;
         }
+        if !file_type.is_dir() && !file_type.is_file() {
+            return None;
+        }
+        entries.push((name.clone(), kind));
     }
     Some(entries)
 }
@@ -517,35 +530,19 @@ impl Walk {
                 self.skip(scope, directory.to_path_buf(), io_reason(&error));
                 return None;
             }
-            Entry::Remembered(name, kind) => {
-                self.files_seen += usize::from(kind == EntryKind::File || is_markdown(&name));
-                let path = join(directory, &name);
-                let relative = join(relative_dir, &name);
-                return match kind {
-                    EntryKind::Directory => {
-                        if is_markdown(&name) {
-                            self.skip(scope, path.clone(), SkipReason::NotAFile);
-                        }
-                        Some((path, relative))
-                    }
-                    EntryKind::File => {
-                        self.candidates.push(Candidate {
-                            relative,
-                            path,
-                            symlink: false,
-                            early_key: EarlyKey::NotTaken,
-                        });
-                        None
-                    }
-                };
+            Entry::Remembered(name, EntryKind::Directory) => {
+                return Some(self.enter(scope, directory, relative_dir, &name));
+            }
+            Entry::Remembered(name, EntryKind::File) => {
+                self.files_seen += 1;
+                self.add_topic(relative_dir, &name, join(directory, &name), false);
+                return None;
             }
         };
-        let name_bytes = name.as_encoded_bytes();
-        let is_markdown = is_markdown(&name);
         let file_type = match entry.file_type() {
             Ok(file_type) => file_type,
             Err(error) => {
-                if is_markdown {
+                if is_markdown(&name) {
                     self.files_seen += 1;
                     self.skip(scope, entry.path(), io_reason(&error));
                 }
@@ -553,16 +550,11 @@ impl Walk {
             }
         };
         if file_type.is_dir() {
-            if name_bytes.starts_with(b".") {
-                return None;
-            }
-            if is_markdown {
-                self.files_seen += 1;
-                self.skip(scope, entry.path(), SkipReason::NotAFile);
-            }
-            return Some((join(directory, &name), join(relative_dir, &name)));
+            return EntryKind::Directory
+                .walks(&name)
+                .then(|| self.enter(scope, directory, relative_dir, &name));
         }
-        if !is_markdown || name_bytes == INDEX_FILE_NAME.as_bytes() {
+        if !EntryKind::File.walks(&name) {
             return None;
         }
         self.files_seen += 1;
@@ -575,15 +567,43 @@ impl Walk {
             Err(SkipReason::NotAFile)
         };
         match verdict {
-            Ok(()) => self.candidates.push(Candidate {
-                relative: join(relative_dir, &name),
-                path,
-                symlink: file_type.is_symlink(),
-                early_key: EarlyKey::NotTaken,
-            }),
+            Ok(()) => self.add_topic(relative_dir, &name, path, file_type.is_symlink()),
             Err(reason) => self.skip(scope, path, reason),
         }
         None
+    }
+
+    /// A directory to descend into, as its path and its path below the root; one named like a
+    /// topic is also counted and reported as `not_a_file`.
+    fn enter(
+        &mut self,
+        scope: Scope,
+        directory: &Path,
+        relative_dir: &Path,
+        name: &std::ffi::OsStr,
+    ) -> (PathBuf, PathBuf) {
+        let path = join(directory, name);
+        if is_markdown(name) {
+            self.files_seen += 1;
+            self.skip(scope, path.clone(), SkipReason::NotAFile);
+        }
+        (path, join(relative_dir, name))
+    }
+
+    /// A topic file to read (see [`Candidate::symlink`]).
+    fn add_topic(
+        &mut self,
+        relative_dir: &Path,
+        name: &std::ffi::OsStr,
+        path: PathBuf,
+        symlink: bool,
+    ) {
+        self.candidates.push(Candidate {
+            relative: join(relative_dir, name),
+            path,
+            symlink,
+            early_key: EarlyKey::NotTaken,
+        });
     }
 
     fn skip(&mut self, scope: Scope, path: PathBuf, reason: SkipReason) {
