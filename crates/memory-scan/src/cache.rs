@@ -1,6 +1,7 @@
 //! The session document cache behind the uncapped recall scanner, optionally backed by a
 //! persistent catalog per memory root.
 
+use std::cmp::Ordering;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -470,8 +471,38 @@ fn slot_of(scope: Scope) -> usize {
 }
 
 /// The order of relative paths in a listing: component by component, as `Path` compares.
-fn path_order(a: &(OsString, CacheEntry), b: &(OsString, CacheEntry)) -> std::cmp::Ordering {
-    Path::new(&a.0).cmp(Path::new(&b.0))
+fn path_order(a: &(OsString, CacheEntry), b: &(OsString, CacheEntry)) -> Ordering {
+    listing_order(Path::new(&a.0), Path::new(&b.0))
+}
+
+/// Component-by-component order of two plain relative paths (no empty, `.` or `..` component;
+/// the walk builds no other, and the catalog accepts no other), as `Path` compares them. On Unix
+/// that is byte order with the separator ranked below every other byte, which is compared here
+/// without splitting either path into components.
+pub(crate) fn listing_order(a: &Path, b: &Path) -> Ordering {
+    #[cfg(unix)]
+    {
+        let (a, b) = (
+            a.as_os_str().as_encoded_bytes(),
+            b.as_os_str().as_encoded_bytes(),
+        );
+        let common = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+        let rank = |byte: &u8| {
+            if *byte == b'/' {
+                0
+            } else {
+                u16::from(*byte) + 1
+            }
+        };
+        match (a.get(common), b.get(common)) {
+            (Some(x), Some(y)) => rank(x).cmp(&rank(y)),
+            (x, y) => x.is_some().cmp(&y.is_some()),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        a.cmp(b)
+    }
 }
 
 /// Pairs each candidate with the remembered entry for its path, if any, by merging two lists in
@@ -487,13 +518,13 @@ fn match_to_listing(
         .iter()
         .map(|candidate| {
             while let Some((path, _)) = previous.peek() {
-                match Path::new(path).cmp(&candidate.relative) {
-                    std::cmp::Ordering::Less => {
+                match listing_order(Path::new(path), &candidate.relative) {
+                    Ordering::Less => {
                         previous.next();
                         unmatched += 1;
                     }
-                    std::cmp::Ordering::Equal => return previous.next().map(|(_, entry)| entry),
-                    std::cmp::Ordering::Greater => return None,
+                    Ordering::Equal => return previous.next().map(|(_, entry)| entry),
+                    Ordering::Greater => return None,
                 }
             }
             None
@@ -798,5 +829,19 @@ mod tests {
 
         assert_eq!(scan.documents[0].title(), "Stale");
         assert_eq!((scan.report.reread, scan.report.from_catalog), (0, 1));
+    }
+
+    proptest::proptest! {
+        /// Names drawn from bytes around the separator (`-` and `.` sort below `/`, `0` above).
+        #[test]
+        fn listing_order_is_the_component_order_of_paths(
+            a in proptest::collection::vec("[-.0a]{1,3}", 1..4),
+            b in proptest::collection::vec("[-.0a]{1,3}", 1..4),
+        ) {
+            let plain = |names: &[String]| names.iter().all(|n| n != "." && n != "..");
+            proptest::prop_assume!(plain(&a) && plain(&b));
+            let (a, b) = (PathBuf::from(a.join("/")), PathBuf::from(b.join("/")));
+            proptest::prop_assert_eq!(listing_order(&a, &b), a.cmp(&b));
+        }
     }
 }

@@ -42,7 +42,9 @@ use std::fs::{self, File};
 use std::io::{self, Write as _};
 #[cfg(unix)]
 use std::io::{Read as _, Seek as _};
-use std::path::{Component, Path, PathBuf};
+#[cfg(not(unix))]
+use std::path::Component;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
@@ -52,7 +54,7 @@ use lexical_score::{
 };
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use xxhash_rust::xxh3::xxh3_64;
+use twox_hash::XxHash3_64;
 
 use crate::cache::{CacheEntry, Verdict};
 use crate::document::{Document, ScannedDocument, Scope};
@@ -149,7 +151,7 @@ pub(crate) fn open(root: &Path) -> Result<Option<Opened>, Rejection> {
     let table = read_at(&file, FIXED_HEADER_BYTES as u64, table_len + 8, file_len)?;
     let (table, table_sum) = table.split_at(table_len);
     let expected = u64::from_le_bytes(table_sum.try_into().unwrap_or_default());
-    if xxh3_64(&[&fixed[..], table].concat()) != expected {
+    if XxHash3_64::oneshot(&[&fixed[..], table].concat()) != expected {
         return Err(Rejection::Damaged("header checksum mismatch"));
     }
     let mut records = Reader(table);
@@ -179,7 +181,7 @@ impl Opened {
     pub(crate) fn directories(&self) -> Result<Directories, Rejection> {
         let (offset, len, sum) = self.directories;
         let bytes = read_at(&self.file, offset, len, self.file_len)?;
-        if xxh3_64(&bytes) != sum {
+        if XxHash3_64::oneshot(&bytes) != sum {
             return Err(Rejection::Damaged("chunk checksum mismatch"));
         }
         let stored: Vec<DirectoryIn<'_>> =
@@ -232,7 +234,7 @@ impl Opened {
                     .filter(|range| range.end <= all.len())
                     .map(|range| all.slice(range))
                     .ok_or(Rejection::Damaged("a part lies past the end of the file"))?;
-                if xxh3_64(&bytes) != sum {
+                if XxHash3_64::oneshot(&bytes) != sum {
                     return Err(Rejection::Damaged("chunk checksum mismatch"));
                 }
                 decode_chunk(&bytes, root, scope)
@@ -327,12 +329,12 @@ fn write_catalog(
     let mut offset = (FIXED_HEADER_BYTES + chunks.len() * CHUNK_RECORD_BYTES + 8) as u64;
     for chunk in &chunks {
         let len = chunk.len() as u64;
-        for value in [offset, len, xxh3_64(chunk)] {
+        for value in [offset, len, XxHash3_64::oneshot(chunk)] {
             header.extend_from_slice(&value.to_le_bytes());
         }
         offset += len;
     }
-    let header_sum = xxh3_64(&header);
+    let header_sum = XxHash3_64::oneshot(&header);
     header.extend_from_slice(&header_sum.to_le_bytes());
 
     let mut out = io::BufWriter::with_capacity(1 << 20, file);
@@ -596,20 +598,26 @@ fn plain_name(bytes: &[u8]) -> Option<OsString> {
     plain.then(|| relative_path(bytes)).flatten()
 }
 
-/// A stored relative path, accepted only when it is non-empty and made of plain names (no root,
-/// no `.` or `..`), so a damaged catalog can never point outside its root.
+/// A stored relative path, accepted only when it is made of plain names (not empty, no root, no
+/// empty, `.` or `..` component), so a damaged catalog can never point outside its root. These are
+/// the paths the walk builds, and the ones [`crate::cache::listing_order`] orders.
 fn relative_path(bytes: &[u8]) -> Option<OsString> {
     #[cfg(unix)]
-    let path = {
+    {
         use std::os::unix::ffi::OsStrExt;
-        std::ffi::OsStr::from_bytes(bytes).to_owned()
-    };
+        let plain = bytes
+            .split(|&byte| byte == b'/')
+            .all(|name| !(name.is_empty() || name == b"." || name == b".."));
+        plain.then(|| std::ffi::OsStr::from_bytes(bytes).to_owned())
+    }
     #[cfg(not(unix))]
-    let path = OsString::from(std::str::from_utf8(bytes).ok()?);
-    let mut components = Path::new(&path).components().peekable();
-    let plain =
-        components.peek().is_some() && components.all(|c| matches!(c, Component::Normal(_)));
-    plain.then_some(path)
+    {
+        let path = OsString::from(std::str::from_utf8(bytes).ok()?);
+        let mut components = Path::new(&path).components().peekable();
+        let plain =
+            components.peek().is_some() && components.all(|c| matches!(c, Component::Normal(_)));
+        plain.then_some(path)
+    }
 }
 
 fn read_at(file: &File, offset: u64, len: usize, file_len: u64) -> Result<Bytes, Rejection> {
@@ -732,6 +740,9 @@ mod tests {
             b"../x.md",
             b"a/../../x.md",
             b"./x.md",
+            b"a//x.md",
+            b"a/./x.md",
+            b"a/",
         ] {
             assert!(relative_path(bad).is_none(), "{bad:?}");
         }

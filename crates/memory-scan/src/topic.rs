@@ -101,7 +101,7 @@ impl Topic {
             && single_trimmed_line(&title)
             && single_trimmed_line(&description)
             && body.trim().len() == body.len()
-            && !body.contains("\r\n")
+            && memchr::memmem::find(body.as_bytes(), b"\r\n").is_none()
             && &*body != EMPTY_BODY_PLACEHOLDER;
         valid.then_some(Self {
             memory_type,
