@@ -5,7 +5,9 @@ use std::time::SystemTime;
 
 use crate::noise::ActiveToolAliases;
 use crate::query::QueryTokens;
-use crate::score::{DocParts, PARALLEL_THRESHOLD, Ranked, Scorable, map_chunks, sort_best_first};
+use crate::score::{
+    DocParts, PARALLEL_THRESHOLD, Ranked, Scorable, best_first_key, map_chunks, sort_best_first,
+};
 
 /// At most this many lexical matches go to the model selector.
 pub const MAX_LEXICAL_CANDIDATES: usize = 180;
@@ -22,7 +24,10 @@ pub const FAST_LIMIT: usize = 2;
 /// The result of the one scoring pass per recall.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CandidateSelection {
+    /// The best matches, at most [`MAX_LEXICAL_CANDIDATES`].
     ranked: Vec<Ranked>,
+    /// How many documents matched.
+    matched: usize,
     candidates: Vec<usize>,
     noise_dropped: usize,
 }
@@ -70,10 +75,16 @@ impl CandidateSelection {
             matches.extend(chunk_matches);
             others.extend(chunk_others);
         }
+        let matched = matches.len();
+        // Only the best matches are ever used: put them first, then sort just those.
+        if matches.len() > MAX_LEXICAL_CANDIDATES {
+            matches.select_nth_unstable_by_key(MAX_LEXICAL_CANDIDATES, best_first_key);
+            matches.truncate(MAX_LEXICAL_CANDIDATES);
+        }
         sort_best_first(&mut matches);
         let ranked: Vec<Ranked> = matches.into_iter().map(|(ranked, _)| ranked).collect();
 
-        let lexical = ranked.get(..MAX_LEXICAL_CANDIDATES).unwrap_or(&ranked);
+        let lexical = ranked.as_slice();
         let recent_slots = MAX_CANDIDATES - lexical.len();
         // Matches ranked below the lexical cut stay eligible as recent documents.
         let mut is_lexical = vec![false; docs.len()];
@@ -105,14 +116,22 @@ impl CandidateSelection {
 
         Self {
             ranked,
+            matched,
             candidates,
             noise_dropped,
         }
     }
 
-    /// All lexical matches after noise filtering, best first (not truncated).
+    /// The best lexical matches after noise filtering, best first: at most
+    /// [`MAX_LEXICAL_CANDIDATES`], the ones the model selector can see. (Ranking every match, as
+    /// [`crate::rank`] does, costs a full sort that no result needs.)
     pub fn ranked(&self) -> &[Ranked] {
         &self.ranked
+    }
+
+    /// How many documents matched the query lexically after noise filtering.
+    pub fn matched(&self) -> usize {
+        self.matched
     }
 
     /// Indices into `docs` of the ≤ 200 model candidates, interleaved l0, r0, l1, r1, … then

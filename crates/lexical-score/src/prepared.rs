@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::index::{FieldText, QueryTerm, TermIndex};
 use crate::noise::NoiseMarkers;
+use crate::query::QueryTokens;
+use crate::score::lexical_points;
 use crate::text::{normalize, normalize_into};
 
 /// The version of everything a stored [`PreparedText`] depends on: the normaliser, the tokenizer,
@@ -39,6 +41,9 @@ pub struct PreparedText {
     window_end: usize,
     index: TermIndex,
     markers: NoiseMarkers,
+    /// The identity of the query scored ahead (see [`PreparedText::score_ahead`]) and the lexical
+    /// points this text earned for it.
+    ahead: OnceLock<(u64, u32)>,
 }
 
 /// One normalised field.
@@ -104,6 +109,27 @@ impl PreparedText {
             window_end,
             index,
             markers,
+            ahead: OnceLock::new(),
+        }
+    }
+
+    /// Scores this text against `query` now, while its index is likely still in the CPU's caches
+    /// (it was just built or loaded), so that ranking for the same `query` later reads the points
+    /// instead of fetching the index again. Only the first query a text is scored ahead for is
+    /// kept; ranking for any other query computes its points as usual.
+    pub fn score_ahead(&self, query: &QueryTokens) {
+        if query.id() != 0 {
+            self.ahead
+                .get_or_init(|| (query.id(), lexical_points(query, self)));
+        }
+    }
+
+    /// The lexical points (score without the type boost) this text earns for `query`: the ones
+    /// scored ahead for this very query, or computed now.
+    pub(crate) fn points_for(&self, query: &QueryTokens) -> u32 {
+        match self.ahead.get() {
+            Some(&(id, points)) if id == query.id() && id != 0 => points,
+            _ => lexical_points(query, self),
         }
     }
 
@@ -271,6 +297,7 @@ impl StoredPreparedText<'_> {
             window_end: self.body_window_end,
             index,
             markers,
+            ahead: OnceLock::new(),
         })
     }
 }
@@ -298,4 +325,53 @@ pub enum InvalidPreparedText {
     /// derived; the text was stored with another source.
     #[error("a normalised field is missing and its source text is not ASCII")]
     NotDerivable,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text() -> PreparedText {
+        PreparedText::new(
+            "Deploy checklist",
+            "how we ship",
+            "run the migrations first",
+        )
+    }
+
+    #[test]
+    fn points_scored_ahead_equal_the_points_computed_on_demand() {
+        let (ahead, on_demand) = (text(), text());
+        let query = QueryTokens::new("deploy migrations");
+        ahead.score_ahead(&query);
+        assert_eq!(ahead.ahead.get(), Some(&(query.id(), 5)));
+        assert_eq!(ahead.points_for(&query), on_demand.points_for(&query));
+    }
+
+    #[test]
+    fn ranking_reads_the_points_scored_ahead_for_the_same_query() {
+        let text = text();
+        let query = QueryTokens::new("deploy");
+        // Points no real computation gives, to see which path answered.
+        text.ahead.set((query.id(), 99)).unwrap();
+        assert_eq!(text.points_for(&query), 99);
+        assert_eq!(text.points_for(&query.clone()), 99);
+    }
+
+    #[test]
+    fn points_scored_ahead_for_one_query_are_not_taken_for_another_with_the_same_words() {
+        let text = text();
+        let first = QueryTokens::new("deploy");
+        text.ahead.set((first.id(), 99)).unwrap();
+        let second = QueryTokens::new("deploy");
+        assert_eq!(first, second);
+        assert_eq!(text.points_for(&second), 4);
+    }
+
+    #[test]
+    fn the_empty_default_query_is_never_scored_ahead() {
+        let text = text();
+        text.score_ahead(&QueryTokens::default());
+        assert_eq!(text.ahead.get(), None);
+    }
 }

@@ -1,6 +1,7 @@
 //! Query tokens: unique, bounded, and keeping both ends of a long query.
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::index::QueryTerm;
 use crate::memory_type::MemoryType;
@@ -16,6 +17,9 @@ const HEAD_TOKENS: usize = MAX_QUERY_TOKENS / 2;
 /// The type boost never exceeds this, so a keyword-stuffed query cannot outweigh real matches.
 const MAX_TYPE_BOOST: u32 = 2;
 
+/// The identity of the next query made in this process; 0 is left to the empty default query.
+static NEXT_QUERY_ID: AtomicU64 = AtomicU64::new(1);
+
 /// Tokenizes any text (documents and queries alike): NFKC, lowercase, runs, CJK bigrams.
 /// Returns every token in text order, duplicates kept. Used for snapshots and debugging.
 pub fn tokenize(text: &str) -> Vec<String> {
@@ -30,14 +34,29 @@ pub fn tokenize(text: &str) -> Vec<String> {
 /// [`QueryTokens::as_slice`] lists the first 32 distinct tokens in order of first appearance, then
 /// the tail from least to most recently seen: a token seen again after the head is full moves to
 /// the newest tail position, and the oldest tail token is dropped when the tail overflows.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+///
+/// Each query made by [`QueryTokens::new`] has an identity of its own, shared only with its
+/// clones, so that a score computed ahead for it (see [`crate::PreparedText::score_ahead`]) is
+/// never taken for another query's. Equality compares the tokens, not the identity.
+#[derive(Debug, Clone, Default)]
 pub struct QueryTokens {
+    /// Unique per [`QueryTokens::new`] call in this process; 0 for the default (empty) query.
+    id: u64,
     tokens: Vec<String>,
     /// The same tokens prepared for document index look-ups.
     terms: Vec<QueryTerm>,
     /// Type boost per memory type, indexed like [`MemoryType::ALL`].
     type_boost: [u32; 4],
 }
+
+impl PartialEq for QueryTokens {
+    fn eq(&self, other: &Self) -> bool {
+        // `terms` and `type_boost` are derived from `tokens`.
+        self.tokens == other.tokens
+    }
+}
+
+impl Eq for QueryTokens {}
 
 impl QueryTokens {
     /// Normalises and tokenizes `query`, keeping at most [`MAX_QUERY_TOKENS`] distinct tokens.
@@ -79,10 +98,16 @@ impl QueryTokens {
             *boost = u32::try_from(hits).unwrap_or(u32::MAX).min(MAX_TYPE_BOOST);
         }
         Self {
+            id: NEXT_QUERY_ID.fetch_add(1, Ordering::Relaxed),
             tokens,
             terms,
             type_boost,
         }
+    }
+
+    /// This query's identity (see the type's documentation); 0 for the default query.
+    pub(crate) fn id(&self) -> u64 {
+        self.id
     }
 
     /// The kept tokens: head in order of first appearance, then tail from oldest to newest.

@@ -103,17 +103,24 @@ pub(crate) fn score_prepared(
     text: &PreparedText,
     memory_type: MemoryType,
 ) -> u32 {
+    let lexical = text.points_for(query);
+    if lexical == 0 {
+        // The type boost rewards a likely kind of memory, not the absence of a match.
+        return 0;
+    }
+    lexical + query.type_boost(memory_type)
+}
+
+/// The score of one text without the type boost: per query token +4 title, +3 description, +1
+/// body window.
+pub(crate) fn lexical_points(query: &QueryTokens, text: &PreparedText) -> u32 {
     let mut lexical = 0;
     for_each_hit(query, text, |_, hit| {
         lexical += u32::from(hit.title) * TITLE_POINTS
             + u32::from(hit.description) * DESCRIPTION_POINTS
             + u32::from(hit.body) * BODY_POINTS;
     });
-    if lexical == 0 {
-        // The type boost rewards a likely kind of memory, not the absence of a match.
-        return 0;
-    }
-    lexical + query.type_boost(memory_type)
+    lexical
 }
 
 /// The same computation as [`score`], itemised; `explain(q, d).total == score(q, d)`.
@@ -238,7 +245,12 @@ pub(crate) fn map_chunks<'a, T: Send>(
 /// Orders by score, then recency, then input order — never by type: an alphabetical type order
 /// would put `user` last and push user memory out of the two-document fast result.
 pub(crate) fn sort_best_first(matches: &mut [(Ranked, SystemTime)]) {
-    matches.sort_unstable_by_key(|(ranked, mtime)| {
-        (Reverse(ranked.score), Reverse(*mtime), ranked.index)
-    });
+    matches.sort_unstable_by_key(best_first_key);
+}
+
+/// The sort key of [`sort_best_first`]: no two matches share one, as indices differ.
+pub(crate) fn best_first_key(
+    (ranked, mtime): &(Ranked, SystemTime),
+) -> (Reverse<u32>, Reverse<SystemTime>, usize) {
+    (Reverse(ranked.score), Reverse(*mtime), ranked.index)
 }

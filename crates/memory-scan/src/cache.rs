@@ -7,6 +7,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
 
+#[cfg(doc)]
+use lexical_score::PreparedText;
+use lexical_score::QueryTokens;
+
 use crate::catalog;
 use crate::document::{Document, ScannedDocument, Scope};
 use crate::engine::{
@@ -130,6 +134,27 @@ impl DocumentCache {
     ///
     /// Blocking; call from `spawn_blocking` in async code.
     pub fn scan_recall(&self, roots: &MemoryRoots) -> Result<RecallScan, ScanError> {
+        self.scan(roots, None)
+    }
+
+    /// [`DocumentCache::scan_recall`] for a recall that will rank the documents for `query`: each
+    /// document read from its file or loaded from a catalog is scored ahead for it (see
+    /// [`PreparedText::score_ahead`]) while its text is still in the CPU's caches, so the ranking
+    /// that follows does not fetch every document's index from memory again. The documents and
+    /// the report are the same as [`DocumentCache::scan_recall`] gives.
+    pub fn scan_recall_for(
+        &self,
+        roots: &MemoryRoots,
+        query: &QueryTokens,
+    ) -> Result<RecallScan, ScanError> {
+        self.scan(roots, Some(query))
+    }
+
+    fn scan(
+        &self,
+        roots: &MemoryRoots,
+        query: Option<&QueryTokens>,
+    ) -> Result<RecallScan, ScanError> {
         let settle_before = to_epoch_ns(SystemTime::now() - RACY_MARGIN);
         let mut scopes = self.lock();
         let mut report = ScanReport::default();
@@ -143,7 +168,8 @@ impl DocumentCache {
                 settle_before,
             })
         });
-        let (walked, started) = self.list_while_starting(roots, starting, priors, settle_before);
+        let (walked, started) =
+            self.list_while_starting(roots, starting, priors, settle_before, query);
         // Reuses in a scope that started from its catalog in this scan came from that catalog.
         let mut from_catalog = [false; 2];
         for (slot, (cache, load)) in started {
@@ -171,7 +197,7 @@ impl DocumentCache {
                 unmatched[slot] = left;
                 matched
             },
-            visit,
+            |scope, candidate, previous| visit(scope, candidate, previous, query),
         );
 
         report.warnings = listings.warnings;
@@ -238,6 +264,7 @@ impl DocumentCache {
         starting: Vec<(usize, Scope, PathBuf)>,
         mut priors: [Option<PriorListings>; 2],
         settle_before: i64,
+        query: Option<&QueryTokens>,
     ) -> (Result<Walked, ScanError>, Vec<(usize, Started)>) {
         let opened: Vec<_> = starting
             .into_iter()
@@ -281,7 +308,8 @@ impl DocumentCache {
                 opened
                     .iter()
                     .map(|(slot, scope, root, catalog)| {
-                        (*slot, self.start_root(root.clone(), *scope, catalog))
+                        let started = self.start_root(root.clone(), *scope, catalog, query);
+                        (*slot, started)
                     })
                     .collect::<Vec<_>>()
             },
@@ -338,6 +366,7 @@ impl DocumentCache {
         root: PathBuf,
         scope: Scope,
         catalog: &Result<Option<catalog::Opened>, catalog::Rejection>,
+        query: Option<&QueryTokens>,
     ) -> Started {
         let mut cache = RootCache {
             root,
@@ -350,7 +379,7 @@ impl DocumentCache {
         }
         let loaded = match catalog {
             Ok(Some(opened)) => opened
-                .entries(&cache.root, scope)
+                .entries(&cache.root, scope, query)
                 .map(Some)
                 .map_err(|rejection| rejection.to_string()),
             Ok(None) => Ok(None),
@@ -533,7 +562,12 @@ fn match_to_listing(
     (matched, unmatched + previous.count())
 }
 
-fn visit(scope: Scope, candidate: &Candidate, previous: Option<CacheEntry>) -> Visit {
+fn visit(
+    scope: Scope,
+    candidate: &Candidate,
+    previous: Option<CacheEntry>,
+    query: Option<&QueryTokens>,
+) -> Visit {
     if let Some(entry) = previous
         && entry.settled
         && candidate.current_key() == Some(entry.key)
@@ -549,7 +583,11 @@ fn visit(scope: Scope, candidate: &Candidate, previous: Option<CacheEntry>) -> V
                 topic,
                 mtime,
             );
-            let scanned = Arc::new(ScannedDocument::new(document));
+            let scanned = ScannedDocument::new(document);
+            if let Some(query) = query {
+                scanned.prepared().score_ahead(query);
+            }
+            let scanned = Arc::new(scanned);
             Visit::Read(Verdict::Document(scanned), Some(key))
         }
         ReadOutcome::Skipped { reason, key } => Visit::Read(Verdict::Skipped(reason), key),

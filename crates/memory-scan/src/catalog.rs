@@ -50,7 +50,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use lexical_score::{
-    ByteString, Bytes, MemoryType, PREPARED_TEXT_VERSION, StoredPreparedText, StoredPreparedTextRef,
+    ByteString, Bytes, MemoryType, PREPARED_TEXT_VERSION, QueryTokens, StoredPreparedText,
+    StoredPreparedTextRef,
 };
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -222,7 +223,13 @@ impl Opened {
     }
 
     /// The entries, read in one call and decoded in parallel.
-    pub(crate) fn entries(&self, root: &Path, scope: Scope) -> Result<Entries, Rejection> {
+    /// Each document is scored ahead for `query`, if given, as it is decoded.
+    pub(crate) fn entries(
+        &self,
+        root: &Path,
+        scope: Scope,
+        query: Option<&QueryTokens>,
+    ) -> Result<Entries, Rejection> {
         let all = read_whole(&self.file, self.file_len)?;
         let decoded: Vec<Entries> = self
             .chunks
@@ -237,7 +244,7 @@ impl Opened {
                 if XxHash3_64::oneshot(&bytes) != sum {
                     return Err(Rejection::Damaged("chunk checksum mismatch"));
                 }
-                decode_chunk(&bytes, root, scope)
+                decode_chunk(&bytes, root, scope, query)
             })
             .collect::<Result<_, _>>()?;
         let entries: Entries = decoded.into_iter().flatten().collect();
@@ -256,7 +263,7 @@ pub(crate) fn load(root: &Path, scope: Scope) -> Result<Option<(Entries, Directo
         return Ok(None);
     };
     let directories = opened.directories()?;
-    Ok(Some((opened.entries(root, scope)?, directories)))
+    Ok(Some((opened.entries(root, scope, None)?, directories)))
 }
 
 /// Writes the catalog of `root` atomically and returns how many entries it holds (transient skip
@@ -534,7 +541,12 @@ fn entry_out((relative, entry): &(OsString, CacheEntry)) -> Option<EntryOut<'_>>
     })
 }
 
-fn decode_chunk(bytes: &Bytes, root: &Path, scope: Scope) -> Result<Entries, Rejection> {
+fn decode_chunk(
+    bytes: &Bytes,
+    root: &Path,
+    scope: Scope,
+    query: Option<&QueryTokens>,
+) -> Result<Entries, Rejection> {
     let stored: Vec<EntryIn<'_>> =
         postcard::from_bytes(bytes).map_err(|e| Rejection::Undecodable(e.to_string()))?;
     let text = |part: &[u8]| {
@@ -561,6 +573,9 @@ fn decode_chunk(bytes: &Bytes, root: &Path, scope: Scope) -> Result<Entries, Rej
                     let prepared = prepared
                         .restore(bytes, &title, &description, &body)
                         .map_err(|e| Rejection::Undecodable(e.to_string()))?;
+                    if let Some(query) = query {
+                        prepared.score_ahead(query);
+                    }
                     let topic = Topic::from_stored(memory_type, title, description, body)
                         .ok_or_else(|| {
                             Rejection::Undecodable("a stored topic breaks its invariants".into())

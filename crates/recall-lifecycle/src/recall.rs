@@ -305,7 +305,10 @@ fn scan_and_rank(
     tools: &[String],
     excluded: &HashSet<PathBuf>,
 ) -> Result<Ranked, memory_scan::ScanError> {
-    let scan = ctx.cache.scan_recall(&ctx.roots)?;
+    let tokens = QueryTokens::new(query);
+    // Each document is scored while the scan has its text at hand; the ranking below reads those
+    // scores instead of fetching every document's index again.
+    let scan = ctx.cache.scan_recall_for(&ctx.roots, &tokens)?;
     let docs_scanned = scan.documents.len();
     let pool: Vec<PoolDocument> = scan
         .documents
@@ -314,7 +317,6 @@ fn scan_and_rank(
         .filter(|doc| excluded.is_empty() || !excluded.contains(doc.path()))
         .map(PoolDocument)
         .collect();
-    let tokens = QueryTokens::new(query);
     // Derived once per recall, never per document (design document, verification list).
     let aliases = ActiveToolAliases::from_tool_names(tools);
     let selection = CandidateSelection::select(&tokens, &pool, &aliases);

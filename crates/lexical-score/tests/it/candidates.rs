@@ -1,8 +1,8 @@
 //! The one scoring pass per recall: candidates, fallback and fast result.
 
 use lexical_score::{
-    ActiveToolAliases, CandidateSelection, FAST_LIMIT, MAX_CANDIDATES, MIN_RECENT_SLOTS,
-    QueryTokens,
+    ActiveToolAliases, CandidateSelection, FAST_LIMIT, MAX_CANDIDATES, MAX_LEXICAL_CANDIDATES,
+    MIN_RECENT_SLOTS, QueryTokens,
 };
 
 use crate::support::Doc;
@@ -100,7 +100,8 @@ fn matches_ranked_below_the_lexical_cut_can_return_as_recent_documents() {
     // A weaker but very recent match misses the lexical cut and is the newest document left.
     docs.push(Doc::plain("", "", "codeword").modified_at(10_000));
     let selection = select("codeword", &docs);
-    assert_eq!(selection.ranked().len(), 181);
+    assert_eq!(selection.matched(), 181);
+    assert_eq!(selection.ranked().len(), 180);
     assert_eq!(selection.candidates().get(1), Some(&180));
     assert_eq!(selection.candidates().len(), 181);
 }
@@ -152,4 +153,23 @@ fn without_active_tools_nothing_is_dropped_as_noise() {
     let selection = select("codeword", &docs);
     assert_eq!(selection.noise_dropped(), 0);
     assert_eq!(selection.ranked().len(), 1);
+}
+
+#[test]
+fn past_the_lexical_cut_the_ranking_is_the_best_of_a_full_ranking_and_counts_every_match() {
+    // 250 matches with scores 1 to 5 and many ties, so the cut falls inside a tie.
+    let docs: Vec<Doc> = (0..250)
+        .map(|i| {
+            let title = if i % 5 == 0 { "codeword" } else { "" };
+            let body = if i % 3 == 0 { "codeword" } else { "notes" };
+            Doc::plain(title, "", body).modified_at(i % 7)
+        })
+        .filter(|d| lexical_score::score(&QueryTokens::new("codeword"), d) > 0)
+        .chain((0..200).map(|i| Doc::plain("", "codeword", "").modified_at(i % 4)))
+        .collect();
+    let selection = select("codeword", &docs);
+    let full = lexical_score::rank(&QueryTokens::new("codeword"), &docs);
+    assert!(full.len() > MAX_LEXICAL_CANDIDATES);
+    assert_eq!(selection.matched(), full.len());
+    assert_eq!(selection.ranked(), &full[..MAX_LEXICAL_CANDIDATES]);
 }

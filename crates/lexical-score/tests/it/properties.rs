@@ -200,6 +200,22 @@ proptest! {
             prop_assert!(candidates.contains(&r.index));
         }
         let ranked = rank(&query, &docs);
-        prop_assert_eq!(selection.ranked(), ranked.as_slice());
+        prop_assert_eq!(selection.matched(), ranked.len());
+        prop_assert_eq!(selection.ranked(), ranked.get(..MAX_LEXICAL_CANDIDATES).unwrap_or(&ranked));
+    }
+
+    #[test]
+    fn scoring_ahead_never_changes_a_selection(
+        text in mixed_text(40),
+        docs in proptest::collection::vec(doc(), 0..40),
+    ) {
+        let query = QueryTokens::new(&text);
+        let tools = ActiveToolAliases::default();
+        let plain = CandidateSelection::select(&query, &docs, &tools);
+        let ahead = docs.clone();
+        for d in &ahead {
+            d.text.score_ahead(&query);
+        }
+        prop_assert_eq!(CandidateSelection::select(&query, &ahead, &tools), plain);
     }
 }

@@ -3,6 +3,7 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 
+use lexical_score::{QueryTokens, score};
 use memory_scan::{CatalogOutcome, DocumentCache, RecallScan, ScannedDocument, catalog_path};
 
 use crate::support::{Tree, settle, topic, write, write_topic};
@@ -100,6 +101,44 @@ fn results_with_a_catalog_equal_results_of_a_plain_scan() {
         (with_catalog.report.files_seen, with_catalog.report.parsed),
         (plain.report.files_seen, plain.report.parsed)
     );
+}
+
+/// Scores of every document for `query` and for a query with the same words made afresh, which
+/// nothing was scored ahead for.
+fn scores_ahead_and_afresh(scan: &RecallScan, query: &QueryTokens, text: &str) -> Vec<(u32, u32)> {
+    let afresh = QueryTokens::new(text);
+    scan.documents
+        .iter()
+        .map(|d| (score(query, &**d), score(&afresh, &**d)))
+        .collect()
+}
+
+#[test]
+fn a_scan_for_a_query_finds_what_a_plain_scan_finds_and_scores_it_correctly() {
+    let tree = tree_with_catalog();
+    let text = "alpha body of beta 記憶";
+    let query = QueryTokens::new(text);
+    let from_catalog = DocumentCache::with_catalog()
+        .scan_recall_for(&tree.project_only(), &query)
+        .unwrap();
+    let read = DocumentCache::new()
+        .scan_recall_for(&tree.project_only(), &query)
+        .unwrap();
+    let plain = DocumentCache::new()
+        .scan_recall(&tree.project_only())
+        .unwrap();
+
+    assert_eq!(from_catalog.report.from_catalog, 4);
+    for scan in [&from_catalog, &read] {
+        assert_eq!(observable(&scan.documents), observable(&plain.documents));
+        assert_eq!(scan.report.skipped, plain.report.skipped);
+        let scores = scores_ahead_and_afresh(scan, &query, text);
+        assert!(
+            scores.iter().all(|(ahead, afresh)| ahead == afresh),
+            "{scores:?}"
+        );
+        assert!(scores.iter().any(|&(ahead, _)| ahead > 0));
+    }
 }
 
 #[test]
