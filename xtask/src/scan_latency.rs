@@ -184,6 +184,7 @@ fn measure(sizes: &[usize], modes: &[Mode], runs: usize) -> Result<LatencyReport
             if mode == Mode::Catalog {
                 write_catalog(&roots, topics)?;
             }
+            flush_writes();
             // One untimed run warms the page cache.
             runtime.block_on(time_to_fast_result(&roots, mode))?;
             let mut runs_ms = Vec::with_capacity(runs);
@@ -241,6 +242,13 @@ fn write_catalog(roots: &MemoryRoots, topics: usize) -> Result<()> {
         check.report.from_catalog
     );
     Ok(())
+}
+
+/// Writes the tree and the catalog just written back to disk, untimed. A tree in use was written
+/// long ago; left dirty, this one would be written back by the kernel during the timed runs, which
+/// then share the CPU with the file system's journal. Best effort: without `sync`, nothing waits.
+fn flush_writes() {
+    let _ = std::process::Command::new("sync").status();
 }
 
 /// `VmHWM` of this process, in MiB.
