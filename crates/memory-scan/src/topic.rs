@@ -101,7 +101,9 @@ impl Topic {
             && single_trimmed_line(&title)
             && single_trimmed_line(&description)
             && body.trim().len() == body.len()
-            && memchr::memmem::find(body.as_bytes(), b"\r\n").is_none()
+            // Most bodies hold no carriage return at all, which one byte search settles.
+            && (memchr::memchr(b'\r', body.as_bytes()).is_none()
+                || memchr::memmem::find(body.as_bytes(), b"\r\n").is_none())
             && &*body != EMPTY_BODY_PLACEHOLDER;
         valid.then_some(Self {
             memory_type,
@@ -274,5 +276,27 @@ fn normalise_body(body: &str) -> String {
         String::new()
     } else {
         body.to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stored(body: &str) -> Option<Topic> {
+        Topic::from_stored(
+            MemoryType::Project,
+            ByteString::from_static("Title"),
+            ByteString::from_static("description"),
+            ByteString::from(body),
+        )
+    }
+
+    #[test]
+    fn a_stored_body_is_accepted_only_without_a_crlf() {
+        assert!(stored("one\ntwo").is_some());
+        assert!(stored("a lone \r stays").is_some());
+        assert!(stored("one\r\ntwo").is_none());
+        assert!(stored("a lone \r then one\r\ntwo").is_none());
     }
 }
