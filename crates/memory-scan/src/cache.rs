@@ -197,7 +197,10 @@ impl DocumentCache {
                 unmatched[slot] = left;
                 matched
             },
-            |scope, candidate, previous| visit(scope, candidate, previous, query),
+            |scope, candidate, previous| {
+                let visited = visit(scope, &candidate, previous, query);
+                settle(scope, candidate, visited, settle_before)
+            },
         );
 
         report.warnings = listings.warnings;
@@ -209,29 +212,21 @@ impl DocumentCache {
             report.files_seen += listing.files_seen;
             report.skipped.extend(listing.skipped);
             let mut entries = catalog::Entries::with_capacity(listing.entries.len());
-            for (candidate, visited) in listing.entries {
-                changed[slot] |= matches!(visited, Visit::Read(..));
-                let skipped = |reason| SkippedFile {
-                    scope: listing.scope,
-                    path: candidate.path.clone(),
-                    reason,
-                };
-                match outcome(visited, settle_before, from_catalog[slot], &mut report) {
-                    Ok(entry) => {
-                        match &entry.verdict {
-                            Verdict::Document(document) => {
-                                report.parsed += 1;
-                                documents.push(Arc::clone(document));
-                            }
-                            Verdict::Skipped(reason) => {
-                                report.skipped.push(skipped(reason.clone()));
-                            }
-                        }
-                        entries.push((candidate.relative.into_os_string(), entry));
-                    }
-                    Err(Verdict::Skipped(reason)) => report.skipped.push(skipped(reason)),
-                    Err(Verdict::Document(_)) => {}
+            documents.reserve(listing.entries.len());
+            for settled in listing.entries {
+                changed[slot] |= settled.read;
+                if settled.read {
+                    report.reread += 1;
+                } else {
+                    report.reused += 1;
+                    report.from_catalog += usize::from(from_catalog[slot]);
                 }
+                report.parsed += usize::from(settled.document.is_some());
+                documents.extend(settled.document);
+                report
+                    .skipped
+                    .extend(settled.skipped.map(|skipped| *skipped));
+                entries.extend(settled.entry);
             }
             next[slot] = Some(entries);
         }
@@ -446,30 +441,56 @@ fn roots_to_start(
     starting
 }
 
-/// What a visit leaves, counted in `report`: the entry to remember, or, for a file not even opened
-/// (gone, unreadable, a symlink where a file was listed), only its verdict: with no key there is
-/// nothing to remember.
-fn outcome(
-    visited: Visit,
-    settle_before: i64,
-    from_catalog: bool,
-    report: &mut ScanReport,
-) -> Result<CacheEntry, Verdict> {
-    match visited {
-        Visit::Reused(entry) => {
-            report.reused += 1;
-            report.from_catalog += usize::from(from_catalog);
-            Ok(entry)
-        }
-        Visit::Read(verdict, key) => {
-            report.reread += 1;
-            let key = key.ok_or_else(|| verdict.clone())?;
-            Ok(CacheEntry {
+/// What one listed file leaves after its visit. Worked out on the visit's thread, so the scan's
+/// serial tail only counts and moves.
+struct Settled {
+    /// The entry to remember under the file's path below the root; none for a file not even
+    /// opened (gone, unreadable, a symlink where a file was listed): with no key there is nothing
+    /// to remember.
+    entry: Option<(OsString, CacheEntry)>,
+    /// The document found, shared with `entry`.
+    document: Option<Arc<ScannedDocument>>,
+    /// Why the file is not a document (rare, so kept out of line).
+    skipped: Option<Box<SkippedFile>>,
+    /// Whether the file was read, not reused.
+    read: bool,
+}
+
+fn settle(scope: Scope, candidate: Candidate, visited: Visit, settle_before: i64) -> Settled {
+    let read = matches!(visited, Visit::Read(..));
+    let (entry, verdict) = match visited {
+        Visit::Reused(entry) => (Some(entry), None),
+        Visit::Read(verdict, Some(key)) => (
+            Some(CacheEntry {
                 key,
                 settled: key.mtime_ns < settle_before,
                 verdict,
-            })
-        }
+            }),
+            None,
+        ),
+        Visit::Read(verdict, None) => (None, Some(verdict)),
+    };
+    let verdict = entry
+        .as_ref()
+        .map(|entry| &entry.verdict)
+        .or(verdict.as_ref());
+    let document = match verdict {
+        Some(Verdict::Document(document)) if entry.is_some() => Some(Arc::clone(document)),
+        _ => None,
+    };
+    let skipped = match verdict {
+        Some(Verdict::Skipped(reason)) => Some(Box::new(SkippedFile {
+            scope,
+            path: candidate.path,
+            reason: reason.clone(),
+        })),
+        _ => None,
+    };
+    Settled {
+        entry: entry.map(|entry| (candidate.relative.into_os_string(), entry)),
+        document,
+        skipped,
+        read,
     }
 }
 

@@ -108,7 +108,8 @@ pub(crate) enum ReadOutcome {
 /// One scope's entries, sorted by relative path, each with what the caller made of it.
 pub(crate) struct ScopeListing<T> {
     pub(crate) scope: Scope,
-    pub(crate) entries: Vec<(Candidate, T)>,
+    /// What the visit made of each candidate, in listing order.
+    pub(crate) entries: Vec<T>,
     pub(crate) skipped: Vec<SkippedFile>,
     pub(crate) files_seen: usize,
 }
@@ -142,7 +143,10 @@ pub(crate) struct WalkedDirectories {
 }
 
 /// Walks every configured root and runs `visit` on each candidate in parallel.
-pub(crate) fn scan_scopes<T, F>(roots: &MemoryRoots, visit: F) -> Result<Listings<T>, ScanError>
+pub(crate) fn scan_scopes<T, F>(
+    roots: &MemoryRoots,
+    visit: F,
+) -> Result<Listings<(Candidate, T)>, ScanError>
 where
     T: Send,
     F: Fn(Scope, &Candidate) -> T + Sync,
@@ -150,7 +154,10 @@ where
     Ok(visit_scopes(
         list_scopes(roots, [None, None])?,
         |_, candidates| vec![(); candidates.len()],
-        |scope, candidate, ()| visit(scope, candidate),
+        |scope, candidate, ()| {
+            let visited = visit(scope, &candidate);
+            (candidate, visited)
+        },
     ))
 }
 
@@ -237,7 +244,7 @@ pub(crate) fn visit_scopes<P, T, F>(
 where
     P: Send,
     T: Send,
-    F: Fn(Scope, &Candidate, P) -> T + Sync,
+    F: Fn(Scope, Candidate, P) -> T + Sync,
 {
     let scopes = walked
         .scopes
@@ -255,10 +262,7 @@ where
             let entries = candidates
                 .into_par_iter()
                 .zip(priors)
-                .map(|(candidate, prior)| {
-                    let visited = visit(scope, &candidate, prior);
-                    (candidate, visited)
-                })
+                .map(|(candidate, prior)| visit(scope, candidate, prior))
                 .collect();
             ScopeListing {
                 scope,
