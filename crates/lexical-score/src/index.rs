@@ -20,9 +20,10 @@
 //! different terms would have to agree on all 56 bits (odds of about 2^-56 per comparison) for the
 //! table to report a term that is not there.
 //!
-//! Both stay small (about 1.5 KiB for a 1 KiB body: a 512-byte signature and a table of about a
-//! hundred words), so the indexes of a thousand documents mostly stay in cache. Both are kept in
-//! their stored layout, so a loaded index is a view of the store's bytes.
+//! Both stay small and are sized by the text: about 1.5 KiB for a 1 KiB body of varied prose (a
+//! 512-byte signature and a table of about a hundred words), a few hundred bytes for a typical
+//! memory of a few hundred characters, so the indexes of a thousand documents mostly stay in
+//! cache. Both are kept in their stored layout, so a loaded index is a view of the store's bytes.
 
 use bytes::Bytes;
 
@@ -38,12 +39,18 @@ pub(crate) const BODY: u8 = 4;
 const ALL_FIELDS: u8 = TITLE | DESCRIPTION | BODY;
 const FIELD_BITS: [u8; 3] = [TITLE, DESCRIPTION, BODY];
 
-/// Signature slots are this many bits wide: a typical 1,200-character window marks about half of
-/// the 1,024 slots, so a token of five trigrams passes by chance a few times in a hundred.
+/// Trigrams hash to this many bits, so a signature has at most 1,024 slots: a typical
+/// 1,200-character window marks about half of them, so a token of five trigrams passes by chance a
+/// few times in a hundred.
 const SLOT_BITS: u32 = 10;
 const SIGNATURE_SLOTS: usize = 1 << SLOT_BITS;
+/// A signature has the fewest slots, a power of two from this many up to [`SIGNATURE_SLOTS`], that
+/// leaves at least half of them unmarked: most memories are a few hundred characters long and need
+/// far fewer than 1,024. A trigram's slot in a smaller signature is the low bits of its full slot.
+const MIN_SIGNATURE_SLOTS: usize = 32;
 /// Bytes of a signature: one nibble per slot holding the slot's field bits, low nibble first.
 pub(crate) const SIGNATURE_BYTES: usize = SIGNATURE_SLOTS / 2;
+const MIN_SIGNATURE_BYTES: usize = MIN_SIGNATURE_SLOTS / 2;
 /// Checking more trigrams of one token than this rejects little more and costs linear time on
 /// long whole-run tokens (Thai, Khmer).
 const MAX_SLOTS_PER_TOKEN: usize = 16;
@@ -158,12 +165,12 @@ impl TermIndex {
         }
         let table: Vec<u8> = slots.iter().flat_map(|word| word.to_le_bytes()).collect();
         Self {
-            signature: Bytes::from(signature),
+            signature: Bytes::from(fold_signature(&signature)),
             table: Bytes::from(table),
         }
     }
 
-    /// The signature in its stored layout ([`SIGNATURE_BYTES`] bytes).
+    /// The signature in its stored layout (a power of two of bytes, at most [`SIGNATURE_BYTES`]).
     pub(crate) fn signature_bytes(&self) -> &[u8] {
         &self.signature
     }
@@ -179,7 +186,8 @@ impl TermIndex {
     /// field or something other than a field).
     pub(crate) fn from_stored(signature: Bytes, table: Bytes) -> Option<Self> {
         let words = table.len() / 8;
-        if signature.len() != SIGNATURE_BYTES
+        if !(MIN_SIGNATURE_BYTES..=SIGNATURE_BYTES).contains(&signature.len())
+            || !signature.len().is_power_of_two()
             || !table.len().is_multiple_of(8)
             || words < 8
             || !words.is_power_of_two()
@@ -219,7 +227,8 @@ impl TermIndex {
 
     /// The field bits of one signature slot.
     fn signature_slot(&self, slot: u16) -> u8 {
-        let slot = usize::from(slot);
+        // The signature's slot count is a power of two: twice its byte count.
+        let slot = usize::from(slot) & (self.signature.len() * 2).saturating_sub(1);
         self.signature
             .get(slot / 2)
             .map_or(0, |pair| (pair >> (4 * (slot % 2))) & ALL_FIELDS)
@@ -290,6 +299,27 @@ impl TermIndex {
     fn next_slot(&self, slot: usize) -> usize {
         (slot + 1) & self.table_words().saturating_sub(1)
     }
+}
+
+/// The full 1,024-slot signature folded to the fewest slots that leave at least half unmarked
+/// (see [`MIN_SIGNATURE_SLOTS`]): slot `i` goes to slot `i mod len`.
+fn fold_signature(full: &[u8]) -> Vec<u8> {
+    let marked: usize = full
+        .iter()
+        .map(|pair| usize::from(pair & 0x0F != 0) + usize::from(pair & 0xF0 != 0))
+        .sum();
+    let slots = (marked * 2)
+        .next_power_of_two()
+        .clamp(MIN_SIGNATURE_SLOTS, SIGNATURE_SLOTS);
+    let mut folded = vec![0u8; slots / 2];
+    for (at, &pair) in full.iter().enumerate() {
+        // Each byte holds slots 2·at and 2·at + 1, which fold into the same byte of a signature of
+        // `slots / 2` bytes, in the same nibbles.
+        if let Some(to) = folded.get_mut(at % (slots / 2)) {
+            *to |= pair;
+        }
+    }
+    folded
 }
 
 /// Slots of a table holding `distinct` terms: at most 80% full, so probes stay short and every
@@ -425,6 +455,69 @@ mod tests {
                 tail_word(bytes, rest),
                 u64::from_le_bytes(padded),
                 "length {len}"
+            );
+        }
+    }
+
+    /// A body of `words` distinct made-up words.
+    fn varied_body(words: usize) -> String {
+        (0..words)
+            .map(|i| format!("w{}x{}q", i * 7919 % 10_007, i))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    #[test]
+    fn a_short_text_gets_a_small_signature_that_leaves_half_its_slots_free() {
+        let index = TermIndex::build(["deploy", "", "run the migrations first"]);
+        let bytes = index.signature_bytes();
+        assert!(bytes.len() < SIGNATURE_BYTES, "{} bytes", bytes.len());
+        let marked: usize = bytes
+            .iter()
+            .map(|pair| usize::from(pair & 0x0F != 0) + usize::from(pair & 0xF0 != 0))
+            .sum();
+        assert!(
+            marked * 2 <= bytes.len() * 2,
+            "{marked} of {} slots",
+            bytes.len() * 2
+        );
+    }
+
+    #[test]
+    fn a_long_varied_text_keeps_the_full_signature() {
+        let body = varied_body(300);
+        let index = TermIndex::build(["", "", &body]);
+        assert_eq!(index.signature_bytes().len(), SIGNATURE_BYTES);
+    }
+
+    #[test]
+    fn a_folded_signature_still_passes_every_trigram_of_its_text() {
+        for words in [1, 5, 40, 120] {
+            let body = varied_body(words);
+            let index = TermIndex::build(["", "", &body]);
+            for token in body.split(' ') {
+                for slot in trigram_slots(token) {
+                    assert_eq!(index.signature_slot(slot), BODY, "{token} in {words} words");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_stored_signature_of_any_power_of_two_size_in_range_is_accepted_and_others_are_not() {
+        let table = TermIndex::build(["a title", "", ""]).table;
+        for bytes in [MIN_SIGNATURE_BYTES, 64, SIGNATURE_BYTES] {
+            let signature = Bytes::from(vec![0u8; bytes]);
+            assert!(
+                TermIndex::from_stored(signature, table.clone()).is_some(),
+                "{bytes}"
+            );
+        }
+        for bytes in [0, MIN_SIGNATURE_BYTES / 2, 48, SIGNATURE_BYTES * 2] {
+            let signature = Bytes::from(vec![0u8; bytes]);
+            assert!(
+                TermIndex::from_stored(signature, table.clone()).is_none(),
+                "{bytes}"
             );
         }
     }
