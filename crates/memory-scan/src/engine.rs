@@ -80,6 +80,32 @@ fn key_of(path: &Path) -> Option<FileKey> {
         .map(|metadata| FileKey::from_metadata(&metadata))
 }
 
+/// [`key_of`] `path`, taken relative to its parent directory: `directory` holds the parent last
+/// opened on this thread and is replaced when `path` lies elsewhere. Falls back to [`key_of`] when
+/// the parent cannot be opened.
+#[cfg(unix)]
+fn key_in_directory(
+    directory: &mut Option<(PathBuf, rustix::fd::OwnedFd)>,
+    path: &Path,
+) -> Option<FileKey> {
+    use rustix::fs::{AtFlags, Mode, OFlags};
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return key_of(path);
+    };
+    if directory.as_ref().is_none_or(|(open, _)| open != parent) {
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        *directory = rustix::fs::open(parent, flags, Mode::empty())
+            .ok()
+            .map(|fd| (parent.to_path_buf(), fd));
+    }
+    let Some((_, fd)) = directory.as_ref() else {
+        return key_of(path);
+    };
+    rustix::fs::statat(fd, name, AtFlags::empty())
+        .ok()
+        .map(|stat| FileKey::from_stat(&stat))
+}
+
 /// Whether a candidate's [`FileKey`] was taken ahead of its visit, and what it was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum EarlyKey {
@@ -221,8 +247,20 @@ impl Walked {
     /// Takes every candidate's [`FileKey`] now, in parallel. Worth it only when the visit will
     /// compare most keys with remembered ones and the CPU has other work meanwhile (a catalog
     /// being decoded): otherwise the visit takes them itself, where they are needed.
+    ///
+    /// On Unix each thread keeps the directory it is in open and takes a key relative to it, so
+    /// the kernel resolves one name per file instead of every component of its path.
     pub(crate) fn take_keys(&mut self) {
         for (_, walk) in &mut self.scopes {
+            #[cfg(unix)]
+            walk.candidates.par_iter_mut().for_each_init(
+                || None,
+                |directory, candidate| {
+                    candidate.early_key = key_in_directory(directory, &candidate.path)
+                        .map_or(EarlyKey::Unavailable, EarlyKey::Taken);
+                },
+            );
+            #[cfg(not(unix))]
             walk.candidates.par_iter_mut().for_each(|candidate| {
                 candidate.early_key =
                     key_of(&candidate.path).map_or(EarlyKey::Unavailable, EarlyKey::Taken);
@@ -772,5 +810,26 @@ mod tests {
             io_reason(&io::Error::from_raw_os_error(ELOOP)),
             SkipReason::SymlinkLoop
         );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_key_taken_in_an_open_directory_equals_the_key_of_the_whole_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        fs::create_dir(root.join("sub")).unwrap();
+        fs::write(root.join("a.md"), "one").unwrap();
+        fs::write(root.join("sub/b.md"), "two two").unwrap();
+        std::os::unix::fs::symlink(root.join("a.md"), root.join("sub/c.md")).unwrap();
+        let mut directory = None;
+        for name in ["a.md", "sub/b.md", "sub/c.md", "a.md", "sub/missing.md"] {
+            let path = root.join(name);
+            assert_eq!(
+                key_in_directory(&mut directory, &path),
+                key_of(&path),
+                "{name}"
+            );
+        }
+        assert_eq!(directory.map(|(open, _)| open), Some(root.join("sub")));
     }
 }

@@ -38,6 +38,25 @@ impl FileKey {
         }
     }
 
+    /// Reads the key from a `stat` result; equal to [`FileKey::from_metadata`] of the same file.
+    #[cfg(unix)]
+    pub(crate) fn from_stat(stat: &rustix::fs::Stat) -> Self {
+        // Field types vary by platform; these are the conversions std's `MetadataExt` makes.
+        #[allow(
+            clippy::useless_conversion,
+            clippy::unnecessary_cast,
+            clippy::cast_sign_loss,
+            clippy::cast_possible_wrap
+        )]
+        Self {
+            device: stat.st_dev as u64,
+            inode: stat.st_ino as u64,
+            size: stat.st_size as u64,
+            mtime_ns: epoch_ns(stat.st_mtime as i64, stat.st_mtime_nsec as i64),
+            ctime_ns: epoch_ns(stat.st_ctime as i64, stat.st_ctime_nsec as i64),
+        }
+    }
+
     /// Reads the key from metadata; without inode numbers the key rests on size and times.
     #[cfg(not(unix))]
     pub fn from_metadata(metadata: &Metadata) -> Self {
