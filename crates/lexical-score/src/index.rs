@@ -134,11 +134,17 @@ impl PartialEq for TermIndex {
 impl TermIndex {
     pub(crate) fn build(fields: Fields<'_>) -> Self {
         let mut signature = vec![0u8; SIGNATURE_BYTES];
-        // Every term occurrence as a table entry: the key bits of its hash and its field's bit.
-        let mut occurrences: Vec<u64> = Vec::new();
+        // Terms merge into a scratch table as they come (key bits of the hash, field bits); a
+        // term's trigrams are marked only the first time it occurs in a field, as later
+        // occurrences would mark the same slots again. (Two terms that share all key bits are one
+        // term to the table already; see the module documentation.)
+        let mut scratch = ScratchTable::default();
         for (&bit, text) in FIELD_BITS.iter().zip(fields) {
             for_each_token(text, |term| {
-                occurrences.push((term_hash(term.as_bytes()) & !FIELD_MASK) | u64::from(bit));
+                let entry = (term_hash(term.as_bytes()) & !FIELD_MASK) | u64::from(bit);
+                if !scratch.merge(entry) {
+                    return;
+                }
                 let mut packed = 0u32;
                 for (at, &byte) in term.as_bytes().iter().enumerate() {
                     packed = (packed >> 8) | (u32::from(byte) << 16);
@@ -151,14 +157,8 @@ impl TermIndex {
                 }
             });
         }
-        // Merge repeated terms in a scratch table first, so the table is sized by distinct terms.
-        let mut scratch = vec![0u64; (occurrences.len() * 2).next_power_of_two().max(8)];
-        let mut distinct: usize = 0;
-        for entry in occurrences {
-            if insert_or_merge(&mut scratch, entry) {
-                distinct += 1;
-            }
-        }
+        let distinct = scratch.distinct;
+        let scratch = scratch.slots;
         let mut slots = vec![0u64; table_len(distinct)];
         for entry in scratch.into_iter().filter(|&entry| entry != 0) {
             insert_or_merge(&mut slots, entry);
@@ -335,6 +335,61 @@ fn home_slot(hash: u64, len: usize) -> usize {
     #[allow(clippy::cast_possible_truncation)]
     let low = (hash >> 8) as usize;
     low & len.saturating_sub(1)
+}
+
+/// A growing open-addressing table in which a document's term entries are merged while it is
+/// tokenized; at most half full, so probes stay short.
+struct ScratchTable {
+    slots: Vec<u64>,
+    distinct: usize,
+}
+
+impl Default for ScratchTable {
+    fn default() -> Self {
+        Self {
+            slots: vec![0; 64],
+            distinct: 0,
+        }
+    }
+}
+
+impl ScratchTable {
+    /// Merges `entry` (key bits and one field bit); returns whether that field bit is new for
+    /// its key (a new key or a known key seen in another field so far).
+    fn merge(&mut self, entry: u64) -> bool {
+        let key = entry & !FIELD_MASK;
+        let mask = self.slots.len().saturating_sub(1);
+        let mut at = home_slot(entry, self.slots.len());
+        for _ in 0..self.slots.len() {
+            let Some(slot) = self.slots.get_mut(at) else {
+                break;
+            };
+            if *slot == 0 {
+                *slot = entry;
+                self.distinct += 1;
+                if self.distinct * 2 > self.slots.len() {
+                    self.grow();
+                }
+                return true;
+            }
+            if *slot & !FIELD_MASK == key {
+                let added = entry & FIELD_MASK & !*slot != 0;
+                *slot |= entry & FIELD_MASK;
+                return added;
+            }
+            at = (at + 1) & mask;
+        }
+        // Unreachable while the table is at most half full; counted as new to stay correct.
+        true
+    }
+
+    fn grow(&mut self) {
+        let mut slots = vec![0u64; self.slots.len() * 2];
+        for entry in self.slots.iter().copied().filter(|&entry| entry != 0) {
+            insert_or_merge(&mut slots, entry);
+        }
+        self.slots = slots;
+    }
 }
 
 /// Inserts a table entry (key bits and field bits) into an open-addressing table with at least
@@ -519,6 +574,19 @@ mod tests {
                 TermIndex::from_stored(signature, table.clone()).is_none(),
                 "{bytes}"
             );
+        }
+    }
+
+    #[test]
+    fn every_term_of_a_text_with_many_distinct_terms_is_in_the_table_with_its_fields() {
+        // Enough distinct terms to grow the scratch table several times; one also in the title.
+        let body = varied_body(700);
+        let index = TermIndex::build(["w0x0q", "", &body]);
+        for token in body.split(' ') {
+            let term = QueryTerm::new(token.to_owned(), false);
+            let fields = index.exact(&term, index.word(index.home_slot(term.hash)));
+            let expected = if token == "w0x0q" { TITLE | BODY } else { BODY };
+            assert_eq!(fields, expected, "{token}");
         }
     }
 }
