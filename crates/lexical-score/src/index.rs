@@ -357,30 +357,14 @@ impl ScratchTable {
     /// Merges `entry` (key bits and one field bit); returns whether that field bit is new for
     /// its key (a new key or a known key seen in another field so far).
     fn merge(&mut self, entry: u64) -> bool {
-        let key = entry & !FIELD_MASK;
-        let mask = self.slots.len().saturating_sub(1);
-        let mut at = home_slot(entry, self.slots.len());
-        for _ in 0..self.slots.len() {
-            let Some(slot) = self.slots.get_mut(at) else {
-                break;
-            };
-            if *slot == 0 {
-                *slot = entry;
-                self.distinct += 1;
-                if self.distinct * 2 > self.slots.len() {
-                    self.grow();
-                }
-                return true;
+        let before = insert_or_merge(&mut self.slots, entry);
+        if before == 0 {
+            self.distinct += 1;
+            if self.distinct * 2 > self.slots.len() {
+                self.grow();
             }
-            if *slot & !FIELD_MASK == key {
-                let added = entry & FIELD_MASK & !*slot != 0;
-                *slot |= entry & FIELD_MASK;
-                return added;
-            }
-            at = (at + 1) & mask;
         }
-        // Unreachable while the table is at most half full; counted as new to stay correct.
-        true
+        entry & FIELD_MASK & !before != 0
     }
 
     fn grow(&mut self) {
@@ -393,27 +377,28 @@ impl ScratchTable {
 }
 
 /// Inserts a table entry (key bits and field bits) into an open-addressing table with at least
-/// one empty slot, or ORs its field bits into the entry with the same key. Returns whether the
-/// key was new.
-fn insert_or_merge(slots: &mut [u64], entry: u64) -> bool {
+/// one empty slot, or ORs its field bits into the entry with the same key. Returns the field bits
+/// the key had before: 0 when it was new (or, were the table full, when it could not be stored).
+fn insert_or_merge(slots: &mut [u64], entry: u64) -> u64 {
     let key = entry & !FIELD_MASK;
     let mask = slots.len().saturating_sub(1);
     let mut at = home_slot(entry, slots.len());
     for _ in 0..slots.len() {
         let Some(slot) = slots.get_mut(at) else {
-            return false;
+            break;
         };
         if *slot == 0 {
             *slot = entry;
-            return true;
+            return 0;
         }
         if *slot & !FIELD_MASK == key {
+            let before = *slot & FIELD_MASK;
             *slot |= entry & FIELD_MASK;
-            return false;
+            return before;
         }
         at = (at + 1) & mask;
     }
-    false
+    0
 }
 
 /// A 64-bit hash of a term's bytes (word-at-a-time multiply-xor with a final avalanche; the last

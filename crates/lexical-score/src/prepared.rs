@@ -128,7 +128,8 @@ impl PreparedText {
     /// scored ahead for this very query, or computed now.
     pub(crate) fn points_for(&self, query: &QueryTokens) -> u32 {
         match self.ahead.get() {
-            Some(&(id, points)) if id == query.id() && id != 0 => points,
+            // Never 0: the default query is not scored ahead.
+            Some(&(id, points)) if id == query.id() => points,
             _ => lexical_points(query, self),
         }
     }

@@ -458,38 +458,39 @@ struct Settled {
 
 fn settle(scope: Scope, candidate: Candidate, visited: Visit, settle_before: i64) -> Settled {
     let read = matches!(visited, Visit::Read(..));
-    let (entry, verdict) = match visited {
-        Visit::Reused(entry) => (Some(entry), None),
-        Visit::Read(verdict, Some(key)) => (
-            Some(CacheEntry {
-                key,
-                settled: key.mtime_ns < settle_before,
-                verdict,
-            }),
-            None,
-        ),
-        Visit::Read(verdict, None) => (None, Some(verdict)),
+    let entry = match visited {
+        Visit::Reused(entry) => Ok(entry),
+        Visit::Read(verdict, Some(key)) => Ok(CacheEntry {
+            key,
+            settled: key.mtime_ns < settle_before,
+            verdict,
+        }),
+        Visit::Read(verdict, None) => Err(verdict),
     };
-    let verdict = entry
-        .as_ref()
-        .map(|entry| &entry.verdict)
-        .or(verdict.as_ref());
-    let document = match verdict {
-        Some(Verdict::Document(document)) if entry.is_some() => Some(Arc::clone(document)),
-        _ => None,
-    };
-    let skipped = match verdict {
-        Some(Verdict::Skipped(reason)) => Some(Box::new(SkippedFile {
-            scope,
-            path: candidate.path,
-            reason: reason.clone(),
-        })),
-        _ => None,
+    let (document, reason) = match &entry {
+        Ok(CacheEntry {
+            verdict: Verdict::Document(document),
+            ..
+        }) => (Some(Arc::clone(document)), None),
+        Ok(CacheEntry {
+            verdict: Verdict::Skipped(reason),
+            ..
+        })
+        | Err(Verdict::Skipped(reason)) => (None, Some(reason.clone())),
+        Err(Verdict::Document(_)) => (None, None),
     };
     Settled {
-        entry: entry.map(|entry| (candidate.relative.into_os_string(), entry)),
+        skipped: reason.map(|reason| {
+            Box::new(SkippedFile {
+                scope,
+                path: candidate.path,
+                reason,
+            })
+        }),
+        entry: entry
+            .ok()
+            .map(|entry| (candidate.relative.into_os_string(), entry)),
         document,
-        skipped,
         read,
     }
 }

@@ -25,10 +25,10 @@
 //! The walk reads the directory listings while, on the other core, the file is read whole in one
 //! call and its entry chunks are checked and decoded in parallel. The two parts are checked
 //! independently: listings serve the walk even when an entry chunk is rejected (each still only
-//! for a directory whose key matches), and entries load even when the listings are ignored. Decoded documents do not copy
-//! their texts or indexes: they share the one buffer the file was read into (see
-//! [`lexical_score::Bytes`]), which stays in memory while any of them does, however many of the
-//! others have been read again since. A file that is missing is `missing`; one that
+//! for a directory whose key matches), and entries load even when the listings are ignored.
+//! Decoded documents do not copy their texts or indexes: they share the one buffer the file was
+//! read into (see [`lexical_score::Bytes`]), which stays in memory while any of them does, however
+//! many of the others have been read again since. A file that is missing is `missing`; one that
 //! cannot be read, has another magic or version, fails a checksum or does not decode is `rejected`
 //! and simply rewritten after the next scan. Recall never fails because of a catalog.
 //!
@@ -222,8 +222,8 @@ impl Opened {
             .collect()
     }
 
-    /// The entries, read in one call and decoded in parallel.
-    /// Each document is scored ahead for `query`, if given, as it is decoded.
+    /// The entries, read in one call and decoded in parallel; each document is scored ahead for
+    /// `query`, if given, as it is decoded.
     pub(crate) fn entries(
         &self,
         root: &Path,

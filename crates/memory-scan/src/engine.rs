@@ -80,30 +80,35 @@ fn key_of(path: &Path) -> Option<FileKey> {
         .map(|metadata| FileKey::from_metadata(&metadata))
 }
 
-/// [`key_of`] `path`, taken relative to its parent directory: `directory` holds the parent last
-/// opened on this thread and is replaced when `path` lies elsewhere. Falls back to [`key_of`] when
-/// the parent cannot be opened.
-#[cfg(unix)]
-fn key_in_directory(
-    directory: &mut Option<(PathBuf, rustix::fd::OwnedFd)>,
-    path: &Path,
-) -> Option<FileKey> {
-    use rustix::fs::{AtFlags, Mode, OFlags};
-    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
-        return key_of(path);
-    };
-    if directory.as_ref().is_none_or(|(open, _)| open != parent) {
-        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-        *directory = rustix::fs::open(parent, flags, Mode::empty())
-            .ok()
-            .map(|fd| (parent.to_path_buf(), fd));
+/// The parent directory a thread last took a key in, kept open so that the keys of its files
+/// come from a `stat` by name: the kernel then resolves one name instead of every component of
+/// the path. A parent that cannot be opened is remembered as such, and its files' paths are used
+/// whole (as they always are off Unix).
+#[derive(Default)]
+struct OpenParent {
+    #[cfg(unix)]
+    open: Option<(PathBuf, Option<rustix::fd::OwnedFd>)>,
+}
+
+impl OpenParent {
+    /// [`key_of`] `path`.
+    fn key(&mut self, path: &Path) -> Option<FileKey> {
+        #[cfg(unix)]
+        if let (Some(parent), Some(name)) = (path.parent(), path.file_name()) {
+            use rustix::fs::{AtFlags, Mode, OFlags};
+            if self.open.as_ref().is_none_or(|(open, _)| open != parent) {
+                let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+                let fd = rustix::fs::open(parent, flags, Mode::empty()).ok();
+                self.open = Some((parent.to_path_buf(), fd));
+            }
+            if let Some((_, Some(fd))) = &self.open {
+                return rustix::fs::statat(fd, name, AtFlags::empty())
+                    .ok()
+                    .map(|stat| FileKey::from_stat(&stat));
+            }
+        }
+        key_of(path)
     }
-    let Some((_, fd)) = directory.as_ref() else {
-        return key_of(path);
-    };
-    rustix::fs::statat(fd, name, AtFlags::empty())
-        .ok()
-        .map(|stat| FileKey::from_stat(&stat))
 }
 
 /// Whether a candidate's [`FileKey`] was taken ahead of its visit, and what it was.
@@ -248,23 +253,17 @@ impl Walked {
     /// compare most keys with remembered ones and the CPU has other work meanwhile (a catalog
     /// being decoded): otherwise the visit takes them itself, where they are needed.
     ///
-    /// On Unix each thread keeps the directory it is in open and takes a key relative to it, so
-    /// the kernel resolves one name per file instead of every component of its path.
+    /// Each thread keeps the directory it is in open (see [`OpenParent`]).
     pub(crate) fn take_keys(&mut self) {
         for (_, walk) in &mut self.scopes {
-            #[cfg(unix)]
             walk.candidates.par_iter_mut().for_each_init(
-                || None,
-                |directory, candidate| {
-                    candidate.early_key = key_in_directory(directory, &candidate.path)
+                OpenParent::default,
+                |parent, candidate| {
+                    candidate.early_key = parent
+                        .key(&candidate.path)
                         .map_or(EarlyKey::Unavailable, EarlyKey::Taken);
                 },
             );
-            #[cfg(not(unix))]
-            walk.candidates.par_iter_mut().for_each(|candidate| {
-                candidate.early_key =
-                    key_of(&candidate.path).map_or(EarlyKey::Unavailable, EarlyKey::Taken);
-            });
         }
     }
 }
@@ -821,15 +820,11 @@ mod tests {
         fs::write(root.join("a.md"), "one").unwrap();
         fs::write(root.join("sub/b.md"), "two two").unwrap();
         std::os::unix::fs::symlink(root.join("a.md"), root.join("sub/c.md")).unwrap();
-        let mut directory = None;
+        let mut parent = OpenParent::default();
         for name in ["a.md", "sub/b.md", "sub/c.md", "a.md", "sub/missing.md"] {
             let path = root.join(name);
-            assert_eq!(
-                key_in_directory(&mut directory, &path),
-                key_of(&path),
-                "{name}"
-            );
+            assert_eq!(parent.key(&path), key_of(&path), "{name}");
         }
-        assert_eq!(directory.map(|(open, _)| open), Some(root.join("sub")));
+        assert_eq!(parent.open.map(|(open, _)| open), Some(root.join("sub")));
     }
 }
