@@ -40,8 +40,6 @@
 use std::ffi::OsString;
 use std::fs::{self, File};
 use std::io::{self, Write as _};
-#[cfg(unix)]
-use std::io::{Read as _, Seek as _};
 #[cfg(not(unix))]
 use std::path::Component;
 use std::path::{Path, PathBuf};
@@ -230,17 +228,26 @@ impl Opened {
         scope: Scope,
         query: Option<&QueryTokens>,
     ) -> Result<Entries, Rejection> {
+        // On Unix each part is read by the thread that decodes it, into a buffer of its own:
+        // reading overlaps decoding, and the documents of a part share only that part's buffer.
+        #[cfg(unix)]
+        let part = |offset: u64, len: usize| read_at(&self.file, offset, len, self.file_len);
+        #[cfg(not(unix))]
         let all = read_whole(&self.file, self.file_len)?;
+        #[cfg(not(unix))]
+        let part = |offset: u64, len: usize| {
+            usize::try_from(offset)
+                .ok()
+                .and_then(|start| Some(start..start.checked_add(len)?))
+                .filter(|range| range.end <= all.len())
+                .map(|range| all.slice(range))
+                .ok_or(Rejection::Damaged("a part lies past the end of the file"))
+        };
         let decoded: Vec<Entries> = self
             .chunks
             .par_iter()
             .map(|&(offset, len, sum)| {
-                let bytes = usize::try_from(offset)
-                    .ok()
-                    .and_then(|start| Some(start..start.checked_add(len)?))
-                    .filter(|range| range.end <= all.len())
-                    .map(|range| all.slice(range))
-                    .ok_or(Rejection::Damaged("a part lies past the end of the file"))?;
+                let bytes = part(offset, len)?;
                 if XxHash3_64::oneshot(&bytes) != sum {
                     return Err(Rejection::Damaged("chunk checksum mismatch"));
                 }
@@ -640,18 +647,36 @@ fn read_at(file: &File, offset: u64, len: usize, file_len: u64) -> Result<Bytes,
     if end.is_none_or(|end| end > file_len) {
         return Err(Rejection::Damaged("a part lies past the end of the file"));
     }
-    let mut bytes = vec![0; len];
-    read_exact_at(file, &mut bytes, offset)?;
-    Ok(Bytes::from(bytes))
+    Ok(Bytes::from(read_exact_at(file, len, offset)?))
 }
 
+/// `len` bytes at `offset`, read into a buffer that is not zeroed first.
 #[cfg(unix)]
-fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
-    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+fn read_exact_at(file: &File, len: usize, offset: u64) -> io::Result<Vec<u8>> {
+    let mut bytes = Vec::with_capacity(len);
+    while bytes.len() < len {
+        let at = offset + bytes.len() as u64;
+        match rustix::io::pread(file, rustix::buffer::spare_capacity(&mut bytes), at) {
+            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+            Ok(_) | Err(rustix::io::Errno::INTR) => {}
+            Err(error) => return Err(error.into()),
+        }
+    }
+    // The buffer may have had room for more than was asked.
+    bytes.truncate(len);
+    Ok(bytes)
+}
+
+/// [`read_exact_at`] on a zeroed buffer.
+#[cfg(not(unix))]
+fn read_exact_at(file: &File, len: usize, offset: u64) -> io::Result<Vec<u8>> {
+    let mut bytes = vec![0; len];
+    read_exact_into(file, &mut bytes, offset)?;
+    Ok(bytes)
 }
 
 #[cfg(windows)]
-fn read_exact_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
+fn read_exact_into(file: &File, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
     use std::os::windows::fs::FileExt;
     while !buf.is_empty() {
         match file.seek_read(buf, offset) {
@@ -667,30 +692,19 @@ fn read_exact_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> io::Result
     Ok(())
 }
 
-/// The whole file in one read, without zeroing the buffer first: documents share it. Only this
-/// read uses the file position; every other read of a catalog is positional, so they may run at
-/// the same time.
-#[cfg(unix)]
-fn read_whole(file: &File, file_len: u64) -> Result<Bytes, Rejection> {
-    let mut all = Vec::with_capacity(usize::try_from(file_len).unwrap_or(0));
-    let mut reader = file;
-    reader.seek(io::SeekFrom::Start(0))?;
-    reader.read_to_end(&mut all)?;
-    Ok(Bytes::from(all))
-}
-
 /// Elsewhere (neither Unix nor Windows) a read goes through a cloned handle that shares the file
 /// position, so two reads of one catalog at once can get the wrong bytes; the checksums then
 /// reject the part, which is rebuilt, and results are never affected.
 #[cfg(not(any(unix, windows)))]
-fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+fn read_exact_into(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
     use std::io::{Read as _, Seek as _, SeekFrom};
     let mut file = file.try_clone()?;
     file.seek(SeekFrom::Start(offset))?;
     file.read_exact(buf)
 }
 
-/// The whole file in one positional read.
+/// The whole file in one positional read: off Unix the parts are sliced out of it, as a read
+/// elsewhere may share the file position.
 #[cfg(not(unix))]
 fn read_whole(file: &File, file_len: u64) -> Result<Bytes, Rejection> {
     let len = usize::try_from(file_len).map_err(|_| Rejection::Damaged("too large to read"))?;

@@ -94,9 +94,10 @@ impl OpenParent {
     /// [`key_of`] `path`.
     fn key(&mut self, path: &Path) -> Option<FileKey> {
         #[cfg(unix)]
-        if let (Some(parent), Some(name)) = (path.parent(), path.file_name()) {
+        if let Some((parent, name)) = split_parent(path) {
             use rustix::fs::{AtFlags, Mode, OFlags};
-            if self.open.as_ref().is_none_or(|(open, _)| open != parent) {
+            let same = |open: &PathBuf| open.as_os_str() == parent.as_os_str();
+            if !self.open.as_ref().is_some_and(|(open, _)| same(open)) {
                 let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
                 let fd = rustix::fs::open(parent, flags, Mode::empty()).ok();
                 self.open = Some((parent.to_path_buf(), fd));
@@ -109,6 +110,25 @@ impl OpenParent {
         }
         key_of(path)
     }
+}
+
+/// `path` split at its last separator into the directory and the name in it, by bytes (the
+/// walk builds every path by joining plain names, so the last component is always a name);
+/// `None` for a path without a separator or one that ends in it.
+#[cfg(unix)]
+fn split_parent(path: &Path) -> Option<(&Path, &std::ffi::OsStr)> {
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = path.as_os_str().as_bytes();
+    let at = memchr::memrchr(b'/', bytes)?;
+    let name = &bytes[at + 1..];
+    if name.is_empty() || name == b"." || name == b".." {
+        return None;
+    }
+    let parent = if at == 0 { &bytes[..1] } else { &bytes[..at] };
+    Some((
+        Path::new(std::ffi::OsStr::from_bytes(parent)),
+        std::ffi::OsStr::from_bytes(name),
+    ))
 }
 
 /// Whether a candidate's [`FileKey`] was taken ahead of its visit, and what it was.
@@ -809,6 +829,26 @@ mod tests {
             io_reason(&io::Error::from_raw_os_error(ELOOP)),
             SkipReason::SymlinkLoop
         );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_path_splits_at_its_last_separator_into_directory_and_name() {
+        let split = |path: &str| {
+            split_parent(Path::new(path)).map(|(parent, name)| {
+                (
+                    parent.to_str().unwrap().to_owned(),
+                    name.to_str().unwrap().to_owned(),
+                )
+            })
+        };
+        let pair = |parent: &str, name: &str| Some((parent.to_owned(), name.to_owned()));
+        assert_eq!(split("/root/sub/b.md"), pair("/root/sub", "b.md"));
+        assert_eq!(split("/b.md"), pair("/", "b.md"));
+        assert_eq!(split("rel/b.md"), pair("rel", "b.md"));
+        for unsplittable in ["b.md", "/root/sub/", "/root/..", "/root/."] {
+            assert_eq!(split(unsplittable), None, "{unsplittable}");
+        }
     }
 
     #[cfg(unix)]
