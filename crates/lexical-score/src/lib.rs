@@ -25,8 +25,8 @@
 //!   copying it. Loading checks every part, and [`PREPARED_TEXT_VERSION`] names the stored form
 //!   and the tokenizer it came from.
 //! - Active-tool aliases match as whole words only (see [`ActiveToolAliases`]).
-//! - A scoring pass over at least [`PARALLEL_THRESHOLD`] (2,048) documents is split into chunks of
-//!   512 scored on the rayon thread pool and joined in input order, so `select` and `rank` return
+//! - A scoring pass over at least [`PARALLEL_THRESHOLD`] (512) documents is split into chunks of
+//!   128 scored on the rayon thread pool and joined in input order, so `select` and `rank` return
 //!   exactly what a serial pass would; below it, one thread does it all. `Scorable` needs no
 //!   `Sync` bound: each document's prepared text, type and mtime are gathered on the calling
 //!   thread first.

@@ -187,11 +187,13 @@ pub(crate) fn rank_from<D: Scorable>(
 }
 
 /// From this many documents on, a scoring pass is split into chunks scored on the rayon thread
-/// pool. Below it, the pass takes well under a millisecond and threads would only add overhead.
-pub const PARALLEL_THRESHOLD: usize = 2_048;
+/// pool. Below it, the pass takes a few hundred microseconds at most, about what waking the
+/// other threads would cost.
+pub const PARALLEL_THRESHOLD: usize = 512;
 /// Documents per chunk of a parallel scoring pass: big enough to dwarf the cost of a task, small
-/// enough to balance the load between threads.
-const PARALLEL_CHUNK: usize = 512;
+/// enough to balance the load between threads when one of them is slowed by other work on the
+/// machine (1,000 documents are 8 chunks).
+const PARALLEL_CHUNK: usize = 128;
 
 /// What the scoring pass needs of one document, gathered on the calling thread so that only
 /// [`PreparedText`] (which is `Sync`) crosses threads and `Scorable` needs no `Sync` bound.
