@@ -311,11 +311,12 @@ fn fold_signature(full: &[u8]) -> Vec<u8> {
     let slots = (marked * 2)
         .next_power_of_two()
         .clamp(MIN_SIGNATURE_SLOTS, SIGNATURE_SLOTS);
+    // Byte `at` holds slots 2·at and 2·at + 1, which fold into the same nibbles of byte
+    // `at mod (slots / 2)`: each run of `slots / 2` bytes is ORed into the folded signature
+    // (whole runs, as both lengths are powers of two; no division per byte).
     let mut folded = vec![0u8; slots / 2];
-    for (at, &pair) in full.iter().enumerate() {
-        // Each byte holds slots 2·at and 2·at + 1, which fold into the same byte of a signature of
-        // `slots / 2` bytes, in the same nibbles.
-        if let Some(to) = folded.get_mut(at % (slots / 2)) {
+    for run in full.chunks(slots / 2) {
+        for (to, &pair) in folded.iter_mut().zip(run) {
             *to |= pair;
         }
     }
