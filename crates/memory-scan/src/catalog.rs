@@ -19,11 +19,16 @@
 //! chunk table: per chunk, offset u64 | length u64 | xxh3-64 of the chunk u64
 //! xxh3-64 of every byte above
 //! chunk 0: the postcard-encoded list of directory listings
-//! chunks 1..: each a postcard-encoded list of at most ENTRIES_PER_CHUNK entries
+//! chunks 1..: each at most ENTRIES_PER_CHUNK postcard-encoded entries, back to back
 //! ```
 //!
-//! The walk reads the directory listings while, on the other core, the file is read whole in one
-//! call and its entry chunks are checked and decoded in parallel. The two parts are checked
+//! In an entry, the file key (device, inode, size, mtime, ctime) and a document's mtime are
+//! fixed-width little-endian bytes rather than postcard's variable-length integers: nanosecond
+//! times take nine or ten bytes that way, decoded one at a time, and decoding them cost more
+//! than the rest of an entry's fields together.
+//!
+//! The walk reads the directory listings while, on the other core, the entry chunks are read
+//! (on Unix each by the thread that decodes it), checked and decoded in parallel. The two parts are checked
 //! independently: listings serve the walk even when an entry chunk is rejected (each still only
 //! for a directory whose key matches), and entries load even when the listings are ignored.
 //! Decoded documents do not copy their texts or indexes: they share the one buffer the file was
@@ -68,7 +73,7 @@ pub const CATALOG_DIR_NAME: &str = ".memrecall";
 pub const CATALOG_FILE_NAME: &str = "catalog";
 /// The version of the catalog layout and of the walk rules its directory listings follow; a
 /// catalog of another version is rebuilt.
-pub const CATALOG_FORMAT_VERSION: u32 = 2;
+pub const CATALOG_FORMAT_VERSION: u32 = 3;
 
 const MAGIC: [u8; 8] = *b"memrcat\0";
 const FIXED_HEADER_BYTES: usize = 8 + 4 * 4;
@@ -254,7 +259,10 @@ impl Opened {
                 decode_chunk(&bytes, root, scope, query)
             })
             .collect::<Result<_, _>>()?;
-        let entries: Entries = decoded.into_iter().flatten().collect();
+        let mut entries = Entries::with_capacity(decoded.iter().map(Vec::len).sum());
+        for chunk in decoded {
+            entries.extend(chunk);
+        }
         if entries.len() as u64 != u64::from(self.entry_count) {
             return Err(Rejection::Damaged("entry count mismatch"));
         }
@@ -323,7 +331,11 @@ fn write_catalog(
     chunks.extend(
         storable
             .par_chunks(ENTRIES_PER_CHUNK)
-            .map(|chunk| postcard::to_stdvec(chunk).map_err(io::Error::other))
+            .map(|chunk| {
+                chunk.iter().try_fold(Vec::new(), |out, entry| {
+                    postcard::to_extend(entry, out).map_err(io::Error::other)
+                })
+            })
             .collect::<Result<Vec<_>, _>>()?,
     );
     let too_many = |_| io::Error::other("too many catalog entries");
@@ -422,11 +434,70 @@ struct DirectoryIn<'a> {
     entries: Vec<(&'a [u8], EntryKind)>,
 }
 
+/// A [`FileKey`] as 40 little-endian bytes (see the module documentation).
+struct FixedKey(FileKey);
+
+impl Serialize for FixedKey {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let key = &self.0;
+        let mut bytes = [0u8; 40];
+        let fields = [
+            key.device.to_le_bytes(),
+            key.inode.to_le_bytes(),
+            key.size.to_le_bytes(),
+            key.mtime_ns.to_le_bytes(),
+            key.ctime_ns.to_le_bytes(),
+        ];
+        for (to, from) in bytes.chunks_exact_mut(8).zip(fields) {
+            to.copy_from_slice(&from);
+        }
+        serializer.serialize_bytes(&bytes)
+    }
+}
+
+impl<'de> Deserialize<'de> for FixedKey {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let bytes = <&'de [u8]>::deserialize(deserializer)?;
+        let fixed = <&[u8; 40]>::try_from(bytes)
+            .map_err(|_| serde::de::Error::invalid_length(bytes.len(), &"40 bytes"))?;
+        let word = |at: usize| {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(&fixed[at..at + 8]);
+            word
+        };
+        Ok(Self(FileKey {
+            device: u64::from_le_bytes(word(0)),
+            inode: u64::from_le_bytes(word(8)),
+            size: u64::from_le_bytes(word(16)),
+            mtime_ns: i64::from_le_bytes(word(24)),
+            ctime_ns: i64::from_le_bytes(word(32)),
+        }))
+    }
+}
+
+/// Nanoseconds since the Unix epoch as 8 little-endian bytes (see the module documentation).
+struct FixedNanos(i64);
+
+impl Serialize for FixedNanos {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_bytes(&self.0.to_le_bytes())
+    }
+}
+
+impl<'de> Deserialize<'de> for FixedNanos {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let bytes = <&'de [u8]>::deserialize(deserializer)?;
+        let fixed = <[u8; 8]>::try_from(bytes)
+            .map_err(|_| serde::de::Error::invalid_length(bytes.len(), &"8 bytes"))?;
+        Ok(Self(i64::from_le_bytes(fixed)))
+    }
+}
+
 /// One catalog entry as written (borrowing from the cache).
 #[derive(Serialize)]
 struct EntryOut<'a> {
     relative: &'a [u8],
-    key: FileKey,
+    key: FixedKey,
     settled: bool,
     verdict: VerdictOut<'a>,
 }
@@ -439,7 +510,7 @@ enum VerdictOut<'a> {
         title: &'a str,
         description: &'a str,
         body: &'a str,
-        mtime_ns: i64,
+        mtime_ns: FixedNanos,
         prepared: StoredPreparedTextRef<'a>,
     },
     Skipped(StoredSkip),
@@ -450,7 +521,7 @@ enum VerdictOut<'a> {
 #[derive(Deserialize)]
 struct EntryIn<'a> {
     relative: &'a [u8],
-    key: FileKey,
+    key: FixedKey,
     settled: bool,
     #[serde(borrow)]
     verdict: VerdictIn<'a>,
@@ -465,7 +536,7 @@ enum VerdictIn<'a> {
         title: &'a [u8],
         description: &'a [u8],
         body: &'a [u8],
-        mtime_ns: i64,
+        mtime_ns: FixedNanos,
         #[serde(borrow)]
         prepared: StoredPreparedText<'a>,
     },
@@ -531,7 +602,7 @@ fn entry_out((relative, entry): &(OsString, CacheEntry)) -> Option<EntryOut<'_>>
             title: document.title(),
             description: document.description(),
             body: document.body(),
-            mtime_ns: to_epoch_ns(document.mtime()),
+            mtime_ns: FixedNanos(to_epoch_ns(document.mtime())),
             prepared: document.prepared().stored(
                 document.title(),
                 document.description(),
@@ -542,73 +613,81 @@ fn entry_out((relative, entry): &(OsString, CacheEntry)) -> Option<EntryOut<'_>>
     };
     Some(EntryOut {
         relative: relative.as_encoded_bytes(),
-        key: entry.key,
+        key: FixedKey(entry.key),
         settled: entry.settled,
         verdict,
     })
 }
 
+/// The entries of one chunk, decoded one after another straight into cache entries.
 fn decode_chunk(
     bytes: &Bytes,
     root: &Path,
     scope: Scope,
     query: Option<&QueryTokens>,
 ) -> Result<Entries, Rejection> {
-    let stored: Vec<EntryIn<'_>> =
-        postcard::from_bytes(bytes).map_err(|e| Rejection::Undecodable(e.to_string()))?;
+    let mut entries = Entries::with_capacity(ENTRIES_PER_CHUNK);
+    let mut rest: &[u8] = bytes;
+    while !rest.is_empty() {
+        let (entry, after) = postcard::take_from_bytes::<EntryIn<'_>>(rest)
+            .map_err(|e| Rejection::Undecodable(e.to_string()))?;
+        rest = after;
+        entries.push(decode_entry(entry, bytes, root, scope, query)?);
+    }
+    Ok(entries)
+}
+
+fn decode_entry(
+    entry: EntryIn<'_>,
+    bytes: &Bytes,
+    root: &Path,
+    scope: Scope,
+    query: Option<&QueryTokens>,
+) -> Result<(OsString, CacheEntry), Rejection> {
     let text = |part: &[u8]| {
         ByteString::try_from(bytes.slice_ref(part))
             .map_err(|_| Rejection::Undecodable("a text is not UTF-8".into()))
     };
-    stored
-        .into_iter()
-        .map(|entry| {
-            let relative = relative_path(entry.relative).ok_or_else(|| {
-                Rejection::Undecodable("a path is not a plain relative path".into())
-            })?;
-            let verdict = match entry.verdict {
-                VerdictIn::Document {
-                    memory_type,
-                    title,
-                    description,
-                    body,
-                    mtime_ns,
-                    prepared,
-                } => {
-                    let (title, description, body) =
-                        (text(title)?, text(description)?, text(body)?);
-                    let prepared = prepared
-                        .restore(bytes, &title, &description, &body)
-                        .map_err(|e| Rejection::Undecodable(e.to_string()))?;
-                    if let Some(query) = query {
-                        prepared.score_ahead(query);
-                    }
-                    let topic = Topic::from_stored(memory_type, title, description, body)
-                        .ok_or_else(|| {
-                            Rejection::Undecodable("a stored topic breaks its invariants".into())
-                        })?;
-                    let path = crate::engine::join(root, &relative);
-                    let document = Document::from_scan(
-                        scope,
-                        path,
-                        PathBuf::from(relative.clone()),
-                        topic,
-                        from_epoch_ns(mtime_ns),
-                    );
-                    Verdict::Document(Arc::new(ScannedDocument::with_prepared(document, prepared)))
-                }
-                VerdictIn::Skipped(skip) => Verdict::Skipped(skip.into_reason()),
-            };
-            Ok((
-                relative,
-                CacheEntry {
-                    key: entry.key,
-                    settled: entry.settled,
-                    verdict,
-                },
-            ))
-        })
-        .collect()
+    let relative = relative_path(entry.relative)
+        .ok_or_else(|| Rejection::Undecodable("a path is not a plain relative path".into()))?;
+    let verdict = match entry.verdict {
+        VerdictIn::Document {
+            memory_type,
+            title,
+            description,
+            body,
+            mtime_ns,
+            prepared,
+        } => {
+            let (title, description, body) = (text(title)?, text(description)?, text(body)?);
+            let prepared = prepared
+                .restore(bytes, &title, &description, &body)
+                .map_err(|e| Rejection::Undecodable(e.to_string()))?;
+            if let Some(query) = query {
+                prepared.score_ahead(query);
+            }
+            let topic =
+                Topic::from_stored(memory_type, title, description, body).ok_or_else(|| {
+                    Rejection::Undecodable("a stored topic breaks its invariants".into())
+                })?;
+            let path = crate::engine::join(root, &relative);
+            let document = Document::from_scan(
+                scope,
+                path,
+                PathBuf::from(relative.clone()),
+                topic,
+                from_epoch_ns(mtime_ns.0),
+            );
+            Verdict::Document(Arc::new(ScannedDocument::with_prepared(document, prepared)))
+        }
+        VerdictIn::Skipped(skip) => Verdict::Skipped(skip.into_reason()),
+    };
+    let entry = CacheEntry {
+        key: entry.key.0,
+        settled: entry.settled,
+        verdict,
+    };
+    Ok((relative, entry))
 }
 
 /// A stored entry name, accepted only when it is one plain path component: not empty, no
@@ -736,6 +815,26 @@ mod tests {
 
     use super::*;
     use crate::engine::INDEX_FILE_NAME;
+
+    #[test]
+    fn fixed_width_keys_and_times_round_trip_and_other_widths_are_rejected() {
+        let key = FileKey {
+            device: u64::MAX,
+            inode: 1 << 40,
+            size: 0,
+            mtime_ns: -1_000_000_007,
+            ctime_ns: i64::MAX,
+        };
+        let bytes = postcard::to_stdvec(&(FixedKey(key), FixedNanos(i64::MIN))).unwrap();
+        // A length byte and the fixed bytes, for each.
+        assert_eq!(bytes.len(), 1 + 40 + 1 + 8);
+        let (back, nanos): (FixedKey, FixedNanos) = postcard::from_bytes(&bytes).unwrap();
+        assert_eq!((back.0, nanos.0), (key, i64::MIN));
+        let short = postcard::to_stdvec(&&[0u8; 39][..]).unwrap();
+        assert!(postcard::from_bytes::<FixedKey>(&short).is_err());
+        let long = postcard::to_stdvec(&&[0u8; 9][..]).unwrap();
+        assert!(postcard::from_bytes::<FixedNanos>(&long).is_err());
+    }
 
     #[test]
     fn names_with_a_separator_or_dots_are_not_plain_names() {
