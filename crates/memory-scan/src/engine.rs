@@ -715,13 +715,17 @@ pub(crate) fn read_topic_file(path: &Path, follow_symlink: bool) -> ReadOutcome 
     if metadata.len() > MAX_TOPIC_BYTES {
         return skipped(too_large(metadata.len()), Some(key));
     }
-    // One byte of headroom lets `read_to_end` see end-of-file without growing the buffer.
-    let capacity = usize::try_from(metadata.len())
-        .unwrap_or(0)
-        .saturating_add(1);
-    let mut bytes = Vec::with_capacity(capacity);
-    // The cap applies again while reading: the file may grow after the fstat.
-    if let Err(error) = (&file).take(MAX_TOPIC_BYTES + 1).read_to_end(&mut bytes) {
+    // The file is read up to the size its fstat gave, which is what its key describes: one read
+    // call, without a second one to find the end. A file written meanwhile has another key at the
+    // next scan and is read again then. A size of 0 is not taken at its word (some file systems
+    // report 0 for files with content): such a file is read to its end, the cap applying while
+    // reading.
+    let limit = match metadata.len() {
+        0 => MAX_TOPIC_BYTES + 1,
+        size => size,
+    };
+    let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
+    if let Err(error) = (&file).take(limit).read_to_end(&mut bytes) {
         return skipped(io_reason(&error), Some(key));
     }
     let read_len = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
