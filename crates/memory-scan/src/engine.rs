@@ -556,7 +556,10 @@ impl Walk {
                 .is_some_and(|listing| listing.settled && listing.key == key)
         });
         if reusable && let Some(listing) = remembered.take() {
-            let entries = listing.entries.iter().rev().cloned().collect();
+            let entries: Vec<_> = listing.entries.iter().rev().cloned().collect();
+            // Most of a remembered listing's entries are topics: room for them at once, rather
+            // than doubling a list of tens of thousands of candidates over and over.
+            self.candidates.reserve(entries.len());
             self.directories.insert(relative.to_path_buf(), listing);
             self.listings_reused += 1;
             return Ok(Pending::Remembered(entries));
