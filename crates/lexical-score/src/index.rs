@@ -68,9 +68,12 @@ pub(crate) trait FieldText {
 }
 
 /// A query token prepared for index look-ups.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub(crate) struct QueryTerm {
     pub(crate) text: String,
+    /// A substring searcher for `text`, built once per query rather than once per search: a
+    /// short token passes many signatures, so it is searched for in many fields.
+    finder: memchr::memmem::Finder<'static>,
     hash: u64,
     /// The first `slot_count` entries are the token's distinct trigram slots; kept inline so a
     /// query's terms sit in one contiguous block.
@@ -90,6 +93,7 @@ impl QueryTerm {
             slot_count += 1;
         }
         Self {
+            finder: memchr::memmem::Finder::new(text.as_bytes()).into_owned(),
             text,
             hash,
             slots,
@@ -104,6 +108,15 @@ impl QueryTerm {
             .unwrap_or_default()
     }
 }
+
+impl PartialEq for QueryTerm {
+    fn eq(&self, other: &Self) -> bool {
+        // The searcher and the rest are derived from the text and whether it is a bigram.
+        self.text == other.text && self.bigram == other.bigram
+    }
+}
+
+impl Eq for QueryTerm {}
 
 /// See the module documentation. Two indexes are equal when they hold the same signature and the
 /// same terms, wherever the terms sit in the table.
@@ -266,7 +279,12 @@ impl TermIndex {
             }
         }
         for (position, bit) in FIELD_BITS.iter().enumerate() {
-            if candidates & bit != 0 && fields.field(position).contains(term.text.as_str()) {
+            if candidates & bit != 0
+                && term
+                    .finder
+                    .find(fields.field(position).as_bytes())
+                    .is_some()
+            {
                 found |= bit;
             }
         }
