@@ -102,21 +102,17 @@ impl QueryTerm {
         }
     }
 
+    /// Whether `text` contains this token.
+    fn is_in(&self, text: &str) -> bool {
+        self.finder.find(text.as_bytes()).is_some()
+    }
+
     fn slots(&self) -> &[u16] {
         self.slots
             .get(..usize::from(self.slot_count))
             .unwrap_or_default()
     }
 }
-
-impl PartialEq for QueryTerm {
-    fn eq(&self, other: &Self) -> bool {
-        // The searcher and the rest are derived from the text and whether it is a bigram.
-        self.text == other.text && self.bigram == other.bigram
-    }
-}
-
-impl Eq for QueryTerm {}
 
 /// See the module documentation. Two indexes are equal when they hold the same signature and the
 /// same terms, wherever the terms sit in the table.
@@ -279,12 +275,7 @@ impl TermIndex {
             }
         }
         for (position, bit) in FIELD_BITS.iter().enumerate() {
-            if candidates & bit != 0
-                && term
-                    .finder
-                    .find(fields.field(position).as_bytes())
-                    .is_some()
-            {
+            if candidates & bit != 0 && term.is_in(fields.field(position)) {
                 found |= bit;
             }
         }
