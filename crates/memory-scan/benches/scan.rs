@@ -5,7 +5,9 @@
 //! `recall_warm_cache` is every later recall (a stat of each directory and file; unchanged
 //! directories are not listed again); `recall_from_catalog` is the first recall of a new process
 //! when the root's persistent catalog is warm (the same stats + load); `capped` is the non-recall
-//! scanner.
+//! scanner. `read_floor` lists the same files and reads each whole on both cores, parsing nothing:
+//! the floor a fresh scan cannot go below, measured in the same run so that the ratio of the two
+//! holds whatever else the host is doing.
 
 use std::fmt::Write as _;
 use std::fs;
@@ -13,6 +15,7 @@ use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use criterion::{BenchmarkId, Criterion, criterion_main};
+use rayon::prelude::*;
 
 // The allocator the `memrecall` binary runs with, so the figures are the shipped ones.
 #[global_allocator]
@@ -68,6 +71,19 @@ fn fresh_scan(cache: DocumentCache, roots: &MemoryRoots) -> (DocumentCache, Reca
     (cache, scan)
 }
 
+/// Lists the topic directory and reads every file whole (open, fstat, read, close) on the rayon
+/// pool; returns the bytes read.
+fn read_every_file(dir: &Path) -> u64 {
+    let paths: Vec<_> = fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    paths
+        .par_iter()
+        .map(|path| fs::read(path).unwrap().len() as u64)
+        .sum()
+}
+
 fn bench_scans(c: &mut Criterion) {
     let mut group = c.benchmark_group("scan");
     for topics in SIZES {
@@ -107,6 +123,12 @@ fn bench_scans(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("capped", topics), &roots, |b, roots| {
             b.iter(|| scan_capped(roots).unwrap());
         });
+        let topic_dir = dir.path().join("reference");
+        group.bench_with_input(
+            BenchmarkId::new("read_floor", topics),
+            &topic_dir,
+            |b, topic_dir| b.iter(|| read_every_file(topic_dir)),
+        );
     }
     group.finish();
 }
