@@ -256,12 +256,20 @@ fn for_each_ascii_token<'t>(text: &'t str, emit: &mut impl FnMut(usize, &'t str)
     for (block_index, block) in text.as_bytes().chunks(64).enumerate() {
         let base = block_index * 64;
         let mut mask = 0u64;
-        for (word_index, word) in block.chunks(8).enumerate() {
-            let mut bytes = [0u8; 8];
-            if let Some(head) = bytes.get_mut(..word.len()) {
-                head.copy_from_slice(word);
+        // Whole words are plain loads; only a partial last word is copied into a zeroed one.
+        let mut words = block.chunks_exact(8);
+        let mut shift = 0;
+        for word in &mut words {
+            let word = u64::from_le_bytes(word.try_into().unwrap_or_default());
+            mask |= alphanumeric_bits(word) << shift;
+            shift += 8;
+        }
+        if !words.remainder().is_empty() {
+            let mut last = [0u8; 8];
+            if let Some(head) = last.get_mut(..words.remainder().len()) {
+                head.copy_from_slice(words.remainder());
             }
-            mask |= alphanumeric_bits(u64::from_le_bytes(bytes)) << (8 * word_index);
+            mask |= alphanumeric_bits(u64::from_le_bytes(last)) << shift;
         }
         let before = (mask << 1) | u64::from(open.is_some());
         let mut starts = mask & !before;
