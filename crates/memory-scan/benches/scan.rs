@@ -1,7 +1,9 @@
 //! Time to scan and parse trees of ~1 KiB topic files on a warm page cache.
 //!
 //! `recall_fresh_cache` is the figure that matters for the first recall of a session: a new
-//! `DocumentCache`, so every file is listed, opened, read, parsed and prepared for scoring.
+//! `DocumentCache`, so every file is listed, opened, read, parsed and prepared for scoring;
+//! `recall_fresh_cache_punctuated` is the same on bodies with a dash and a curly apostrophe in
+//! every sentence, as English notes usually have.
 //! `recall_warm_cache` is every later recall (a stat of each directory and file; unchanged
 //! directories are not listed again); `recall_from_catalog` is the first recall of a new process
 //! when the root's persistent catalog is warm (the same stats + load); `capped` is the non-recall
@@ -24,27 +26,37 @@ use memory_scan::{DocumentCache, MemoryRoots, RecallScan, scan_capped};
 
 const SIZES: [usize; 3] = [200, 1_000, 10_000];
 
-fn body(index: usize) -> String {
+/// The body of topic `index`: all ASCII, or `punctuated` the way English notes usually are, with
+/// a dash and a curly apostrophe in every sentence (which takes the tokenizer off its all-ASCII
+/// path).
+fn body(index: usize, punctuated: bool) -> String {
     let mut body = String::with_capacity(1_000);
     while body.len() < 920 {
-        let _ = write!(
-            body,
-            "Deployment note {index}: the staging cluster rotates credentials weekly. "
-        );
+        if punctuated {
+            let _ = write!(
+                body,
+                "Deployment note {index} \u{2014} the staging cluster\u{2019}s credentials rotate weekly. "
+            );
+        } else {
+            let _ = write!(
+                body,
+                "Deployment note {index}: the staging cluster rotates credentials weekly. "
+            );
+        }
     }
     body
 }
 
 /// Files and directories are dated a day back, like those of a real tree, so none is inside the
 /// cache's racy-timestamp margin (which would make every scan read or list it again).
-fn build_tree(root: &Path, topics: usize) {
+fn build_tree(root: &Path, topics: usize, punctuated: bool) {
     let dir = root.join("reference");
     fs::create_dir_all(&dir).unwrap();
     let day_ago = SystemTime::now() - Duration::from_hours(24);
     for i in 0..topics {
         let text = format!(
             "---\nname: Topic {i}\ndescription: Reference material number {i} for the scan benchmark\ntype: reference\n---\n\n{}\n",
-            body(i)
+            body(i, punctuated)
         );
         let path = dir.join(format!("topic-{i:05}.md"));
         fs::write(&path, text).unwrap();
@@ -88,7 +100,7 @@ fn bench_scans(c: &mut Criterion) {
     let mut group = c.benchmark_group("scan");
     for topics in SIZES {
         let dir = tempfile::tempdir().unwrap();
-        build_tree(dir.path(), topics);
+        build_tree(dir.path(), topics, false);
         let roots = MemoryRoots {
             project: Some(dir.path().to_path_buf()),
             user: None,
@@ -123,6 +135,25 @@ fn bench_scans(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("capped", topics), &roots, |b, roots| {
             b.iter(|| scan_capped(roots).unwrap());
         });
+        let punctuated = tempfile::tempdir().unwrap();
+        build_tree(punctuated.path(), topics, true);
+        let punctuated_roots = MemoryRoots {
+            project: Some(punctuated.path().to_path_buf()),
+            user: None,
+        };
+        assert_eq!(
+            DocumentCache::new()
+                .scan_recall(&punctuated_roots)
+                .unwrap()
+                .documents
+                .len(),
+            topics
+        );
+        group.bench_with_input(
+            BenchmarkId::new("recall_fresh_cache_punctuated", topics),
+            &punctuated_roots,
+            |b, roots| b.iter_with_large_drop(|| fresh_scan(DocumentCache::new(), roots)),
+        );
         let topic_dir = dir.path().join("reference");
         group.bench_with_input(
             BenchmarkId::new("read_floor", topics),
