@@ -34,6 +34,7 @@
 //!   dot below (U+0323), which list Katakana, are CJK too.
 
 mod candidates;
+mod class_table;
 pub mod frozen;
 mod index;
 mod memory_type;

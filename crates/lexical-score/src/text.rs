@@ -7,16 +7,16 @@
 //! start or continue a run, can it change under NFKC or lowercasing). The answers come from the
 //! Unicode tables, but for the characters memory notes are mostly written in (ASCII, the other
 //! two-byte UTF-8 scripts, general punctuation and arrows, CJK punctuation and kana, Han and
-//! Hangul syllables) they are looked up in one small table built from those same answers, checked
-//! exhaustively by a unit test. ASCII text skips all of it: it is lowercased bytewise and tokenized
+//! Hangul syllables) they are looked up in one small table of those same answers, written out in
+//! `class_table.rs` (no process computes it) and checked exhaustively by unit tests. ASCII text skips all of it: it is lowercased bytewise and tokenized
 //! as runs of `[a-z0-9]`, and so are the ASCII stretches of other text, found eight bytes at a
 //! time.
-
-use std::sync::LazyLock;
 
 use unicode_normalization::char::{canonical_combining_class, is_combining_mark};
 use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfkc_quick};
 use unicode_script::{Script, UnicodeScript};
+
+use crate::class_table::CLASS_TABLE;
 
 /// Minimum number of code points of a non-CJK run for it to count as a token.
 const MIN_RUN_CHARS: usize = 3;
@@ -49,15 +49,20 @@ const KANA_END: u32 = 0x3100;
 const PUNCTUATION_AT: u32 = LOW_END;
 const KANA_AT: u32 = PUNCTUATION_AT + (PUNCTUATION_END - PUNCTUATION_START);
 
-/// Classes of U+0000..U+07FF, U+2000..U+22FF and U+3000..U+30FF, in that order, computed once
-/// from the Unicode tables.
-static CLASS_TABLE: LazyLock<Box<[u8]>> = LazyLock::new(|| {
+/// Entries of the class table: U+0000..U+07FF, U+2000..U+22FF and U+3000..U+30FF, in that order.
+pub(crate) const CLASS_TABLE_LEN: usize =
+    (LOW_END + (PUNCTUATION_END - PUNCTUATION_START) + (KANA_END - KANA_START)) as usize;
+
+/// The class table as the Unicode tables give it (see [`CLASS_TABLE`], which is this, written
+/// out so that no process spends the half millisecond computing it before its first recall).
+#[cfg(test)]
+fn class_table_from_unicode() -> Vec<u8> {
     (0..LOW_END)
         .chain(PUNCTUATION_START..PUNCTUATION_END)
         .chain(KANA_START..KANA_END)
         .map(|code| char::from_u32(code).map_or(0, class_by_tables))
         .collect()
-});
+}
 
 /// The class bits of `c`, from the table where it covers `c`.
 fn class_in(table: &[u8], c: char) -> u8 {
@@ -489,6 +494,48 @@ mod tests {
             .collect();
         assert!(disagreeing.is_empty(), "{disagreeing:?}");
     }
+
+    #[test]
+    fn the_written_out_class_table_is_the_one_the_unicode_tables_give() {
+        let differing: Vec<usize> = class_table_from_unicode()
+            .iter()
+            .zip(CLASS_TABLE.iter())
+            .enumerate()
+            .filter(|(_, (computed, written))| computed != written)
+            .map(|(at, _)| at)
+            .take(10)
+            .collect();
+        assert!(
+            differing.is_empty(),
+            "entries {differing:?} differ; after a Unicode update, rewrite the table with \
+             `cargo test -p lexical-score --lib -- --ignored write_the_class_table`"
+        );
+    }
+
+    /// Writes `class_table.rs` from the Unicode tables (see the test above).
+    #[test]
+    #[ignore = "rewrites a source file; run by hand after a Unicode update"]
+    fn write_the_class_table() {
+        use std::fmt::Write as _;
+        let mut source = String::from(CLASS_TABLE_HEADER);
+        source.push_str("#[rustfmt::skip]\n");
+        source.push_str("pub(crate) static CLASS_TABLE: [u8; crate::text::CLASS_TABLE_LEN] = [\n");
+        for line in class_table_from_unicode().chunks(16) {
+            let entries: Vec<String> = line.iter().map(|class| format!("{class:>2},")).collect();
+            writeln!(source, "    {}", entries.join(" ")).unwrap();
+        }
+        source.push_str("];\n");
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/class_table.rs");
+        std::fs::write(path, source).unwrap();
+    }
+
+    const CLASS_TABLE_HEADER: &str = "\
+//! The class table of the `text` module, written out: the class bits of U+0000..U+07FF,
+//! U+2000..U+22FF and U+3000..U+30FF, in that order. Generated from the Unicode tables by
+//! `cargo test -p lexical-score --lib -- --ignored write_the_class_table`; a unit test checks
+//! that it is still what they give.
+
+";
 
     #[test]
     fn the_class_table_agrees_with_the_unicode_tables_for_every_character() {
