@@ -125,12 +125,21 @@ pub(crate) struct Opened {
 /// Opens the catalog of `root` and checks its header; `Ok(None)` when there is none.
 pub(crate) fn open(root: &Path) -> Result<Option<Opened>, Rejection> {
     let path = catalog_path(root);
-    let file = match File::open(&path) {
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    // Never blocks: a FIFO in the catalog's place would otherwise wait for a writer forever.
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    let file = match options.open(&path) {
         Ok(file) => file,
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(error) => return Err(error.into()),
     };
-    let file_len = file.metadata()?.len();
+    let metadata = file.metadata()?;
+    if !metadata.is_file() {
+        return Err(Rejection::NotACatalog);
+    }
+    let file_len = metadata.len();
     let available =
         usize::try_from(file_len).map_or(FIXED_HEADER_BYTES, |len| len.min(FIXED_HEADER_BYTES));
     let fixed = read_at(&file, 0, available, file_len)?;

@@ -765,14 +765,17 @@ fn parse_reason(error: ParseError) -> SkipReason {
 }
 
 /// Opens a topic file for reading; without `follow_symlink`, opening a symlink fails with
-/// `ELOOP` where the platform can tell.
+/// `ELOOP` where the platform can tell. On Unix the open never blocks: a FIFO put where a topic
+/// file was listed (or behind a symlink to one) would otherwise wait for a writer forever. It is
+/// then skipped as not a file; a regular file reads the same either way.
 fn open_topic(path: &Path, follow_symlink: bool) -> io::Result<File> {
     let mut options = fs::OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
-    if !follow_symlink {
+    {
         use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NOFOLLOW);
+        let no_follow = if follow_symlink { 0 } else { libc::O_NOFOLLOW };
+        options.custom_flags(libc::O_NONBLOCK | no_follow);
     }
     #[cfg(not(unix))]
     let _ = follow_symlink;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use lexical_score::{QueryTokens, score};
 use memory_scan::{CatalogOutcome, DocumentCache, RecallScan, ScannedDocument, catalog_path};
 
-use crate::support::{Tree, settle, topic, write, write_topic};
+use crate::support::{Tree, finishes_within, make_fifo, settle, topic, write, write_topic};
 
 /// A project tree of three settled topics and one settled non-topic, with its catalog written.
 fn tree_with_catalog() -> Tree {
@@ -238,6 +238,25 @@ fn corrupted_catalog_is_ignored_and_rebuilt() {
         catalog_outcome(&rebuilt),
         &CatalogOutcome::Loaded { entries: 4 }
     );
+}
+
+#[test]
+fn fifo_in_the_catalogs_place_is_rejected_without_waiting_for_a_writer() {
+    let tree = Tree::new();
+    write_topic(&tree.project(), "a.md");
+    fs::create_dir(tree.project().join(".memrecall")).unwrap();
+    make_fifo(&catalog_path(&tree.project()));
+
+    let roots = tree.project_only();
+    let scan = finishes_within(std::time::Duration::from_secs(30), move || {
+        DocumentCache::with_catalog().scan_recall(&roots).unwrap()
+    });
+
+    assert!(matches!(
+        catalog_outcome(&scan),
+        CatalogOutcome::Rejected { .. }
+    ));
+    assert_eq!(scan.documents.len(), 1);
 }
 
 #[test]

@@ -1,10 +1,11 @@
 use std::path::Path;
+use std::time::Duration;
 
 use memory_scan::{
     DocumentCache, MAX_TOPIC_BYTES, ScanReport, Scope, SkipReason, SkippedFile, scan_capped,
 };
 
-use crate::support::{Tree, topic, write, write_topic};
+use crate::support::{Tree, finishes_within, make_fifo, topic, write, write_topic};
 
 fn project_report(tree: &Tree) -> ScanReport {
     DocumentCache::new()
@@ -124,12 +125,17 @@ fn directory_named_like_a_topic_is_not_a_file_but_is_still_walked() {
 #[test]
 fn fifo_named_like_a_topic_is_not_a_file_and_is_never_opened() {
     let tree = Tree::new();
-    let status = std::process::Command::new("mkfifo")
-        .arg(tree.project().join("pipe.md"))
-        .status()
-        .unwrap();
-    assert!(status.success());
+    make_fifo(&tree.project().join("pipe.md"));
     assert_eq!(only_skip(&project_report(&tree)), &SkipReason::NotAFile);
+}
+
+#[test]
+fn symlink_to_a_fifo_is_not_a_file_and_the_scan_does_not_wait_for_a_writer() {
+    let tree = Tree::new();
+    make_fifo(&tree.project().join("pipe"));
+    std::os::unix::fs::symlink("pipe", tree.project().join("link.md")).unwrap();
+    let report = finishes_within(Duration::from_secs(30), move || project_report(&tree));
+    assert_eq!(only_skip(&report), &SkipReason::NotAFile);
 }
 
 #[test]

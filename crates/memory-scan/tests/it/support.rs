@@ -101,3 +101,25 @@ fn backdate(file: &fs::File) {
     let mtime = file.metadata().unwrap().modified().unwrap();
     file.set_modified(mtime - Duration::from_hours(1)).unwrap();
 }
+
+/// Makes a FIFO (named pipe) at `path`; opening it for reading the usual way waits for a writer.
+pub fn make_fifo(path: &Path) {
+    let status = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(status.success(), "mkfifo {}", path.display());
+}
+
+/// Runs `work` on a thread of its own and returns its result, failing the test if it has not
+/// finished within a generous `limit` (a scan that blocks forever would otherwise hang the run).
+pub fn finishes_within<T: Send + 'static>(
+    limit: Duration,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> T {
+    let (done, result) = std::sync::mpsc::channel();
+    std::thread::spawn(move || done.send(work()));
+    result
+        .recv_timeout(limit)
+        .unwrap_or_else(|_| panic!("still running after {limit:?}"))
+}
