@@ -3,6 +3,7 @@
 
 use std::cmp::Ordering;
 use std::ffi::OsString;
+use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
@@ -335,8 +336,25 @@ impl DocumentCache {
                 })
                 .collect()
         };
+        let same_root = |a: &Path, b: &Path| {
+            fs::canonicalize(a)
+                .ok()
+                .is_some_and(|a| fs::canonicalize(b).ok() == Some(a))
+        };
+        let project_root = snapshots
+            .iter()
+            .find(|(scope, ..)| *scope == Scope::Project)
+            .map(|(_, root, _)| root.clone());
         snapshots
             .into_iter()
+            // The same root given for both scopes has one catalog, the project scope's: the user
+            // scope recalls none of its files (see the engine's overlap rule).
+            .filter(|(scope, root, _)| {
+                *scope == Scope::Project
+                    || !project_root
+                        .as_deref()
+                        .is_some_and(|project| same_root(project, root))
+            })
             .map(|(scope, root, (entries, directories))| {
                 let outcome = match catalog::save(&root, &entries, &directories) {
                     Ok(written) => Ok(written),

@@ -11,6 +11,10 @@
 //!   walked anyway, so nothing loops and nothing is listed twice through a link); a symlinked file
 //!   counts only if it resolves to a regular file inside the root.
 //!
+//! When the roots overlap (the same directory given for both scopes, or one inside the other), a
+//! file both walks reach is one document, in the project scope: a document's identity is its
+//! absolute path. The scan report carries a warning saying how many files that was.
+//!
 //! Each candidate is read with one `open`, one `fstat` of that descriptor and one read, in
 //! parallel across the rayon pool; results are ordered by relative path, never by thread timing.
 
@@ -227,17 +231,31 @@ pub(crate) fn list_scopes(
         warnings: Vec::new(),
     };
     let [project_prior, user_prior] = priors;
+    let mut project_root = None;
     for (scope, root, prior) in [
         (Scope::Project, &roots.project, project_prior),
         (Scope::User, &roots.user, user_prior),
     ] {
         let Some(root) = root else { continue };
         let walked = open_root(root).and_then(|opened| match opened {
-            Some(opened) => walk(scope, &opened, prior).map(Some),
+            Some(opened) => walk(scope, &opened, prior).map(|walked| Some((opened, walked))),
             None => Ok(None),
         });
         match walked {
-            Ok(Some(walked)) => walked_scopes.scopes.push((scope, walked)),
+            Ok(Some((opened, mut walked))) => {
+                match (scope, &project_root) {
+                    (Scope::Project, _) => project_root = Some(opened),
+                    (Scope::User, Some(project)) => {
+                        if let Some(warning) =
+                            drop_files_of_the_project(project, &opened, &mut walked, &walked_scopes)
+                        {
+                            walked_scopes.warnings.push(warning);
+                        }
+                    }
+                    (Scope::User, None) => {}
+                }
+                walked_scopes.scopes.push((scope, walked));
+            }
             Ok(None) => {}
             Err(source) if scope == Scope::Project => {
                 return Err(ScanError::ProjectRoot {
@@ -252,6 +270,53 @@ pub(crate) fn list_scopes(
         }
     }
     Ok(walked_scopes)
+}
+
+/// A document's identity is its absolute path, so a file both roots reach (the same root given
+/// twice, or one root inside the other) is one document, in the project scope: drops from the
+/// user scope's `walk` every file the project's walk (in `walked`) already holds, and says so.
+fn drop_files_of_the_project(
+    project: &Root,
+    user: &Root,
+    walk: &mut Walk,
+    walked: &Walked,
+) -> Option<String> {
+    let overlapping = project.canonical.starts_with(&user.canonical)
+        || user.canonical.starts_with(&project.canonical);
+    if !overlapping {
+        return None;
+    }
+    let (_, project_walk) = walked
+        .scopes
+        .iter()
+        .find(|(scope, _)| *scope == Scope::Project)?;
+    let in_project: std::collections::HashSet<PathBuf> = project_walk
+        .candidates
+        .iter()
+        .map(|candidate| project.canonical.join(&candidate.relative))
+        .chain(project_walk.skipped.iter().filter_map(|skipped| {
+            let relative = skipped.path.strip_prefix(&project.absolute).ok()?;
+            Some(project.canonical.join(relative))
+        }))
+        .collect();
+    let before = walk.candidates.len() + walk.skipped.len();
+    walk.candidates
+        .retain(|candidate| !in_project.contains(&user.canonical.join(&candidate.relative)));
+    walk.skipped.retain(|skipped| {
+        skipped
+            .path
+            .strip_prefix(&user.absolute)
+            .map_or(true, |relative| {
+                !in_project.contains(&user.canonical.join(relative))
+            })
+    });
+    let dropped = before - walk.candidates.len() - walk.skipped.len();
+    walk.files_seen = walk.files_seen.saturating_sub(dropped);
+    Some(format!(
+        "the user memory root {} and the project memory root {} overlap; {dropped} file(s) under both are recalled once, in the project scope",
+        user.absolute.display(),
+        project.absolute.display()
+    ))
 }
 
 impl Walked {

@@ -491,3 +491,27 @@ mod damaged {
         }
     }
 }
+
+#[test]
+fn the_same_root_given_for_both_scopes_gets_one_catalog_holding_the_project_scope() {
+    let tree = tree_with_catalog();
+    let roots = memory_scan::MemoryRoots {
+        project: Some(tree.project()),
+        user: Some(tree.project()),
+    };
+    write_topic(&tree.project(), "d.md");
+    settle(tree.dir.path());
+
+    let cache = DocumentCache::with_catalog();
+    cache.scan_recall(&roots).unwrap();
+    let writes = cache.persist_catalogs();
+
+    assert_eq!(writes.len(), 1);
+    assert_eq!(writes[0].scope, memory_scan::Scope::Project);
+    assert_eq!(writes[0].outcome, Ok(5));
+    let again = scan_with_catalog(&tree);
+    assert_eq!(
+        catalog_outcome(&again),
+        &CatalogOutcome::Loaded { entries: 5 }
+    );
+}

@@ -311,3 +311,82 @@ fn recall_orders_paths_by_component_even_when_names_sort_below_the_separator() {
     assert_eq!(paths, component_order);
     assert_eq!(paths[0], PathBuf::from("a/b.md"));
 }
+
+#[test]
+fn the_same_root_given_for_both_scopes_yields_each_file_once_in_the_project_scope() {
+    let tree = Tree::new();
+    write_topic(&tree.project(), "a.md");
+    write(&tree.project(), "notes.md", "no frontmatter here");
+    let roots = MemoryRoots {
+        project: Some(tree.project()),
+        user: Some(tree.project().join(".").join("..").join("project")),
+    };
+
+    let scan = DocumentCache::new().scan_recall(&roots).unwrap();
+
+    assert_eq!(
+        relative_paths(&scan),
+        vec![(Scope::Project, PathBuf::from("a.md"))]
+    );
+    assert_eq!(scan.report.skipped.len(), 1);
+    assert_eq!(scan.report.files_seen, 2);
+    assert_eq!(scan.report.warnings.len(), 1, "{:?}", scan.report.warnings);
+}
+
+#[test]
+fn a_user_root_inside_the_project_root_yields_its_files_once_in_the_project_scope() {
+    let tree = Tree::new();
+    write_topic(&tree.project(), "a.md");
+    write_topic(&tree.project(), "mine/b.md");
+    let roots = MemoryRoots {
+        project: Some(tree.project()),
+        user: Some(tree.project().join("mine")),
+    };
+
+    let scan = DocumentCache::new().scan_recall(&roots).unwrap();
+
+    assert_eq!(
+        relative_paths(&scan),
+        vec![
+            (Scope::Project, PathBuf::from("a.md")),
+            (Scope::Project, PathBuf::from("mine/b.md")),
+        ]
+    );
+}
+
+#[test]
+fn a_project_root_inside_the_user_root_leaves_the_user_scope_its_other_files() {
+    let tree = Tree::new();
+    write_topic(&tree.user(), "u.md");
+    write_topic(&tree.user(), "work/p.md");
+    let roots = MemoryRoots {
+        project: Some(tree.user().join("work")),
+        user: Some(tree.user()),
+    };
+
+    let scan = DocumentCache::new().scan_recall(&roots).unwrap();
+
+    assert_eq!(
+        relative_paths(&scan),
+        vec![
+            (Scope::Project, PathBuf::from("p.md")),
+            (Scope::User, PathBuf::from("u.md")),
+        ]
+    );
+}
+
+#[test]
+fn separate_roots_raise_no_overlap_warning() {
+    let tree = Tree::new();
+    write_topic(&tree.project(), "a.md");
+    write_topic(&tree.user(), "a.md");
+
+    let scan = DocumentCache::new().scan_recall(&tree.roots()).unwrap();
+
+    assert_eq!(scan.documents.len(), 2);
+    assert!(
+        scan.report.warnings.is_empty(),
+        "{:?}",
+        scan.report.warnings
+    );
+}
