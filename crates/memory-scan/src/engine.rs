@@ -870,7 +870,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn file_removed_after_listing_is_reported_as_vanished() {
+    fn reading_a_file_that_no_longer_exists_reports_it_vanished() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("gone.md");
         fs::write(&path, "---\ntype: user\n---\n").unwrap();
