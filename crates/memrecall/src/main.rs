@@ -340,8 +340,14 @@ fn run_recall(args: &RecallArgs) -> Result<(), Failure> {
     } else {
         emit(&output.to_text(args.prompt))?;
     }
+    // Work still running on the blocking pool (a catalog being written) normally ends in
+    // milliseconds; a scan stuck in the file system must not keep the process from exiting.
+    runtime.shutdown_timeout(SHUTDOWN_GRACE);
     Ok(())
 }
+
+/// How long the command waits, after printing, for background work to finish.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
 fn run_rank(args: &RankArgs) -> Result<(), Failure> {
     let roots = resolve_roots(&args.roots)?;
