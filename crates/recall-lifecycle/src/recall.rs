@@ -2,7 +2,7 @@
 //! settle (or fall back, or stop silently when its caller cancels it).
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -342,7 +342,7 @@ async fn ask_selector(
         .iter()
         .filter_map(|&i| ranked.pool.get(i))
         .map(|doc| Candidate {
-            id: doc.0.path().to_string_lossy().into_owned(),
+            id: candidate_id(doc.0.path()),
             memory_type: doc.0.memory_type().as_str().to_owned(),
             mtime: doc.0.mtime(),
             description: doc.0.description().to_owned(),
@@ -362,11 +362,13 @@ async fn ask_selector(
         }
         () = cancel.cancelled() => return Err(SelectorError::Cancelled),
     };
-    let by_id: HashMap<&str, usize> = candidates
-        .iter()
-        .zip(ranked.selection.candidates())
-        .map(|(c, &i)| (c.id.as_str(), i))
-        .collect();
+    // The first candidate with an id wins, as in the manifest, so an answered id always names
+    // the document whose line the model was shown. Ids are unique per path (`candidate_id`);
+    // only the same path listed twice could repeat one, and then both entries are that file.
+    let mut by_id: HashMap<&str, usize> = HashMap::with_capacity(candidates.len());
+    for (candidate, &index) in candidates.iter().zip(ranked.selection.candidates()) {
+        by_id.entry(candidate.id.as_str()).or_insert(index);
+    }
     let mut chosen = Vec::with_capacity(ids.len());
     for id in ids.iter().take(limit) {
         // Selectors validate against the manifest; an id outside the candidates is still
@@ -381,6 +383,47 @@ async fn ask_selector(
         }
     }
     Ok(documents_at(&ranked.pool, chosen.into_iter()))
+}
+
+/// The id under which a document is listed in the selector's manifest and named in its answer:
+/// the absolute path, readable and distinct for every distinct path.
+///
+/// A path that is valid UTF-8 and holds no `%` is its own id. Otherwise each byte that is not
+/// part of valid UTF-8 is written `%XX` (two upper-case hex digits) and every `%` of the path is
+/// written `%25`, so the mapping is lossless: `caf\xE9.md` is `caf%E9.md`, `caf\xE8.md` is
+/// `caf%E8.md`, and a file literally named `caf%E9.md` is `caf%25E9.md`. (A lossy conversion
+/// would give both non-UTF-8 names the same id, and the model's pick could name either file.)
+/// On Windows the bytes are the platform's encoding of the path, a superset of UTF-8, so a
+/// lone surrogate is written as the `%XX` of its bytes.
+pub fn candidate_id(path: &Path) -> String {
+    let bytes = path.as_os_str().as_encoded_bytes();
+    if let Ok(text) = std::str::from_utf8(bytes)
+        && !text.contains('%')
+    {
+        return text.to_owned();
+    }
+    let mut id = String::with_capacity(bytes.len() + 8);
+    for chunk in bytes.utf8_chunks() {
+        for (n, part) in chunk.valid().split('%').enumerate() {
+            if n > 0 {
+                id.push_str("%25");
+            }
+            id.push_str(part);
+        }
+        for &byte in chunk.invalid() {
+            push_percent_encoded(&mut id, byte);
+        }
+    }
+    id
+}
+
+fn push_percent_encoded(id: &mut String, byte: u8) {
+    const HEX: [char; 16] = [
+        '0', '1', '2', '3', '4', '5', '6', '7', '8', '9', 'A', 'B', 'C', 'D', 'E', 'F',
+    ];
+    id.push('%');
+    id.push(HEX[usize::from(byte >> 4)]);
+    id.push(HEX[usize::from(byte & 0x0F)]);
 }
 
 fn documents_at(
@@ -433,4 +476,40 @@ fn settle_failed(
 
 pub(crate) fn millis(d: Duration) -> f64 {
     d.as_secs_f64() * 1_000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utf8_path_without_percent_is_its_own_id() {
+        let path = Path::new("/home/me/.memory/project/記憶-deploy.md");
+        assert_eq!(
+            candidate_id(path),
+            "/home/me/.memory/project/記憶-deploy.md"
+        );
+    }
+
+    #[test]
+    fn percent_in_a_path_is_written_as_percent_25() {
+        assert_eq!(candidate_id(Path::new("/m/100%.md")), "/m/100%25.md");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn non_utf8_bytes_are_percent_encoded_and_the_rest_kept() {
+        use std::os::unix::ffi::OsStrExt;
+        let path = Path::new(std::ffi::OsStr::from_bytes(b"/m/caf\xe9-\xff\xfe.md"));
+        assert_eq!(candidate_id(path), "/m/caf%E9-%FF%FE.md");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn non_utf8_name_and_a_file_named_like_its_encoding_get_different_ids() {
+        use std::os::unix::ffi::OsStrExt;
+        let raw = Path::new(std::ffi::OsStr::from_bytes(b"/m/caf\xe9.md"));
+        let literal = Path::new("/m/caf%E9.md");
+        assert_ne!(candidate_id(raw), candidate_id(literal));
+    }
 }

@@ -123,7 +123,7 @@ fn set_age(path: &Path, age: Duration) {
 }
 
 fn id(path: &Path) -> String {
-    path.to_string_lossy().into_owned()
+    recall_lifecycle::candidate_id(path)
 }
 
 fn session_with(
@@ -405,13 +405,96 @@ async fn partial_overlap_at_tool_free_end_stays_no_safe_delivery_point() {
         DeliveryDesign::FastPath,
     );
     session.begin_query(ROLLBACK_QUERY, &[]);
-    session.consume_initial().await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    session.end_turn();
+    let initial = session.consume_initial().await;
     assert_eq!(
-        terminal_events(&sink)[0].discard_reason,
+        initial.delivered().expect("fast delivery").phase,
+        Phase::Fast
+    );
+    let fast = paths(&initial);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Preconditions: the model's pick settled before the turn ends, and it overlaps the fast
+    // delivery only in part (the rollback runbook was sent, the preference was not).
+    let settled = session
+        .latest_recall()
+        .and_then(|state| state.settled)
+        .expect("the recall settled before end_turn");
+    assert_eq!(settled.strategy, Strategy::Model);
+    let selected: Vec<PathBuf> = settled
+        .documents
+        .iter()
+        .map(|d| d.path().to_path_buf())
+        .collect();
+    assert_eq!(selected, vec![f.rollback.clone(), f.terse.clone()]);
+    assert!(fast.contains(&f.rollback));
+    assert!(!fast.contains(&f.terse));
+    assert!(session.has_pending_recall());
+
+    let delivery = session.end_turn();
+    assert!(matches!(
+        delivery,
+        Delivery::Discarded(DiscardReason::NoSafeDeliveryPoint)
+    ));
+    let terminal = terminal_events(&sink);
+    assert_eq!(terminal.len(), 1);
+    assert_eq!(terminal[0].delivery_point, DeliveryPoint::Discarded);
+    assert_eq!(
+        terminal[0].discard_reason,
         Some(DiscardReason::NoSafeDeliveryPoint)
     );
+    // A settled recall is discarded with the model's pick; an unsettled one would say `none`, 0.
+    assert_eq!(terminal[0].strategy, Strategy::Model);
+    assert_eq!(terminal[0].docs_selected, 2);
+}
+
+#[cfg(unix)]
+#[tokio::test(start_paused = true)]
+async fn names_differing_only_in_a_non_utf8_byte_deliver_the_document_whose_line_was_picked() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+
+    let tree = Tree::new();
+    let project = tree.dir.path().join("project");
+    let espresso = project.join(OsStr::from_bytes(b"caf\xe9.md"));
+    let filter = project.join(OsStr::from_bytes(b"caf\xe8.md"));
+    for (path, name) in [(&espresso, "Espresso machine"), (&filter, "Filter coffee")] {
+        std::fs::write(
+            path,
+            format!(
+                "---\nname: {name}\ndescription: How the office {name} works\ntype: reference\n---\n\nDescale it monthly.\n"
+            ),
+        )
+        .unwrap();
+    }
+    // Each file in turn is the model's pick; no lexical match, so the pick settles and is
+    // delivered at the initial consume.
+    for (picked, other) in [(&espresso, &filter), (&filter, &espresso)] {
+        let selector = Arc::new(MockSelector::answering(
+            vec![id(picked)],
+            Duration::from_millis(40),
+        ));
+        let (mut session, _sink) = session_with(
+            tree.roots(),
+            Some(Arc::clone(&selector) as Arc<dyn Selector>),
+            DeliveryDesign::FastPath,
+        );
+        session.begin_query("keep it brief please", &[]);
+        let delivery = session.consume_initial().await;
+        let memory = delivery.delivered().expect("the model's pick is delivered");
+        assert_eq!(memory.strategy, Strategy::Model);
+        assert_eq!(paths(&delivery), vec![picked.clone()]);
+        // Both files have a line of their own, and the answered id is on the picked one's.
+        let manifest = &selector.calls()[0].manifest;
+        let lines_naming = |path: &Path| {
+            let shown = format!(" {} (", id(path));
+            manifest
+                .lines()
+                .filter(|line| line.contains(&shown))
+                .count()
+        };
+        assert_eq!(lines_naming(picked), 1);
+        assert_eq!(lines_naming(other), 1);
+        assert_ne!(id(picked), id(other));
+    }
 }
 
 #[tokio::test(start_paused = true)]

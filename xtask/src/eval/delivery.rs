@@ -140,7 +140,7 @@ fn turn_cases(corpus: &Corpus) -> Result<Vec<TurnCase>> {
                 query: case.query.clone(),
                 answer: paths
                     .iter()
-                    .map(|p| p.to_string_lossy().into_owned())
+                    .map(|p| recall_lifecycle::candidate_id(p))
                     .collect(),
                 relevant: paths.into_iter().collect(),
             })
