@@ -46,7 +46,7 @@ fn recall_without_selector_delivers_the_lexical_result_at_the_initial_point() {
     let out = &run.stdout;
     let all = lines(out);
     assert!(
-        all.contains(&"scanned 4 document(s), 2 file(s) skipped, 0 from the catalog"),
+        all.contains(&"scanned 4 document(s), 2 file(s) skipped, 0 file(s) known from the catalog"),
         "{out}"
     );
     assert_line_starting(

@@ -260,7 +260,7 @@ impl RecallOutput {
         if let Some(scan) = &self.scan {
             let _ = writeln!(
                 s,
-                "scanned {} document(s), {} file(s) skipped, {} from the catalog",
+                "scanned {} document(s), {} file(s) skipped, {} file(s) known from the catalog",
                 self.documents_scanned.unwrap_or_default(),
                 scan.skipped.len(),
                 scan.from_catalog
