@@ -133,7 +133,10 @@ impl HttpSelector {
             }
             None => None,
         };
+        // A chat-completions endpoint has no reason to redirect; following one would turn the
+        // POST into a GET (301, 302) or send the query and manifest to another origin (307, 308).
         let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|error| SelectorError::Config(describe(&error)))?;
         Ok(Self {

@@ -218,6 +218,30 @@ async fn http_429_is_reported_with_its_status() {
 }
 
 #[tokio::test]
+async fn a_redirect_is_reported_with_its_status_and_not_followed() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(
+            ResponseTemplate::new(307).insert_header("location", "/elsewhere/chat/completions"),
+        )
+        .mount(&server)
+        .await;
+    Mock::given(path("/elsewhere/chat/completions"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(completion(
+            &json!({ "selected_memories": [DEPLOY] }).to_string(),
+        )))
+        .mount(&server)
+        .await;
+
+    assert_eq!(ask(&server).await, Err(SelectorError::Http { status: 307 }));
+    assert_eq!(
+        only_request(&server).await.url.path(),
+        "/v1/chat/completions"
+    );
+}
+
+#[tokio::test]
 async fn http_500_is_reported_with_its_status() {
     assert_eq!(
         status_of(500).await,
