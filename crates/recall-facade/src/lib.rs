@@ -68,7 +68,8 @@ pub struct RecallConfig {
     pub telemetry: Arc<dyn TelemetrySink>,
     /// The clock prompts compute memory ages against.
     pub clock: Arc<dyn Clock>,
-    /// Most documents one refined delivery carries (default 5).
+    /// Most documents one refined delivery carries: 1 to 5 (default 5, the most a prompt
+    /// carries); [`MemoryRecall::new`] rejects any other value.
     pub limit: usize,
     /// Whether recall keeps a persistent catalog under each memory root (default on): the first
     /// recall of a process then reads only files that changed since the catalog was written. See
@@ -95,6 +96,15 @@ pub enum FacadeError {
     /// The HTTP selector could not be built.
     #[error(transparent)]
     Selector(#[from] selector::SelectorError),
+    /// The selection limit is outside 1 to [`selector::DEFAULT_LIMIT`].
+    #[error(
+        "the selection limit must be 1 to {max} documents, not {limit}",
+        max = selector::DEFAULT_LIMIT
+    )]
+    Limit {
+        /// The limit given.
+        limit: usize,
+    },
 }
 
 impl RecallConfig {
@@ -191,6 +201,11 @@ impl MemoryRecall {
     /// Builds the session (and the HTTP selector, when chosen). Must be called inside a tokio
     /// runtime before turns begin.
     pub fn new(config: RecallConfig) -> Result<Self, FacadeError> {
+        if !(1..=selector::DEFAULT_LIMIT).contains(&config.limit) {
+            return Err(FacadeError::Limit {
+                limit: config.limit,
+            });
+        }
         let selector: Option<Arc<dyn Selector>> = match config.selector {
             SelectorChoice::None => None,
             SelectorChoice::Http(http) => Some(Arc::new(HttpSelector::new(http)?)),
@@ -262,6 +277,24 @@ mod tests {
     /// An absolute path of `len` bytes: `/` then `x`s, ending in `tail`.
     fn long_path(len: usize, tail: &str) -> PathBuf {
         PathBuf::from(format!("/{}{tail}", "x".repeat(len - 1 - tail.len())))
+    }
+
+    #[test]
+    fn a_selection_limit_outside_one_to_five_is_rejected_and_one_to_five_accepted() {
+        let config = |limit| {
+            let mut config = RecallConfig::with_roots(None, None);
+            config.limit = limit;
+            config
+        };
+        for limit in [0, selector::DEFAULT_LIMIT + 1, 50] {
+            assert!(
+                matches!(MemoryRecall::new(config(limit)), Err(FacadeError::Limit { limit: l }) if l == limit),
+                "{limit}"
+            );
+        }
+        for limit in 1..=selector::DEFAULT_LIMIT {
+            assert!(MemoryRecall::new(config(limit)).is_ok(), "{limit}");
+        }
     }
 
     #[test]
