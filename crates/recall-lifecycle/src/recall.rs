@@ -133,13 +133,21 @@ pub(crate) async fn run_recall(
     let ranked = match ranked {
         Ok(Ok(ranked)) => ranked,
         Ok(Err(error)) => {
-            settle_failed(&ctx, &state, query_length, scan_elapsed, error.to_string());
+            settle_failed(
+                &ctx,
+                &state,
+                &cancel,
+                query_length,
+                scan_elapsed,
+                error.to_string(),
+            );
             return;
         }
         Err(join_error) => {
             settle_failed(
                 &ctx,
                 &state,
+                &cancel,
                 query_length,
                 scan_elapsed,
                 format!("recall scan stopped unexpectedly: {join_error}"),
@@ -187,19 +195,16 @@ pub(crate) async fn run_recall(
         selector: selector_duration,
         settled: started.elapsed(),
     };
-    emit_recall(
-        ctx.sink.as_ref(),
-        RecallEvent {
-            query_length,
-            docs_scanned: ranked.docs_scanned,
-            docs_selected: documents.len(),
-            strategy,
-            duration_ms: millis(timings.settled),
-            scan_duration_ms: millis(timings.scan),
-            fast_duration_ms: timings.fast_published.map(millis),
-            selector_duration_ms: timings.selector.map(millis),
-        },
-    );
+    let event = RecallEvent {
+        query_length,
+        docs_scanned: ranked.docs_scanned,
+        docs_selected: documents.len(),
+        strategy,
+        duration_ms: millis(timings.settled),
+        scan_duration_ms: millis(timings.scan),
+        fast_duration_ms: timings.fast_published.map(millis),
+        selector_duration_ms: timings.selector.map(millis),
+    };
     let settled = SettledRecall {
         strategy,
         documents,
@@ -209,7 +214,29 @@ pub(crate) async fn run_recall(
         selector_error,
         scan_error: None,
     };
-    state.send_modify(|s| s.settled = Some(Arc::new(settled)));
+    settle(&ctx, &state, &cancel, settled, event);
+}
+
+/// Emits `memory.recall` and publishes the settled result, unless the caller has cancelled the
+/// recall. Both happen under the channel's write lock, after the cancel check, and the session
+/// cancels before it reads the state to discard; so either the session's discard sees this
+/// result, or nothing is published and no `memory.recall` is emitted for a recall its caller
+/// aborted. Whoever sees the settled result also finds its `memory.recall` already emitted.
+fn settle(
+    ctx: &RecallContext,
+    state: &watch::Sender<RecallState>,
+    cancel: &CancellationToken,
+    settled: SettledRecall,
+    event: RecallEvent,
+) {
+    state.send_if_modified(|s| {
+        if cancel.is_cancelled() {
+            return false;
+        }
+        emit_recall(ctx.sink.as_ref(), event);
+        s.settled = Some(Arc::new(settled));
+        true
+    });
 }
 
 /// Writes the catalogs of a cache built with them, off the critical path: the fast result is
@@ -439,24 +466,22 @@ fn documents_at(
 fn settle_failed(
     ctx: &RecallContext,
     state: &watch::Sender<RecallState>,
+    cancel: &CancellationToken,
     query_length: usize,
     scan_elapsed: Duration,
     error: String,
 ) {
     tracing::warn!(%error, "memory recall could not scan the project scope");
-    emit_recall(
-        ctx.sink.as_ref(),
-        RecallEvent {
-            query_length,
-            docs_scanned: 0,
-            docs_selected: 0,
-            strategy: Strategy::None,
-            duration_ms: millis(scan_elapsed),
-            scan_duration_ms: millis(scan_elapsed),
-            fast_duration_ms: None,
-            selector_duration_ms: None,
-        },
-    );
+    let event = RecallEvent {
+        query_length,
+        docs_scanned: 0,
+        docs_selected: 0,
+        strategy: Strategy::None,
+        duration_ms: millis(scan_elapsed),
+        scan_duration_ms: millis(scan_elapsed),
+        fast_duration_ms: None,
+        selector_duration_ms: None,
+    };
     let settled = SettledRecall {
         strategy: Strategy::None,
         documents: Vec::new(),
@@ -471,7 +496,7 @@ fn settle_failed(
         selector_error: None,
         scan_error: Some(error),
     };
-    state.send_modify(|s| s.settled = Some(Arc::new(settled)));
+    settle(ctx, state, cancel, settled, event);
 }
 
 pub(crate) fn millis(d: Duration) -> f64 {

@@ -121,15 +121,18 @@ impl Delivery {
     }
 }
 
-/// The recall of the current query and what has been delivered from it. Dropping its terminal
-/// token is the only way to end it, and every path that does so consumes the whole value.
+/// The recall of the current query and what has been delivered from it. Emitting its terminal
+/// event is the only way to end it: every path that does so consumes the whole value, and
+/// dropping it unfinished (the session dropped without [`RecallSession::shutdown`], a panic)
+/// cancels the recall task and records the recall as discarded (`abort`).
 #[derive(Debug)]
 struct ActiveRecall {
     started: Instant,
     cancel: CancellationToken,
     state: watch::Receiver<RecallState>,
     fast: Option<FastDelivery>,
-    terminal: TerminalDelivery,
+    /// `None` only once the terminal event has been emitted, so `Drop` stays silent.
+    terminal: Option<TerminalDelivery>,
     fast_delivered: Vec<Arc<ScannedDocument>>,
     initial_consumed: bool,
 }
@@ -143,35 +146,61 @@ impl ActiveRecall {
             .map_or((Strategy::None, 0), |s| (s.strategy, s.documents.len()))
     }
 
-    fn finish_delivered(self, at: DeliveredAt, strategy: Strategy, count: usize) {
-        self.terminal
-            .delivered(at, strategy, count, self.started.elapsed());
+    fn finish_delivered(mut self, at: DeliveredAt, strategy: Strategy, count: usize) {
+        if let Some(terminal) = self.terminal.take() {
+            terminal.delivered(at, strategy, count, self.started.elapsed());
+        }
     }
 
-    fn finish_discarded(self, reason: DiscardReason) -> DiscardReason {
-        let (strategy, selected) = self.settled_strategy();
-        self.cancel.cancel();
-        self.terminal
-            .discarded(reason, strategy, selected, self.started.elapsed());
+    fn finish_discarded(mut self, reason: DiscardReason) -> DiscardReason {
+        self.discard(reason);
         reason
     }
 
-    /// Cancels the recall. When it had settled and every selected document was already
-    /// fast-delivered, the result is recorded as `already_delivered`, not as the cancel reason:
-    /// nothing was lost (design document, verification list).
-    fn cancel(self, reason: CancelReason) -> DiscardReason {
+    /// Cancels the task, then reads what it settled with: a result published before the cancel
+    /// is reported with its strategy, and the task publishes no settled result after it.
+    fn discard(&mut self, reason: DiscardReason) {
+        self.cancel.cancel();
+        let (strategy, selected) = self.settled_strategy();
+        if let Some(terminal) = self.terminal.take() {
+            terminal.discarded(reason, strategy, selected, self.started.elapsed());
+        }
+    }
+
+    /// Why the recall is discarded when its caller abandons it for `reason`. When it had
+    /// settled and every selected document was already fast-delivered, the result is recorded
+    /// as `already_delivered`: nothing was lost (design document, verification list).
+    /// Otherwise a turn whose abort token has fired is recorded as `abort`, whatever call
+    /// noticed it first.
+    fn discard_reason(&self, reason: CancelReason) -> DiscardReason {
         let fully_delivered = self.state.borrow().settled.as_ref().is_some_and(|s| {
             !s.documents.is_empty()
                 && s.documents
                     .iter()
                     .all(|d| self.fast_delivered.iter().any(|f| f.path() == d.path()))
         });
-        let reason = if fully_delivered {
+        if fully_delivered {
             DiscardReason::AlreadyDelivered
+        } else if self.cancel.is_cancelled() {
+            DiscardReason::Abort
         } else {
             reason.into()
-        };
+        }
+    }
+
+    /// Cancels the recall and records it as discarded (see [`Self::discard_reason`]).
+    fn cancel(self, reason: CancelReason) -> DiscardReason {
+        let reason = self.discard_reason(reason);
         self.finish_discarded(reason)
+    }
+}
+
+impl Drop for ActiveRecall {
+    fn drop(&mut self) {
+        if self.terminal.is_some() {
+            let reason = self.discard_reason(CancelReason::Abort);
+            self.discard(reason);
+        }
     }
 }
 
@@ -231,14 +260,16 @@ impl RecallSession {
             cancel,
             state: receiver,
             fast: Some(fast),
-            terminal,
+            terminal: Some(terminal),
             fast_delivered: Vec::new(),
             initial_consumed: false,
         });
     }
 
     /// A token that aborts the current recall's initial wait and prevents its delivery when
-    /// cancelled from elsewhere (for example, the user pressing Ctrl-C).
+    /// cancelled from elsewhere (for example, the user pressing Ctrl-C). Once it has fired, the
+    /// next call that ends the recall records it as `abort` (or `already_delivered`, when the
+    /// fast phase had sent everything it selected), whatever that call's own reason.
     pub fn abort_token(&self) -> Option<CancellationToken> {
         self.active.as_ref().map(|a| a.cancel.clone())
     }
@@ -254,7 +285,6 @@ impl RecallSession {
         if active.initial_consumed {
             return Delivery::Pending;
         }
-        active.initial_consumed = true;
         if design == DeliveryDesign::FastPath {
             let mut state = active.state.clone();
             let ready = state.wait_for(|s| s.settled.is_some() || s.fast.is_some());
@@ -264,6 +294,9 @@ impl RecallSession {
                 () = tokio::time::sleep(INITIAL_CEILING) => {}
             }
         }
+        // Marked only after the wait, the last await: a call dropped mid-wait (a timeout, a
+        // `select!`) consumes nothing, and every call that gets past here returns its result.
+        active.initial_consumed = true;
         if active.cancel.is_cancelled() {
             return self.cancel(CancelReason::Abort);
         }

@@ -652,6 +652,140 @@ async fn shutdown_discards_the_pending_recall() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn dropping_the_session_cancels_the_recall_and_records_only_an_abort() {
+    let f = fixture();
+    let (mut session, sink) = session_with(
+        f.tree.roots(),
+        Some(mock(&[&f.terse], 3_000)),
+        DeliveryDesign::FastPath,
+    );
+    session.begin_query("qqzx nothing lexical", &[]);
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    drop(session);
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert!(
+        sink.recalls().is_empty(),
+        "a recall dropped with its session emits no memory.recall"
+    );
+    let events = sink.deliveries();
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0].phase, Phase::Refined);
+    assert_eq!(events[0].delivery_point, DeliveryPoint::Discarded);
+    assert_eq!(events[0].discard_reason, Some(DiscardReason::Abort));
+}
+
+#[tokio::test(start_paused = true)]
+async fn abort_event_of_a_dropped_session_carries_the_elapsed_latency() {
+    let f = fixture();
+    let (mut session, sink) = session_with(
+        f.tree.roots(),
+        Some(mock(&[&f.terse], 3_000)),
+        DeliveryDesign::FastPath,
+    );
+    session.begin_query("qqzx nothing lexical", &[]);
+    tokio::time::sleep(Duration::from_millis(250)).await;
+    drop(session);
+    let terminal = terminal_events(&sink);
+    assert_eq!(terminal[0].discard_reason, Some(DiscardReason::Abort));
+    assert!((terminal[0].latency_ms - 250.0).abs() < f64::EPSILON);
+}
+
+#[tokio::test(start_paused = true)]
+async fn abort_event_of_a_dropped_session_carries_the_settled_selection() {
+    let f = fixture();
+    let (mut session, sink) = session_with(
+        f.tree.roots(),
+        Some(mock(&[&f.terse, &f.dashboard], 40)),
+        DeliveryDesign::FastPath,
+    );
+    session.begin_query("qqzx nothing lexical", &[]);
+    assert!(session.wait_settled(Duration::from_secs(1)).await);
+    drop(session);
+    let terminal = terminal_events(&sink);
+    assert_eq!(terminal[0].discard_reason, Some(DiscardReason::Abort));
+    assert_eq!(terminal[0].strategy, Strategy::Model);
+    assert_eq!(terminal[0].docs_selected, 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn abort_token_fired_before_end_turn_is_recorded_as_abort() {
+    let f = fixture();
+    let (mut session, sink) = session_with(
+        f.tree.roots(),
+        Some(mock(&[&f.terse], 5_000)),
+        DeliveryDesign::FastPath,
+    );
+    session.begin_query("qqzx nothing lexical", &[]);
+    session.abort_token().unwrap().cancel();
+    assert!(matches!(
+        session.end_turn(),
+        Delivery::Discarded(DiscardReason::Abort)
+    ));
+    assert_eq!(
+        terminal_events(&sink)[0].discard_reason,
+        Some(DiscardReason::Abort)
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn abort_token_fired_before_the_next_query_is_recorded_as_abort() {
+    let f = fixture();
+    let (mut session, sink) = session_with(
+        f.tree.roots(),
+        Some(mock(&[&f.terse], 5_000)),
+        DeliveryDesign::FastPath,
+    );
+    session.begin_query("qqzx nothing lexical", &[]);
+    session.abort_token().unwrap().cancel();
+    session.begin_query(ROLLBACK_QUERY, &[]);
+    let terminal = terminal_events(&sink);
+    assert_eq!(terminal.len(), 1);
+    assert_eq!(terminal[0].discard_reason, Some(DiscardReason::Abort));
+}
+
+#[tokio::test(start_paused = true)]
+async fn fully_fast_delivered_result_stays_already_delivered_when_the_turn_is_aborted() {
+    let f = fixture();
+    let (mut session, sink) = session_with(
+        f.tree.roots(),
+        Some(mock(&[&f.rollback], 250)),
+        DeliveryDesign::FastPath,
+    );
+    session.begin_query(ROLLBACK_QUERY, &[]);
+    assert!(paths(&session.consume_initial().await).contains(&f.rollback));
+    assert!(session.wait_settled(Duration::from_secs(1)).await);
+    session.abort_token().unwrap().cancel();
+    assert!(matches!(
+        session.end_turn(),
+        Delivery::Discarded(DiscardReason::AlreadyDelivered)
+    ));
+    assert_eq!(
+        terminal_events(&sink)[0].discard_reason,
+        Some(DiscardReason::AlreadyDelivered)
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn initial_consume_dropped_mid_wait_still_delivers_the_fast_result_on_the_next_call() {
+    let f = fixture();
+    let (mut session, _sink) = session_with(
+        f.tree.roots(),
+        Some(mock(&[&f.terse], 3_000)),
+        DeliveryDesign::FastPath,
+    );
+    session.begin_query(ROLLBACK_QUERY, &[]);
+    // A zero timeout polls the wait once, before the recall task has run, then drops it.
+    let dropped = tokio::time::timeout(Duration::ZERO, session.consume_initial()).await;
+    assert!(dropped.is_err(), "the first wait was dropped mid-wait");
+    let delivery = session.consume_initial().await;
+    let memory = delivery
+        .delivered()
+        .expect("the fast result is still delivered");
+    assert_eq!(memory.phase, Phase::Fast);
+    assert_eq!(paths(&delivery)[0], f.rollback);
+}
+
+#[tokio::test(start_paused = true)]
 async fn unreadable_project_root_settles_with_nothing_and_says_why() {
     let tree = Tree::new();
     let file_root = tree.dir.path().join("not-a-dir");
