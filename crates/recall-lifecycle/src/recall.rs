@@ -109,7 +109,10 @@ struct Ranked {
 }
 
 /// Runs one recall to completion, publishing into `state`. Returns without settling when
-/// `cancel` fires: a recall aborted by its caller emits no `memory.recall` event.
+/// `cancel` fires: a recall aborted by its caller emits no `memory.recall` event. Every way a
+/// session ends a recall before it settles counts as its caller aborting it (end of a tool-free
+/// turn, a new query, reset, abort, shutdown): the recall's outcome is then the terminal
+/// `memory.recall.delivery` event alone, whose discard reason says which it was.
 pub(crate) async fn run_recall(
     ctx: Arc<RecallContext>,
     mut input: RecallInput,
