@@ -323,9 +323,12 @@ impl DocumentCache {
             return Vec::new();
         }
         let _writing = self.writing.lock().unwrap_or_else(PoisonError::into_inner);
-        let snapshots: Vec<(Scope, PathBuf, (catalog::Entries, Directories))> = {
+        let (project_root, snapshots): (Option<PathBuf>, Vec<(Scope, PathBuf, _)>) = {
             let mut scopes = self.lock();
-            [Scope::Project, Scope::User]
+            // The project root counts whether or not its cache changed: a user scope naming the
+            // same root must not write over the project's catalog when only the user scope is dirty.
+            let project_root = scopes[0].as_ref().map(|cache| cache.root.clone());
+            let snapshots = [Scope::Project, Scope::User]
                 .into_iter()
                 .zip(scopes.iter_mut())
                 .filter_map(|(scope, slot)| {
@@ -334,17 +337,14 @@ impl DocumentCache {
                     let snapshot = (cache.entries.clone(), cache.directories.clone());
                     Some((scope, cache.root.clone(), snapshot))
                 })
-                .collect()
+                .collect();
+            (project_root, snapshots)
         };
         let same_root = |a: &Path, b: &Path| {
             fs::canonicalize(a)
                 .ok()
                 .is_some_and(|a| fs::canonicalize(b).ok() == Some(a))
         };
-        let project_root = snapshots
-            .iter()
-            .find(|(scope, ..)| *scope == Scope::Project)
-            .map(|(_, root, _)| root.clone());
         snapshots
             .into_iter()
             // The same root given for both scopes has one catalog, the project scope's: the user

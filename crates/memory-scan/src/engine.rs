@@ -299,18 +299,27 @@ fn drop_files_of_the_project(
             Some(project.canonical.join(relative))
         }))
         .collect();
-    let before = walk.candidates.len() + walk.skipped.len();
+    let candidates_before = walk.candidates.len();
     walk.candidates
         .retain(|candidate| !in_project.contains(&user.canonical.join(&candidate.relative)));
+    // `files_seen` counts `*.md` entries, each once; a skipped directory that could not be listed
+    // is reported but was not counted, unless its name made it a `*.md` entry too (reported then
+    // twice under one path).
+    let mut dropped_skips = std::collections::HashSet::new();
     walk.skipped.retain(|skipped| {
-        skipped
+        let shared = skipped
             .path
             .strip_prefix(&user.absolute)
-            .map_or(true, |relative| {
-                !in_project.contains(&user.canonical.join(relative))
-            })
+            .is_ok_and(|relative| in_project.contains(&user.canonical.join(relative)));
+        if shared && skipped.path.file_name().is_some_and(is_markdown) {
+            dropped_skips.insert(skipped.path.clone());
+        }
+        !shared
     });
-    let dropped = before - walk.candidates.len() - walk.skipped.len();
+    let dropped = candidates_before - walk.candidates.len() + dropped_skips.len();
+    if dropped == 0 {
+        return None;
+    }
     walk.files_seen = walk.files_seen.saturating_sub(dropped);
     Some(format!(
         "the user memory root {} and the project memory root {} overlap; {dropped} file(s) under both are recalled once, in the project scope",

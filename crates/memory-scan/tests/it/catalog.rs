@@ -515,3 +515,28 @@ fn the_same_root_given_for_both_scopes_gets_one_catalog_holding_the_project_scop
         &CatalogOutcome::Loaded { entries: 5 }
     );
 }
+
+#[test]
+fn the_same_root_for_both_scopes_keeps_its_catalog_across_runs_where_nothing_changed() {
+    let tree = tree_with_catalog();
+    let roots = memory_scan::MemoryRoots {
+        project: Some(tree.project()),
+        user: Some(tree.project()),
+    };
+
+    for run in 0..4 {
+        let cache = DocumentCache::with_catalog();
+        let scan = cache.scan_recall(&roots).unwrap();
+        assert_eq!(
+            catalog_outcome(&scan),
+            &CatalogOutcome::Loaded { entries: 4 },
+            "run {run}"
+        );
+        let writes = cache.persist_catalogs();
+        // The first write made the catalog's state directory, which changed the root's listing,
+        // so the first run here may write once; after that nothing changes and nothing is written.
+        if run > 0 {
+            assert!(writes.is_empty(), "run {run} wrote {writes:?}");
+        }
+    }
+}

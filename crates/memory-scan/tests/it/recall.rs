@@ -376,6 +376,33 @@ fn a_project_root_inside_the_user_root_leaves_the_user_scope_its_other_files() {
 }
 
 #[test]
+fn a_user_root_in_a_hidden_directory_of_the_project_root_keeps_its_files_without_a_warning() {
+    let tree = Tree::new();
+    write_topic(&tree.project(), "a.md");
+    write_topic(&tree.project(), ".mine/b.md");
+    let roots = MemoryRoots {
+        project: Some(tree.project()),
+        user: Some(tree.project().join(".mine")),
+    };
+
+    let scan = DocumentCache::new().scan_recall(&roots).unwrap();
+
+    assert_eq!(
+        relative_paths(&scan),
+        vec![
+            (Scope::Project, PathBuf::from("a.md")),
+            (Scope::User, PathBuf::from("b.md")),
+        ]
+    );
+    assert_eq!(scan.report.files_seen, 2);
+    assert!(
+        scan.report.warnings.is_empty(),
+        "{:?}",
+        scan.report.warnings
+    );
+}
+
+#[test]
 fn separate_roots_raise_no_overlap_warning() {
     let tree = Tree::new();
     write_topic(&tree.project(), "a.md");
