@@ -167,39 +167,51 @@ impl ActiveRecall {
         }
     }
 
-    /// Why the recall is discarded when its caller abandons it for `reason`. When it had
-    /// settled and every selected document was already fast-delivered, the result is recorded
-    /// as `already_delivered`: nothing was lost (design document, verification list).
-    /// Otherwise a turn whose abort token has fired is recorded as `abort`, whatever call
-    /// noticed it first.
-    fn discard_reason(&self, reason: CancelReason) -> DiscardReason {
-        let fully_delivered = self.state.borrow().settled.as_ref().is_some_and(|s| {
-            !s.documents.is_empty()
-                && s.documents
-                    .iter()
-                    .all(|d| self.fast_delivered.iter().any(|f| f.path() == d.path()))
-        });
-        if fully_delivered {
-            DiscardReason::AlreadyDelivered
-        } else if self.cancel.is_cancelled() {
-            DiscardReason::Abort
-        } else {
-            reason.into()
+    /// Cancels the recall because its caller abandons it for `reason`, and records it as
+    /// discarded. When it had settled and every selected document was already fast-delivered,
+    /// the result is recorded as `already_delivered`: nothing was lost (design document,
+    /// verification list). Otherwise a turn whose abort token had fired is recorded as `abort`,
+    /// whatever call noticed it first. The reason, strategy and count come from one reading of
+    /// the state taken after the cancel, so a result settling meanwhile cannot make them disagree.
+    fn abandon(&mut self, reason: CancelReason) -> DiscardReason {
+        let aborted = self.cancel.is_cancelled();
+        self.cancel.cancel();
+        let (reason, strategy, selected) = {
+            let state = self.state.borrow();
+            let settled = state.settled.as_ref();
+            let fully_delivered = settled.is_some_and(|s| {
+                !s.documents.is_empty()
+                    && s.documents
+                        .iter()
+                        .all(|d| self.fast_delivered.iter().any(|f| f.path() == d.path()))
+            });
+            let reason = if fully_delivered {
+                DiscardReason::AlreadyDelivered
+            } else if aborted {
+                DiscardReason::Abort
+            } else {
+                reason.into()
+            };
+            let (strategy, selected) =
+                settled.map_or((Strategy::None, 0), |s| (s.strategy, s.documents.len()));
+            (reason, strategy, selected)
+        };
+        if let Some(terminal) = self.terminal.take() {
+            terminal.discarded(reason, strategy, selected, self.started.elapsed());
         }
+        reason
     }
 
-    /// Cancels the recall and records it as discarded (see [`Self::discard_reason`]).
-    fn cancel(self, reason: CancelReason) -> DiscardReason {
-        let reason = self.discard_reason(reason);
-        self.finish_discarded(reason)
+    /// Cancels the recall and records it as discarded (see [`Self::abandon`]).
+    fn cancel(mut self, reason: CancelReason) -> DiscardReason {
+        self.abandon(reason)
     }
 }
 
 impl Drop for ActiveRecall {
     fn drop(&mut self) {
         if self.terminal.is_some() {
-            let reason = self.discard_reason(CancelReason::Abort);
-            self.discard(reason);
+            self.abandon(CancelReason::Abort);
         }
     }
 }
