@@ -11,6 +11,12 @@ use crate::event::{DeliveryEvent, RecallEvent, TelemetryEvent};
 
 /// Receives telemetry events. Emitting never fails from the caller's point of view: a sink that
 /// cannot record an event reports the problem itself (telemetry must not break recall).
+///
+/// `emit` runs on recall's own path: the session's calls, a dropped session, and the recall task
+/// while it holds the lock on the recall's state (`memory.recall` is emitted in the same step
+/// that publishes the settled result, so no reader sees one without the other). An
+/// implementation must therefore return promptly and must not call back into a recall session
+/// or wait on anything that does; a sink with slow I/O should hand events to a thread of its own.
 pub trait TelemetrySink: Send + Sync + fmt::Debug {
     /// Records one event.
     fn emit(&self, event: &TelemetryEvent);
