@@ -334,16 +334,19 @@ fn run_recall(args: &RecallArgs) -> Result<(), Failure> {
             state.as_ref(),
             &recording.events(),
         ))
-    })?;
-    if args.json {
-        emit(&format!("{}\n", output.to_json()?))?;
-    } else {
-        emit(&output.to_text(args.prompt))?;
-    }
+    });
+    let printed = output.and_then(|output| {
+        if args.json {
+            emit(&format!("{}\n", output.to_json()?))
+        } else {
+            emit(&output.to_text(args.prompt))
+        }
+    });
     // Work still running on the blocking pool (a catalog being written) normally ends in
-    // milliseconds; a scan stuck in the file system must not keep the process from exiting.
+    // milliseconds; a scan stuck in the file system must not keep the process from exiting,
+    // whether the command succeeded or not.
     runtime.shutdown_timeout(SHUTDOWN_GRACE);
-    Ok(())
+    printed
 }
 
 /// How long the command waits, after printing, for background work to finish.
