@@ -133,28 +133,13 @@ pub(crate) async fn run_recall(
     if cancel.is_cancelled() {
         return;
     }
-    let ranked = match ranked {
-        Ok(Ok(ranked)) => ranked,
-        Ok(Err(error)) => {
-            settle_failed(
-                &ctx,
-                &state,
-                &cancel,
-                query_length,
-                scan_elapsed,
-                error.to_string(),
-            );
-            return;
-        }
-        Err(join_error) => {
-            settle_failed(
-                &ctx,
-                &state,
-                &cancel,
-                query_length,
-                scan_elapsed,
-                format!("recall scan stopped unexpectedly: {join_error}"),
-            );
+    let ranked = match ranked
+        .map_err(|join_error| format!("recall scan stopped unexpectedly: {join_error}"))
+        .and_then(|ranked| ranked.map_err(|error| error.to_string()))
+    {
+        Ok(ranked) => ranked,
+        Err(error) => {
+            settle_failed(&ctx, &state, &cancel, query_length, scan_elapsed, error);
             return;
         }
     };
