@@ -71,3 +71,41 @@ async fn second_turn_does_not_redeliver_and_reset_allows_it_again() {
     assert_eq!(third, first);
     recall.shutdown();
 }
+
+/// A process that ends its turn while the first scan still runs (a tool-free turn whose scan
+/// outlasts the first prompt's wait) and then exits still leaves a catalog for the next one.
+#[test]
+fn turn_ended_during_the_scan_of_an_exiting_process_still_writes_the_catalog() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    // Enough topics that the scan takes tens of milliseconds in a test build.
+    for i in 0..1_000 {
+        write_topic(
+            &project,
+            &format!("topic-{i}.md"),
+            "project",
+            &format!("Topic {i}"),
+            "Something worth remembering",
+        );
+    }
+    // One thread: the recall task starts its scan as soon as the test's future waits, and the
+    // turn ends a millisecond later, while the scan runs.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut config = RecallConfig::with_roots(Some(project.clone()), None);
+    config.catalog = true;
+
+    runtime.block_on(async {
+        let mut recall = MemoryRecall::new(config).unwrap();
+        recall.begin_turn("something worth remembering", &[]);
+        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+        recall.end_turn();
+        recall.shutdown();
+    });
+    // As the command-line tool exits: the recall task is dropped, blocking work gets a grace.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(30));
+
+    assert!(project.join(".memrecall").join("catalog").is_file());
+}

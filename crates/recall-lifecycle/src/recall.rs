@@ -126,11 +126,25 @@ pub(crate) async fn run_recall(
         let query = input.query.clone();
         let tools = input.recent_tools.clone();
         let excluded = std::mem::take(&mut input.excluded);
+        let cancel = cancel.clone();
         // Reading files and scoring is blocking, CPU- and I/O-bound work.
-        tokio::task::spawn_blocking(move || scan_and_rank(&ctx, &query, &tools, &excluded)).await
+        tokio::task::spawn_blocking(move || {
+            let ranked = scan_and_rank(&ctx, &query, &tools, &excluded);
+            // A recall ended while it scanned has no fast result to hurry, and its task may not
+            // run again (a process exiting drops it), so the catalog is written here; a tree
+            // whose scan outlasts the first prompt's wait would otherwise never get one.
+            if cancel.is_cancelled() {
+                persist_catalogs(&ctx.cache);
+            }
+            ranked
+        })
+        .await
     };
     let scan_elapsed = started.elapsed();
     if cancel.is_cancelled() {
+        // Cancelled after the check above: the write is still owed (a second one finds nothing
+        // left to write).
+        persist_catalogs_in_background(&ctx.cache);
         return;
     }
     let ranked = match ranked
@@ -234,18 +248,21 @@ fn persist_catalogs_in_background(cache: &Arc<DocumentCache>) {
         return;
     }
     let cache = Arc::clone(cache);
-    tokio::task::spawn_blocking(move || {
-        for write in cache.persist_catalogs() {
-            match write.outcome {
-                Ok(entries) => {
-                    tracing::debug!(path = %write.path.display(), entries, "catalog written");
-                }
-                Err(error) => {
-                    tracing::debug!(path = %write.path.display(), %error, "catalog not written");
-                }
+    tokio::task::spawn_blocking(move || persist_catalogs(&cache));
+}
+
+/// Writes the catalogs whose roots changed since they were last written (none without catalogs).
+fn persist_catalogs(cache: &DocumentCache) {
+    for write in cache.persist_catalogs() {
+        match write.outcome {
+            Ok(entries) => {
+                tracing::debug!(path = %write.path.display(), entries, "catalog written");
+            }
+            Err(error) => {
+                tracing::debug!(path = %write.path.display(), %error, "catalog not written");
             }
         }
-    });
+    }
 }
 
 /// What the recall settles with, before telemetry and timings are attached.
