@@ -38,11 +38,32 @@ pub fn binary() -> &'static Path {
     static BINARY: OnceLock<PathBuf> = OnceLock::new();
     BINARY.get_or_init(|| {
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let output = Command::new(cargo)
+        let mut build = Command::new(cargo);
+        build
             .args(["build", "-q", "-p", "memrecall", "--locked"])
-            .current_dir(workspace_root())
-            .output()
-            .expect("cargo can be started");
+            .current_dir(workspace_root());
+        // What cargo sets for this test crate only; a build script that watches one of these
+        // (ring's watches CARGO_MANIFEST_DIR) would see it change between this build and a plain
+        // `cargo build`, and half the workspace would be rebuilt each time.
+        for (name, _) in std::env::vars_os() {
+            let is_crate_specific = name.to_str().is_some_and(|name| {
+                name.starts_with("CARGO_PKG_")
+                    || name.starts_with("CARGO_BIN_")
+                    || matches!(
+                        name,
+                        "CARGO_MANIFEST_DIR"
+                            | "CARGO_MANIFEST_PATH"
+                            | "CARGO_CRATE_NAME"
+                            | "CARGO_PRIMARY_PACKAGE"
+                            | "CARGO_TARGET_TMPDIR"
+                            | "CARGO_RUSTC_CURRENT_DIR"
+                    )
+            });
+            if is_crate_specific {
+                build.env_remove(name);
+            }
+        }
+        let output = build.output().expect("cargo can be started");
         assert!(
             output.status.success(),
             "building memrecall failed:\n{}",
