@@ -526,6 +526,22 @@ fn second_recall_starts_from_the_catalog_and_delivers_the_same_documents() {
 }
 
 #[test]
+fn a_turn_ended_before_the_selector_answers_still_reports_the_catalog_and_the_scan() {
+    let tree = Tree::standard();
+    tree.settle();
+    let args = ["--json", "--selector", "mock", "--mock-latency-ms", "3000"];
+
+    tree.run_with_roots("recall", QUERY, &args).success();
+    let second = tree.run_with_roots("recall", QUERY, &args).json();
+
+    assert_eq!(second["strategy"], json!(null), "the recall did not settle");
+    assert_eq!(second["catalog_used"], json!(true));
+    assert_eq!(second["scan"]["from_catalog"], json!(6));
+    assert_eq!(second["documents_scanned"], json!(4));
+    assert!(second["timings_ms"]["scan"].is_number());
+}
+
+#[test]
 fn no_catalog_flag_neither_reads_nor_writes_a_catalog() {
     let tree = Tree::standard();
     tree.settle();

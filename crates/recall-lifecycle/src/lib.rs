@@ -19,7 +19,9 @@ mod recall;
 mod session;
 
 pub use prompt::{Clock, FixedClock, MAX_DOC_BODY_CHARS, SystemClock, age_in_days, render_prompt};
-pub use recall::{FastResult, RecallState, RecallTimings, SettledRecall, candidate_id};
+pub use recall::{
+    FastResult, RecallState, RecallTimings, ScanOutcome, SettledRecall, candidate_id,
+};
 pub use session::{CancelReason, DeliveredMemory, Delivery, RecallSession, SessionConfig};
 
 /// The most a user-query turn waits at its initial consume point. Internal by design: a small

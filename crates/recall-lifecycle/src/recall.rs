@@ -57,11 +57,25 @@ pub struct SettledRecall {
     pub scan_error: Option<String>,
 }
 
+/// What the scan of a recall found; published with the fast result, before the selector is
+/// asked, so a turn that ends before the recall settles can still say what was scanned.
+#[derive(Debug, Clone)]
+pub struct ScanOutcome {
+    /// Documents the scan found (before excluding those already delivered this session).
+    pub docs_scanned: usize,
+    /// What the scan saw and skipped, and whether it started from a catalog.
+    pub report: Arc<ScanReport>,
+    /// Enumerating, reading, parsing and scoring the memory tree.
+    pub duration: Duration,
+}
+
 /// What a recall has published so far; observed by the delivery handle through a watch channel.
 #[derive(Debug, Clone, Default)]
 pub struct RecallState {
     /// The fast result, once published.
     pub fast: Option<Arc<FastResult>>,
+    /// What the scan found, once it is done (never for a scan that failed).
+    pub scanned: Option<Arc<ScanOutcome>>,
     /// The settled result, once settled.
     pub settled: Option<Arc<SettledRecall>>,
 }
@@ -147,7 +161,7 @@ pub(crate) async fn run_recall(
         persist_catalogs_in_background(&ctx.cache);
         return;
     }
-    let ranked = match ranked
+    let mut ranked = match ranked
         .map_err(|join_error| format!("recall scan stopped unexpectedly: {join_error}"))
         .and_then(|ranked| ranked.map_err(|error| error.to_string()))
     {
@@ -159,25 +173,28 @@ pub(crate) async fn run_recall(
     };
 
     let fast = ranked.selection.fast();
-    let mut fast_published = None;
     // Without a selector there is nothing to arrive first: the recall settles at once with the
     // lexical result, which the initial consume then delivers as `refined`.
     let selector_asked = ctx.selector.is_some();
-    if ctx.design == DeliveryDesign::FastPath
+    let fast_result = (ctx.design == DeliveryDesign::FastPath
         && selector_asked
         && !fast.is_empty()
-        && !cancel.is_cancelled()
-    {
-        let published_after = started.elapsed();
-        fast_published = Some(published_after);
-        let documents = documents_at(&ranked.pool, fast.iter().map(|r| r.index));
-        state.send_modify(|s| {
-            s.fast = Some(Arc::new(FastResult {
-                documents,
-                published_after,
-            }));
-        });
-    }
+        && !cancel.is_cancelled())
+    .then(|| FastResult {
+        documents: documents_at(&ranked.pool, fast.iter().map(|r| r.index)),
+        published_after: started.elapsed(),
+    });
+    let fast_published = fast_result.as_ref().map(|f| f.published_after);
+    let report = Arc::new(std::mem::take(&mut ranked.report));
+    let scanned = Arc::new(ScanOutcome {
+        docs_scanned: ranked.docs_scanned,
+        report: Arc::clone(&report),
+        duration: scan_elapsed,
+    });
+    state.send_modify(|s| {
+        s.fast = fast_result.map(Arc::new);
+        s.scanned = Some(scanned);
+    });
 
     persist_catalogs_in_background(&ctx.cache);
 
@@ -211,7 +228,7 @@ pub(crate) async fn run_recall(
         strategy,
         documents,
         docs_scanned: ranked.docs_scanned,
-        scan_report: Arc::new(ranked.report),
+        scan_report: report,
         timings,
         selector_error,
         scan_error: None,
