@@ -301,7 +301,7 @@ fn run_recall(args: &RecallArgs) -> Result<(), Failure> {
         TurnKind::ToolFree
     };
     let runtime = runtime()?;
-    let output = runtime.block_on(async {
+    let ran = runtime.block_on(async {
         let mut config = RecallConfig::with_roots(roots.project.clone(), roots.user.clone());
         config.selector = selector;
         config.telemetry = sink;
@@ -323,8 +323,7 @@ fn run_recall(args: &RecallArgs) -> Result<(), Failure> {
         };
         let end = recall.end_turn();
         let state = recall.session().latest_recall();
-        recall.shutdown();
-        Ok::<_, Failure>(RecallOutput::build(
+        let output = RecallOutput::build(
             &args.query,
             turn,
             &roots,
@@ -333,19 +332,32 @@ fn run_recall(args: &RecallArgs) -> Result<(), Failure> {
             &end,
             state.as_ref(),
             &recording.events(),
-        ))
+        );
+        Ok::<_, Failure>((recall, output))
     });
-    let printed = output.and_then(|output| {
-        if args.json {
-            emit(&format!("{}\n", output.to_json()?))
-        } else {
-            emit(&output.to_text(args.prompt))
+    let (recall, printed) = match ran {
+        Ok((recall, output)) => {
+            let printed = if args.json {
+                output.to_json().and_then(|json| emit(&format!("{json}\n")))
+            } else {
+                emit(&output.to_text(args.prompt))
+            };
+            (Some(recall), printed)
         }
-    });
-    // Work still running on the blocking pool (a catalog being written) normally ends in
-    // milliseconds; a scan stuck in the file system must not keep the process from exiting,
-    // whether the command succeeded or not.
-    runtime.shutdown_timeout(SHUTDOWN_GRACE);
+        Err(failure) => (None, Err(failure)),
+    };
+    // After printing, so the answer is not held up: the catalogs this recall brought up to date
+    // are written (background work not yet started when the runtime shuts down would never run).
+    // A scan or write stuck in the file system must not keep the process from exiting, whether
+    // the command succeeded or not.
+    let deadline = tokio::time::Instant::now() + SHUTDOWN_GRACE;
+    if let Some(recall) = recall {
+        runtime.block_on(async {
+            let _ = tokio::time::timeout_at(deadline, recall.write_catalogs()).await;
+            recall.shutdown();
+        });
+    }
+    runtime.shutdown_timeout(deadline.saturating_duration_since(tokio::time::Instant::now()));
     printed
 }
 

@@ -263,6 +263,13 @@ impl MemoryRecall {
         self.session.shutdown();
     }
 
+    /// Writes the catalogs that are behind the memory trees and waits for the writes; a process
+    /// about to exit calls it so the next one starts from a current catalog (see
+    /// [`recall_lifecycle::RecallSession::write_catalogs`]).
+    pub async fn write_catalogs(&self) -> Vec<memory_scan::CatalogWrite> {
+        self.session.write_catalogs().await
+    }
+
     /// The underlying lifecycle session, for reporting (timings, scan report) and for callers
     /// that model a tool call's duration.
     pub fn session(&mut self) -> &mut recall_lifecycle::RecallSession {

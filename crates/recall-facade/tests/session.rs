@@ -76,18 +76,7 @@ async fn second_turn_does_not_redeliver_and_reset_allows_it_again() {
 /// outlasts the first prompt's wait) and then exits still leaves a catalog for the next one.
 #[test]
 fn turn_ended_during_the_scan_of_an_exiting_process_still_writes_the_catalog() {
-    let dir = tempfile::tempdir().unwrap();
-    let project = dir.path().join("project");
-    // Enough topics that the scan takes tens of milliseconds in a test build.
-    for i in 0..1_000 {
-        write_topic(
-            &project,
-            &format!("topic-{i}.md"),
-            "project",
-            &format!("Topic {i}"),
-            "Something worth remembering",
-        );
-    }
+    let (_dir, project) = thousand_topics();
     // One thread: the recall task starts its scan as soon as the test's future waits, and the
     // turn ends a millisecond later, while the scan runs.
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -108,4 +97,44 @@ fn turn_ended_during_the_scan_of_an_exiting_process_still_writes_the_catalog() {
     runtime.shutdown_timeout(std::time::Duration::from_secs(30));
 
     assert!(project.join(".memrecall").join("catalog").is_file());
+}
+
+#[test]
+fn write_catalogs_waits_for_the_running_scan_and_leaves_its_catalog_on_disk() {
+    let (_dir, project) = thousand_topics();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut config = RecallConfig::with_roots(Some(project.clone()), None);
+    config.catalog = true;
+
+    let writes = runtime.block_on(async {
+        let mut recall = MemoryRecall::new(config).unwrap();
+        recall.begin_turn("something worth remembering", &[]);
+        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+        recall.write_catalogs().await
+    });
+
+    assert!(project.join(".memrecall").join("catalog").is_file());
+    assert!(
+        writes.iter().all(|write| write.outcome.is_ok()),
+        "{writes:?}"
+    );
+}
+
+/// A project root of 1,000 topics: enough that a scan takes tens of milliseconds in a test build.
+fn thousand_topics() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    for i in 0..1_000 {
+        write_topic(
+            &project,
+            &format!("topic-{i}.md"),
+            "project",
+            &format!("Topic {i}"),
+            "Something worth remembering",
+        );
+    }
+    (dir, project)
 }

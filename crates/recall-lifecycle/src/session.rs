@@ -373,6 +373,18 @@ impl RecallSession {
         self.cancel(CancelReason::Shutdown);
     }
 
+    /// Writes, and waits for, the catalogs of the roots whose files changed since their catalogs
+    /// were last written (none when the session keeps no catalogs). A recall writes them in the
+    /// background after its fast result, but background work not yet started when the runtime
+    /// shuts down never runs, so a process about to exit awaits this first. A scan still running
+    /// is waited for, then its catalogs are written.
+    pub async fn write_catalogs(&self) -> Vec<memory_scan::CatalogWrite> {
+        let cache = Arc::clone(&self.ctx.cache);
+        tokio::task::spawn_blocking(move || cache.persist_catalogs())
+            .await
+            .unwrap_or_default()
+    }
+
     /// Whether a recall is active (started and not yet delivered in full or discarded).
     pub fn has_pending_recall(&self) -> bool {
         self.active.is_some()
