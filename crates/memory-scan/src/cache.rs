@@ -478,6 +478,10 @@ fn settle(scope: Scope, candidate: Candidate, visited: Visit, settle_before: i64
     let read = matches!(visited, Visit::Read(..));
     let entry = match visited {
         Visit::Reused(entry) => Ok(entry),
+        // A read that failed is tried again at the next scan, unchanged file or not.
+        Visit::Read(Verdict::Skipped(reason), _) if reason.is_transient() => {
+            Err(Verdict::Skipped(reason))
+        }
         Visit::Read(verdict, Some(key)) => Ok(CacheEntry {
             key,
             settled: key.mtime_ns < settle_before,
@@ -641,6 +645,43 @@ mod tests {
     use super::*;
     use crate::engine::EarlyKey;
     use crate::topic::parse_topic;
+
+    #[test]
+    fn a_failed_read_is_not_remembered_so_the_next_scan_tries_again() {
+        let key = FileKey {
+            device: 1,
+            inode: 2,
+            size: 3,
+            mtime_ns: 0,
+            ctime_ns: 0,
+        };
+        let candidate = |name: &str| Candidate {
+            relative: PathBuf::from(name),
+            path: PathBuf::from("/root").join(name),
+            symlink: false,
+            early_key: EarlyKey::NotTaken,
+        };
+        let unreadable = SkipReason::Unreadable {
+            error: "Input/output error (os error 5)".to_owned(),
+        };
+
+        let failed = settle(
+            Scope::Project,
+            candidate("a.md"),
+            Visit::Read(Verdict::Skipped(unreadable.clone()), Some(key)),
+            i64::MAX,
+        );
+        let refused = settle(
+            Scope::Project,
+            candidate("b.md"),
+            Visit::Read(Verdict::Skipped(SkipReason::NoFrontmatter), Some(key)),
+            i64::MAX,
+        );
+
+        assert!(failed.entry.is_none());
+        assert_eq!(failed.skipped.map(|s| s.reason), Some(unreadable));
+        assert!(refused.entry.is_some_and(|(_, entry)| entry.settled));
+    }
 
     /// A root holding `a.md` titled "Current" and a catalog whose entry for it carries the file's
     /// exact key but a stale document titled "Stale": the same-tick rewrite the key cannot see.

@@ -46,6 +46,15 @@ pub enum SkipReason {
     BrokenSymlink,
 }
 
+impl SkipReason {
+    /// Whether the reason may not hold at the next attempt although the file is unchanged: a
+    /// failed read (an I/O error, a network file system's hiccup) or a file that was gone. Such a
+    /// verdict is remembered neither in the session's cache nor in a catalog.
+    pub fn is_transient(&self) -> bool {
+        matches!(self, Self::Unreadable { .. } | Self::Vanished)
+    }
+}
+
 /// One skipped entry and why.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct SkippedFile {
