@@ -12,8 +12,10 @@
 //! Two modes per size: `scan` reads and prepares every file (no catalog); `catalog` starts from
 //! a warm persistent catalog of the tree, written once before the timed runs, and checks that
 //! every topic came from it. `peak_rss_mib` is the process's peak resident memory (`VmHWM`)
-//! after the row's runs; sizes run in ascending order, so it is the peak of the largest tree so
-//! far, both modes included.
+//! during the row's runs: the peak is reset to the current resident size (`/proc/self/clear_refs`)
+//! before the row's untimed run, after its tree and catalog were written, so it holds what the
+//! process kept from before (the tree's paths, the allocator's free pages) plus the row's own
+//! peak. Where the reset is refused, it is the peak since the process started.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -185,6 +187,7 @@ fn measure(sizes: &[usize], modes: &[Mode], runs: usize) -> Result<LatencyReport
                 write_catalog(&roots, topics)?;
             }
             flush_writes();
+            reset_peak_rss();
             // One untimed run warms the page cache.
             runtime.block_on(time_to_fast_result(&roots, mode))?;
             let mut runs_ms = Vec::with_capacity(runs);
@@ -249,6 +252,11 @@ fn write_catalog(roots: &MemoryRoots, topics: usize) -> Result<()> {
 /// then share the CPU with the file system's journal. Best effort: without `sync`, nothing waits.
 fn flush_writes() {
     let _ = std::process::Command::new("sync").status();
+}
+
+/// Resets this process's `VmHWM` to its current resident size; best effort (Linux only).
+fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
 /// `VmHWM` of this process, in MiB.
