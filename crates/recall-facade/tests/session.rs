@@ -77,19 +77,10 @@ async fn second_turn_does_not_redeliver_and_reset_allows_it_again() {
 #[test]
 fn turn_ended_during_the_scan_of_an_exiting_process_still_writes_the_catalog() {
     let (_dir, project) = thousand_topics();
-    // One thread: the recall task starts its scan as soon as the test's future waits, and the
-    // turn ends a millisecond later, while the scan runs.
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let mut config = RecallConfig::with_roots(Some(project.clone()), None);
-    config.catalog = true;
+    let runtime = one_thread_runtime();
 
     runtime.block_on(async {
-        let mut recall = MemoryRecall::new(config).unwrap();
-        recall.begin_turn("something worth remembering", &[]);
-        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+        let mut recall = one_ms_into_a_scan(&project).await;
         recall.end_turn();
         recall.shutdown();
     });
@@ -102,17 +93,10 @@ fn turn_ended_during_the_scan_of_an_exiting_process_still_writes_the_catalog() {
 #[test]
 fn write_catalogs_waits_for_the_running_scan_and_leaves_its_catalog_on_disk() {
     let (_dir, project) = thousand_topics();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let mut config = RecallConfig::with_roots(Some(project.clone()), None);
-    config.catalog = true;
+    let runtime = one_thread_runtime();
 
     let writes = runtime.block_on(async {
-        let mut recall = MemoryRecall::new(config).unwrap();
-        recall.begin_turn("something worth remembering", &[]);
-        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+        let recall = one_ms_into_a_scan(&project).await;
         recall.write_catalogs().await
     });
 
@@ -137,4 +121,23 @@ fn thousand_topics() -> (tempfile::TempDir, std::path::PathBuf) {
         );
     }
     (dir, project)
+}
+
+/// One thread: a recall task starts its scan as soon as the test's future waits.
+fn one_thread_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// A session keeping catalogs, a millisecond into the first scan of `project` (which takes tens
+/// of milliseconds for [`thousand_topics`]).
+async fn one_ms_into_a_scan(project: &Path) -> MemoryRecall {
+    let mut config = RecallConfig::with_roots(Some(project.to_path_buf()), None);
+    config.catalog = true;
+    let mut recall = MemoryRecall::new(config).unwrap();
+    recall.begin_turn("something worth remembering", &[]);
+    tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+    recall
 }
