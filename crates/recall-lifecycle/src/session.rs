@@ -376,9 +376,18 @@ impl RecallSession {
     /// Writes, and waits for, the catalogs of the roots whose files changed since their catalogs
     /// were last written (none when the session keeps no catalogs). A recall writes them in the
     /// background after its fast result, but background work not yet started when the runtime
-    /// shuts down never runs, so a process about to exit awaits this first. A scan still running
-    /// is waited for, then its catalogs are written.
+    /// shuts down never runs, so a process about to exit awaits this first. The scan of the
+    /// active recall, if any, is waited for (until it publishes what it found, the recall settles
+    /// or it is cancelled; a cancelled scan writes its catalogs itself), then the catalogs are
+    /// written.
     pub async fn write_catalogs(&self) -> Vec<memory_scan::CatalogWrite> {
+        if let Some(active) = self.active.as_ref() {
+            let mut state = active.state.clone();
+            tokio::select! {
+                _ = state.wait_for(|s| s.scanned.is_some() || s.settled.is_some()) => {}
+                () = active.cancel.cancelled() => {}
+            }
+        }
         let cache = Arc::clone(&self.ctx.cache);
         tokio::task::spawn_blocking(move || cache.persist_catalogs())
             .await
