@@ -181,7 +181,17 @@ impl DocumentCache {
             scopes[slot] = Some(cache);
         }
 
-        let mut walked = walked?;
+        let mut walked = match walked {
+            Ok(walked) => walked,
+            Err(error) => {
+                // The project root could not be listed: its catalog is left alone (not replaced
+                // by an empty one because a root seen first in this scan starts out unwritten).
+                if let Some(project) = scopes[slot_of(Scope::Project)].as_mut() {
+                    project.dirty = false;
+                }
+                return Err(error);
+            }
+        };
         let directories_changed = keep_directories(&mut scopes, &mut walked, &mut report);
         // Remembered entries are moved out and matched to the listing; those left unmatched
         // belong to files that are gone.
@@ -245,8 +255,13 @@ impl DocumentCache {
             let Some(cache) = slot else { continue };
             // A root that could not be listed (missing, or a failing user root) keeps nothing and
             // leaves its catalog alone.
+            let Some(entries) = entries else {
+                cache.dirty = false;
+                cache.entries = catalog::Entries::new();
+                continue;
+            };
             cache.dirty |= self.catalogs && (changed || unmatched > 0 || directories_changed);
-            cache.entries = entries.unwrap_or_default();
+            cache.entries = entries;
         }
         Ok(RecallScan { documents, report })
     }
