@@ -214,25 +214,15 @@ impl RecallOutput {
     ) -> Self {
         let settled = state.and_then(|s| s.settled.clone());
         let fast = state.and_then(|s| s.fast.clone());
-        // The scan's facts are published before the recall settles; a recall whose scan failed
-        // settles with an empty report and no published scan.
-        let scan = state
-            .and_then(|s| s.scanned.as_ref())
-            .map(|s| (s.docs_scanned, Arc::clone(&s.report), s.duration))
-            .or_else(|| {
-                settled
-                    .as_ref()
-                    .map(|s| (s.docs_scanned, Arc::clone(&s.scan_report), s.timings.scan))
-            });
+        // Published before the recall settles, so known even when the turn ended first.
+        let scan = state.and_then(|s| s.scanned.clone());
         Self {
             query: query.to_owned(),
             turn,
             roots: RootsOut::new(roots),
-            documents_scanned: scan.as_ref().map(|(docs, ..)| *docs),
-            scan: scan.as_ref().map(|(_, report, _)| (**report).clone()),
-            catalog_used: scan
-                .as_ref()
-                .is_some_and(|(_, report, _)| report.catalog_used()),
+            documents_scanned: scan.as_ref().map(|s| s.docs_scanned),
+            scan: scan.as_ref().map(|s| (*s.report).clone()),
+            catalog_used: scan.as_ref().is_some_and(|s| s.report.catalog_used()),
             strategy: settled.as_ref().map(|s| s.strategy),
             selector_error: settled
                 .as_ref()
@@ -242,7 +232,7 @@ impl RecallOutput {
             tool_result: tool_result.map(PointOut::new),
             end_of_turn: PointOut::new(end),
             timings_ms: TimingsOut {
-                scan: scan.as_ref().map(|(.., duration)| ms(*duration)),
+                scan: scan.as_ref().map(|s| ms(s.duration)),
                 fast_published: fast.map(|f| ms(f.published_after)),
                 selector: settled.as_ref().and_then(|s| s.timings.selector.map(ms)),
                 settled: settled.as_ref().map(|s| ms(s.timings.settled)),

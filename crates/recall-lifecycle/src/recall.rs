@@ -43,12 +43,9 @@ pub struct RecallTimings {
 pub struct SettledRecall {
     /// How the documents were chosen.
     pub strategy: Strategy,
-    /// The selected documents, at most the limit, in selection order.
+    /// The selected documents, at most the limit, in selection order. What the scan found is in
+    /// [`RecallState::scanned`], published before this.
     pub documents: Vec<Arc<ScannedDocument>>,
-    /// Documents the scan found (before excluding those already delivered this session).
-    pub docs_scanned: usize,
-    /// What the scan saw and skipped.
-    pub scan_report: Arc<ScanReport>,
     /// Where the time went.
     pub timings: RecallTimings,
     /// Why the selector's answer was not used, when it was asked and failed.
@@ -58,7 +55,8 @@ pub struct SettledRecall {
 }
 
 /// What the scan of a recall found; published with the fast result, before the selector is
-/// asked, so a turn that ends before the recall settles can still say what was scanned.
+/// asked, so a turn that ends before the recall settles can still say what was scanned. A scan
+/// that failed found nothing: no documents and an empty report (the settled result says why).
 #[derive(Debug, Clone)]
 pub struct ScanOutcome {
     /// Documents the scan found (before excluding those already delivered this session).
@@ -74,7 +72,7 @@ pub struct ScanOutcome {
 pub struct RecallState {
     /// The fast result, once published.
     pub fast: Option<Arc<FastResult>>,
-    /// What the scan found, once it is done (never for a scan that failed).
+    /// What the scan found, once it is done.
     pub scanned: Option<Arc<ScanOutcome>>,
     /// The settled result, once settled.
     pub settled: Option<Arc<SettledRecall>>,
@@ -185,10 +183,9 @@ pub(crate) async fn run_recall(
         published_after: started.elapsed(),
     });
     let fast_published = fast_result.as_ref().map(|f| f.published_after);
-    let report = Arc::new(std::mem::take(&mut ranked.report));
     let scanned = Arc::new(ScanOutcome {
         docs_scanned: ranked.docs_scanned,
-        report: Arc::clone(&report),
+        report: Arc::new(std::mem::take(&mut ranked.report)),
         duration: scan_elapsed,
     });
     state.send_modify(|s| {
@@ -227,8 +224,6 @@ pub(crate) async fn run_recall(
     let settled = SettledRecall {
         strategy,
         documents,
-        docs_scanned: ranked.docs_scanned,
-        scan_report: report,
         timings,
         selector_error,
         scan_error: None,
@@ -504,11 +499,15 @@ fn settle_failed(
         fast_duration_ms: None,
         selector_duration_ms: None,
     };
+    let scanned = Arc::new(ScanOutcome {
+        docs_scanned: 0,
+        report: Arc::new(ScanReport::default()),
+        duration: scan_elapsed,
+    });
+    state.send_modify(|s| s.scanned = Some(scanned));
     let settled = SettledRecall {
         strategy: Strategy::None,
         documents: Vec::new(),
-        docs_scanned: 0,
-        scan_report: Arc::new(ScanReport::default()),
         timings: RecallTimings {
             scan: scan_elapsed,
             fast_published: None,

@@ -17,7 +17,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::prompt::{Clock, SystemClock, render_prompt};
-use crate::recall::{RecallContext, RecallInput, RecallState, run_recall};
+use crate::recall::{RecallContext, RecallInput, RecallState, SettledRecall, run_recall};
 use crate::{DeliveryDesign, INITIAL_CEILING};
 
 /// Everything a session is built from.
@@ -138,14 +138,6 @@ struct ActiveRecall {
 }
 
 impl ActiveRecall {
-    fn settled_strategy(&self) -> (Strategy, usize) {
-        self.state
-            .borrow()
-            .settled
-            .as_ref()
-            .map_or((Strategy::None, 0), |s| (s.strategy, s.documents.len()))
-    }
-
     fn finish_delivered(mut self, at: DeliveredAt, strategy: Strategy, count: usize) {
         if let Some(terminal) = self.terminal.take() {
             terminal.delivered(at, strategy, count, self.started.elapsed());
@@ -153,53 +145,53 @@ impl ActiveRecall {
     }
 
     fn finish_discarded(mut self, reason: DiscardReason) -> DiscardReason {
-        self.discard(reason);
-        reason
+        self.discard(|_, _| reason)
     }
 
-    /// Cancels the task, then reads what it settled with: a result published before the cancel
-    /// is reported with its strategy, and the task publishes no settled result after it.
-    fn discard(&mut self, reason: DiscardReason) {
+    /// Cancels the task, then reads what it settled with, once: a result published before the
+    /// cancel is reported with its strategy, and the task publishes no settled result after it.
+    /// `reason` picks the discard reason from that same reading (the settled result, if any, and
+    /// the documents fast-delivered), so reason, strategy and count cannot disagree.
+    fn discard(
+        &mut self,
+        reason: impl FnOnce(Option<&SettledRecall>, &[Arc<ScannedDocument>]) -> DiscardReason,
+    ) -> DiscardReason {
         self.cancel.cancel();
-        let (strategy, selected) = self.settled_strategy();
+        let (reason, strategy, selected) = {
+            let state = self.state.borrow();
+            let settled = state.settled.as_deref();
+            let (strategy, selected) =
+                settled.map_or((Strategy::None, 0), |s| (s.strategy, s.documents.len()));
+            (reason(settled, &self.fast_delivered), strategy, selected)
+        };
         if let Some(terminal) = self.terminal.take() {
             terminal.discarded(reason, strategy, selected, self.started.elapsed());
         }
+        reason
     }
 
     /// Cancels the recall because its caller abandons it for `reason`, and records it as
     /// discarded. When it had settled and every selected document was already fast-delivered,
     /// the result is recorded as `already_delivered`: nothing was lost (design document,
     /// verification list). Otherwise a turn whose abort token had fired is recorded as `abort`,
-    /// whatever call noticed it first. The reason, strategy and count come from one reading of
-    /// the state taken after the cancel, so a result settling meanwhile cannot make them disagree.
+    /// whatever call noticed it first.
     fn abandon(&mut self, reason: CancelReason) -> DiscardReason {
         let aborted = self.cancel.is_cancelled();
-        self.cancel.cancel();
-        let (reason, strategy, selected) = {
-            let state = self.state.borrow();
-            let settled = state.settled.as_ref();
+        self.discard(|settled, fast_delivered| {
             let fully_delivered = settled.is_some_and(|s| {
                 !s.documents.is_empty()
                     && s.documents
                         .iter()
-                        .all(|d| self.fast_delivered.iter().any(|f| f.path() == d.path()))
+                        .all(|d| fast_delivered.iter().any(|f| f.path() == d.path()))
             });
-            let reason = if fully_delivered {
+            if fully_delivered {
                 DiscardReason::AlreadyDelivered
             } else if aborted {
                 DiscardReason::Abort
             } else {
                 reason.into()
-            };
-            let (strategy, selected) =
-                settled.map_or((Strategy::None, 0), |s| (s.strategy, s.documents.len()));
-            (reason, strategy, selected)
-        };
-        if let Some(terminal) = self.terminal.take() {
-            terminal.discarded(reason, strategy, selected, self.started.elapsed());
-        }
-        reason
+            }
+        })
     }
 
     /// Cancels the recall and records it as discarded (see [`Self::abandon`]).
