@@ -35,7 +35,8 @@ pub enum DocumentError {
     /// The identity path must be absolute.
     #[error("document path {0} is not absolute")]
     PathNotAbsolute(PathBuf),
-    /// The relative path must be relative, non-empty and a suffix of the absolute path.
+    /// The relative path must be non-empty, made of names only and a suffix of the absolute
+    /// path.
     #[error("{relative} is not a relative path ending {path}")]
     RelativePathMismatch {
         /// The absolute path given.
@@ -57,7 +58,8 @@ pub struct Document {
 
 impl Document {
     /// Builds a document; `path` must be absolute and end with the non-empty relative
-    /// `relative_path` (the path below its memory root).
+    /// `relative_path` (the path below its memory root), whose components are all names (no
+    /// `.` or `..`, which no walk of a root produces).
     pub fn new(
         scope: Scope,
         path: PathBuf,
@@ -68,8 +70,10 @@ impl Document {
         if !path.is_absolute() {
             return Err(DocumentError::PathNotAbsolute(path));
         }
-        let relative_ok = relative_path.is_relative()
-            && relative_path.components().next().is_some()
+        let relative_ok = relative_path.components().next().is_some()
+            && relative_path
+                .components()
+                .all(|c| matches!(c, std::path::Component::Normal(_)))
             && path.ends_with(&relative_path);
         if !relative_ok {
             return Err(DocumentError::RelativePathMismatch {
@@ -202,5 +206,45 @@ impl std::ops::Deref for ScannedDocument {
 
     fn deref(&self) -> &Document {
         &self.document
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn document(path: &str, relative: &str) -> Result<Document, DocumentError> {
+        let topic = Topic::new(MemoryType::User, "Title", "", "").unwrap();
+        Document::new(
+            Scope::Project,
+            PathBuf::from(path),
+            PathBuf::from(relative),
+            topic,
+            SystemTime::UNIX_EPOCH,
+        )
+    }
+
+    #[test]
+    fn a_document_needs_an_absolute_path_ending_with_a_plain_relative_path() {
+        assert!(document("/memory/notes/a.md", "notes/a.md").is_ok());
+        assert!(matches!(
+            document("memory/a.md", "a.md"),
+            Err(DocumentError::PathNotAbsolute(_))
+        ));
+        for (path, relative) in [
+            ("/memory/a.md", ""),
+            ("/memory/a.md", "b.md"),
+            ("/memory/a.md", "/memory/a.md"),
+            ("/memory/../a.md", "../a.md"),
+            ("/memory/./a.md", "./a.md"),
+        ] {
+            assert!(
+                matches!(
+                    document(path, relative),
+                    Err(DocumentError::RelativePathMismatch { .. })
+                ),
+                "{path} {relative}"
+            );
+        }
     }
 }
