@@ -60,11 +60,12 @@ const FIELD_MASK: u64 = 0xFF;
 /// The normalised scored fields of one document, in field-bit order.
 pub(crate) type Fields<'a> = [&'a str; 3];
 
-/// The normalised scored fields of one document, fetched only when a search needs one (a stored
-/// field may be derived on first use).
+/// The normalised scored fields of one document, searched only when the index cannot answer
+/// (a stored field may not even be derived: see [`QueryTerm::is_in_lowercase_of`]).
 pub(crate) trait FieldText {
-    /// The field at `position` in field-bit order (title, description, body window).
-    fn field(&self, position: usize) -> &str;
+    /// Whether the field at `position` in field-bit order (title, description, body window)
+    /// contains `term`.
+    fn contains(&self, position: usize, term: &QueryTerm) -> bool;
 }
 
 /// A query token prepared for index look-ups.
@@ -81,6 +82,9 @@ pub(crate) struct QueryTerm {
     slot_count: u8,
     /// CJK bigrams are answered by the term table alone.
     bigram: bool,
+    /// Whether `text` is ASCII without uppercase letters, so it may occur in a lowercased ASCII
+    /// text (see [`QueryTerm::is_in_lowercase_of`]).
+    lowercase_ascii: bool,
 }
 
 impl QueryTerm {
@@ -94,6 +98,9 @@ impl QueryTerm {
         }
         Self {
             finder: memchr::memmem::Finder::new(text.as_bytes()).into_owned(),
+            lowercase_ascii: text
+                .bytes()
+                .all(|b| b.is_ascii() && !b.is_ascii_uppercase()),
             text,
             hash,
             slots,
@@ -103,8 +110,30 @@ impl QueryTerm {
     }
 
     /// Whether `text` contains this token.
-    fn is_in(&self, text: &str) -> bool {
+    pub(crate) fn is_in(&self, text: &str) -> bool {
         self.finder.find(text.as_bytes()).is_some()
+    }
+
+    /// Whether the ASCII lowercase of `source`, an ASCII text, contains this token: the same
+    /// answer as [`QueryTerm::is_in`] on that lowercase, without making it. A token with a
+    /// character the lowercase cannot hold (not ASCII, or an uppercase letter) is in no such text.
+    pub(crate) fn is_in_lowercase_of(&self, source: &str) -> bool {
+        let (haystack, needle) = (source.as_bytes(), self.text.as_bytes());
+        if !self.lowercase_ascii {
+            return false;
+        }
+        let Some((&first, rest)) = needle.split_first() else {
+            return true;
+        };
+        let Some(last_start) = haystack.len().checked_sub(needle.len()) else {
+            return false;
+        };
+        let starts = haystack.get(..=last_start).unwrap_or_default();
+        memchr::memchr2_iter(first, first.to_ascii_uppercase(), starts).any(|at| {
+            haystack
+                .get(at + 1..at + needle.len())
+                .is_some_and(|candidate| candidate.eq_ignore_ascii_case(rest))
+        })
     }
 
     fn slots(&self) -> &[u16] {
@@ -275,7 +304,7 @@ impl TermIndex {
             }
         }
         for (position, bit) in FIELD_BITS.iter().enumerate() {
-            if candidates & bit != 0 && term.is_in(fields.field(position)) {
+            if candidates & bit != 0 && fields.contains(position, term) {
                 found |= bit;
             }
         }
@@ -568,6 +597,35 @@ mod tests {
                 marked_slots(&signature),
                 nibbles_marked_one_by_one(&signature)
             );
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_token_is_in_the_lowercase_of_an_ascii_text_exactly_when_it_is_in_that_lowercase(
+            source in "[a-cA-C .-]{0,40}",
+            token in "[a-cA-C.-]{1,4}",
+        ) {
+            let term = QueryTerm::new(token, false);
+            let lowered = source.to_ascii_lowercase();
+            proptest::prop_assert_eq!(term.is_in_lowercase_of(&source), term.is_in(&lowered));
+        }
+    }
+
+    #[test]
+    fn a_token_is_found_in_the_lowercase_of_a_text_whatever_the_case_of_its_letters() {
+        let term = QueryTerm::new("deploy".into(), false);
+        assert!(term.is_in_lowercase_of("Before we DePloy, check"));
+        assert!(term.is_in_lowercase_of("deploy"));
+        assert!(!term.is_in_lowercase_of("deplo"));
+        assert!(!term.is_in_lowercase_of("re-deplox"));
+    }
+
+    #[test]
+    fn a_token_the_lowercase_of_an_ascii_text_cannot_hold_is_never_in_it() {
+        for token in ["Deploy", "café", "部署"] {
+            let term = QueryTerm::new(token.into(), false);
+            assert!(!term.is_in_lowercase_of("deploy DEPLOY cafe"), "{token}");
         }
     }
 

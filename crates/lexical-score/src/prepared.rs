@@ -30,9 +30,9 @@ pub const BODY_WINDOW_CHARS: usize = 1_200;
 /// A term index of the scored fields (see the `index` module) and the presence of noise markers are
 /// derived here too, and stored with the text, so loading never tokenizes again.
 ///
-/// Texts are shared byte strings: a restored text points into the buffer it was stored in, and a
-/// normalised field left out of the stored form (an ASCII source) is derived from its source the
-/// first time a search needs it.
+/// Texts are shared byte strings: a restored text points into the buffer it was stored in. A
+/// normalised field left out of the stored form (an ASCII source) is searched in its source,
+/// ignoring ASCII case, and derived only when something reads it whole.
 #[derive(Debug, Clone)]
 pub struct PreparedText {
     title: Normalized,
@@ -61,6 +61,22 @@ impl Normalized {
             Self::LowercaseOf(source, lowered) => {
                 lowered.get_or_init(|| source.to_ascii_lowercase().into_boxed_str())
             }
+        }
+    }
+
+    /// Whether the field, up to `end` bytes when given, contains `term`. A field not yet derived
+    /// is searched in its source rather than derived: most fields of a loaded catalog are never
+    /// searched twice, and a search is all most of them ever need.
+    fn contains(&self, term: &QueryTerm, end: Option<usize>) -> bool {
+        fn upto(text: &str, end: Option<usize>) -> &str {
+            end.and_then(|end| text.get(..end)).unwrap_or(text)
+        }
+        match self {
+            Self::Text(text) => term.is_in(upto(text, end)),
+            Self::LowercaseOf(_, lowered) if lowered.get().is_some() => {
+                term.is_in(upto(self.get(), end))
+            }
+            Self::LowercaseOf(source, _) => term.is_in_lowercase_of(upto(source, end)),
         }
     }
 }
@@ -168,11 +184,11 @@ impl PreparedText {
 }
 
 impl FieldText for PreparedText {
-    fn field(&self, position: usize) -> &str {
+    fn contains(&self, position: usize, term: &QueryTerm) -> bool {
         match position {
-            0 => self.title(),
-            1 => self.description(),
-            _ => self.body_window(),
+            0 => self.title.contains(term, None),
+            1 => self.description.contains(term, None),
+            _ => self.body.contains(term, Some(self.window_end)),
         }
     }
 }

@@ -96,6 +96,28 @@ proptest! {
     }
 
     #[test]
+    fn a_restored_text_whose_fields_were_left_out_scores_as_the_text_it_was_stored_from(
+        title in "[a-dA-D -]{0,20}",
+        description in "[a-dA-D -]{0,30}",
+        body in "[a-dA-D -]{0,1400}",
+        query in "[a-dA-D ]{1,20}",
+    ) {
+        let text = PreparedText::new(&title, &description, &body);
+        let bytes = Bytes::from(postcard::to_stdvec(&text.stored(&title, &description, &body)).unwrap());
+        let stored: StoredPreparedText<'_> = postcard::from_bytes(&bytes).unwrap();
+        let source = |text: &str| ByteString::from(text);
+        let restored = stored
+            .restore(&bytes, &source(&title), &source(&description), &source(&body))
+            .unwrap();
+        let as_doc = |text: PreparedText| Doc { text, ..Doc::plain("", "", "") };
+        let (fresh, restored) = (as_doc(text), as_doc(restored));
+        let query = QueryTokens::new(&query);
+        // Scored before anything reads the restored fields, so no field has been derived yet.
+        prop_assert_eq!(score(&query, &restored), score(&query, &fresh));
+        prop_assert_eq!(score(&query, &fresh), reference_score(&query, &fresh));
+    }
+
+    #[test]
     fn a_damaged_stored_prepared_text_never_panics(
         body in mixed_text(400),
         flips in proptest::collection::vec((any::<prop::sample::Index>(), 1u8..), 1..4),
