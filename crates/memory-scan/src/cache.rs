@@ -98,7 +98,12 @@ type Started = (RootCache, Option<CatalogLoad>);
 /// What happened to one candidate during a cached scan.
 enum Visit {
     Reused(CacheEntry),
-    Read(Verdict, Option<FileKey>),
+    Read {
+        verdict: Verdict,
+        key: Option<FileKey>,
+        /// Whether the cache remembered the file (its entry is replaced or dropped).
+        remembered: bool,
+    },
 }
 
 impl DocumentCache {
@@ -225,7 +230,7 @@ impl DocumentCache {
             let mut entries = catalog::Entries::with_capacity(listing.entries.len());
             documents.reserve(listing.entries.len());
             for settled in listing.entries {
-                changed[slot] |= settled.read;
+                changed[slot] |= settled.changed;
                 if settled.read {
                     report.reread += 1;
                 } else {
@@ -487,23 +492,37 @@ struct Settled {
     skipped: Option<Box<SkippedFile>>,
     /// Whether the file was read, not reused.
     read: bool,
+    /// Whether what the cache remembers changed: a read that leaves no entry where there was
+    /// none (a file that cannot be read, again) changes nothing a catalog holds.
+    changed: bool,
 }
 
 fn settle(scope: Scope, candidate: Candidate, visited: Visit, settle_before: i64) -> Settled {
-    let read = matches!(visited, Visit::Read(..));
+    let (read, remembered) = match visited {
+        Visit::Reused(_) => (false, true),
+        Visit::Read { remembered, .. } => (true, remembered),
+    };
     let entry = match visited {
         Visit::Reused(entry) => Ok(entry),
         // A read that failed is tried again at the next scan, unchanged file or not.
-        Visit::Read(Verdict::Skipped(reason), _) if reason.is_transient() => {
-            Err(Verdict::Skipped(reason))
-        }
-        Visit::Read(verdict, Some(key)) => Ok(CacheEntry {
+        Visit::Read {
+            verdict: Verdict::Skipped(reason),
+            ..
+        } if reason.is_transient() => Err(Verdict::Skipped(reason)),
+        Visit::Read {
+            verdict,
+            key: Some(key),
+            ..
+        } => Ok(CacheEntry {
             key,
             settled: key.mtime_ns < settle_before,
             verdict,
         }),
-        Visit::Read(verdict, None) => Err(verdict),
+        Visit::Read {
+            verdict, key: None, ..
+        } => Err(verdict),
     };
+    let changed = read && (entry.is_ok() || remembered);
     let (document, reason) = match &entry {
         Ok(CacheEntry {
             verdict: Verdict::Document(document),
@@ -529,6 +548,7 @@ fn settle(scope: Scope, candidate: Candidate, visited: Visit, settle_before: i64
             .map(|entry| (candidate.relative.into_os_string(), entry)),
         document,
         read,
+        changed,
     }
 }
 
@@ -627,6 +647,7 @@ fn visit(
     previous: Option<CacheEntry>,
     query: Option<&QueryTokens>,
 ) -> Visit {
+    let remembered = previous.is_some();
     if let Some(entry) = previous
         && entry.settled
         && candidate.current_key() == Some(entry.key)
@@ -647,9 +668,17 @@ fn visit(
                 scanned.prepared().score_ahead(query);
             }
             let scanned = Arc::new(scanned);
-            Visit::Read(Verdict::Document(scanned), Some(key))
+            Visit::Read {
+                verdict: Verdict::Document(scanned),
+                key: Some(key),
+                remembered,
+            }
         }
-        ReadOutcome::Skipped { reason, key } => Visit::Read(Verdict::Skipped(reason), key),
+        ReadOutcome::Skipped { reason, key } => Visit::Read {
+            verdict: Verdict::Skipped(reason),
+            key,
+            remembered,
+        },
     }
 }
 
@@ -661,6 +690,21 @@ mod tests {
     use crate::engine::EarlyKey;
     use crate::topic::parse_topic;
 
+    fn candidate(name: &str) -> Candidate {
+        Candidate {
+            relative: PathBuf::from(name),
+            path: PathBuf::from("/root").join(name),
+            symlink: false,
+            early_key: EarlyKey::NotTaken,
+        }
+    }
+
+    fn unreadable() -> SkipReason {
+        SkipReason::Unreadable {
+            error: "Input/output error (os error 5)".to_owned(),
+        }
+    }
+
     #[test]
     fn a_failed_read_is_not_remembered_so_the_next_scan_tries_again() {
         let key = FileKey {
@@ -670,32 +714,50 @@ mod tests {
             mtime_ns: 0,
             ctime_ns: 0,
         };
-        let candidate = |name: &str| Candidate {
-            relative: PathBuf::from(name),
-            path: PathBuf::from("/root").join(name),
-            symlink: false,
-            early_key: EarlyKey::NotTaken,
-        };
-        let unreadable = SkipReason::Unreadable {
-            error: "Input/output error (os error 5)".to_owned(),
-        };
+        let unreadable = unreadable();
 
         let failed = settle(
             Scope::Project,
             candidate("a.md"),
-            Visit::Read(Verdict::Skipped(unreadable.clone()), Some(key)),
+            Visit::Read {
+                verdict: Verdict::Skipped(unreadable.clone()),
+                key: Some(key),
+                remembered: false,
+            },
             i64::MAX,
         );
         let refused = settle(
             Scope::Project,
             candidate("b.md"),
-            Visit::Read(Verdict::Skipped(SkipReason::NoFrontmatter), Some(key)),
+            Visit::Read {
+                verdict: Verdict::Skipped(SkipReason::NoFrontmatter),
+                key: Some(key),
+                remembered: false,
+            },
             i64::MAX,
         );
 
         assert!(failed.entry.is_none());
         assert_eq!(failed.skipped.map(|s| s.reason), Some(unreadable));
         assert!(refused.entry.is_some_and(|(_, entry)| entry.settled));
+    }
+
+    #[test]
+    fn a_failed_read_changes_what_the_cache_holds_only_when_it_remembered_the_file() {
+        for remembered in [false, true] {
+            let settled = settle(
+                Scope::Project,
+                candidate("a.md"),
+                Visit::Read {
+                    verdict: Verdict::Skipped(unreadable()),
+                    key: None,
+                    remembered,
+                },
+                i64::MAX,
+            );
+            assert!(settled.read && settled.entry.is_none());
+            assert_eq!(settled.changed, remembered, "remembered: {remembered}");
+        }
     }
 
     /// A root holding `a.md` titled "Current" and a catalog whose entry for it carries the file's

@@ -540,3 +540,80 @@ fn the_same_root_for_both_scopes_keeps_its_catalog_across_runs_where_nothing_cha
         }
     }
 }
+
+/// Needs root (to make a file another user cannot read) and `setpriv`; elsewhere it says it was
+/// skipped and returns.
+#[test]
+fn a_file_that_cannot_be_read_is_retried_every_scan_without_rewriting_the_catalog() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let setpriv = ["/usr/bin/setpriv", "/bin/setpriv"]
+        .into_iter()
+        .map(Path::new)
+        .find(|path| path.exists());
+    let tree = Tree::new();
+    let (Some(setpriv), 0) = (setpriv, fs::metadata(tree.dir.path()).unwrap().uid()) else {
+        eprintln!("skipped: needs root and setpriv to make a file another user cannot read");
+        return;
+    };
+    write_topic(&tree.project(), "a.md");
+    write_topic(&tree.project(), "secret.md");
+    // Made before settling, so the catalog's first write does not change the root's listing.
+    fs::create_dir(tree.project().join(".memrecall")).unwrap();
+    for (path, mode) in [
+        (tree.dir.path().to_path_buf(), 0o755),
+        (tree.project(), 0o755),
+        (tree.project().join(".memrecall"), 0o777),
+        (tree.project().join("secret.md"), 0o000),
+    ] {
+        fs::set_permissions(&path, fs::Permissions::from_mode(mode)).unwrap();
+    }
+    settle(tree.dir.path());
+
+    let status = Command::new(setpriv)
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "catalog::scans_as_a_user_who_cannot_read_one_file_write_the_catalog_once",
+            "--ignored",
+        ])
+        .env("MEMRECALL_TEST_PROJECT_ROOT", tree.project())
+        .status()
+        .unwrap();
+
+    assert!(status.success(), "the scans as another user failed");
+}
+
+#[test]
+#[ignore = "run as another user by the test above"]
+fn scans_as_a_user_who_cannot_read_one_file_write_the_catalog_once() {
+    let root = std::env::var_os("MEMRECALL_TEST_PROJECT_ROOT").expect("set by the caller");
+    let roots = memory_scan::MemoryRoots {
+        project: Some(root.into()),
+        user: None,
+    };
+    let unreadable = |scan: &RecallScan| {
+        scan.report.skipped.iter().any(|skipped| {
+            skipped.path.ends_with("secret.md")
+                && matches!(skipped.reason, memory_scan::SkipReason::Unreadable { .. })
+        })
+    };
+    let session = DocumentCache::with_catalog();
+    let first = session.scan_recall(&roots).unwrap();
+    let first_writes = session.persist_catalogs();
+    let again = session.scan_recall(&roots).unwrap();
+    let again_writes = session.persist_catalogs();
+    let next_process = DocumentCache::with_catalog();
+    let from_catalog = next_process.scan_recall(&roots).unwrap();
+    let from_catalog_writes = next_process.persist_catalogs();
+
+    assert!(unreadable(&first) && unreadable(&again) && unreadable(&from_catalog));
+    assert_eq!(first.documents.len(), 1);
+    assert!(first_writes.len() == 1 && first_writes[0].outcome.is_ok());
+    assert!(again_writes.is_empty(), "rewritten: {again_writes:?}");
+    assert_eq!(from_catalog.report.from_catalog, 1);
+    assert!(
+        from_catalog_writes.is_empty(),
+        "rewritten: {from_catalog_writes:?}"
+    );
+}
