@@ -532,7 +532,12 @@ fn a_turn_ended_before_the_selector_answers_still_reports_the_catalog_and_the_sc
     let args = ["--json", "--selector", "mock", "--mock-latency-ms", "3000"];
 
     tree.run_with_roots("recall", QUERY, &args).success();
-    let second = tree.run_with_roots("recall", QUERY, &args).json();
+    // The scan has the first prompt's 100 ms to finish; a host stalled for longer than that
+    // gets two more tries before the scan's absence counts as a failure.
+    let second = (0..3)
+        .map(|_| tree.run_with_roots("recall", QUERY, &args).json())
+        .find(|run| !run["scan"].is_null())
+        .expect("no run published its scan within the first prompt's wait");
 
     assert_eq!(second["strategy"], json!(null), "the recall did not settle");
     assert_eq!(second["catalog_used"], json!(true));
