@@ -15,8 +15,8 @@ use lexical_score::QueryTokens;
 use crate::catalog;
 use crate::document::{Document, ScannedDocument, Scope};
 use crate::engine::{
-    Candidate, Directories, MemoryRoots, PriorListings, ReadOutcome, Walked, list_scopes,
-    visit_scopes,
+    Candidate, Directories, MemoryRoots, OpenParent, PriorListings, ReadOutcome, Walked,
+    list_scopes, visit_scopes,
 };
 use crate::key::{FileKey, to_epoch_ns};
 use crate::report::{
@@ -213,8 +213,8 @@ impl DocumentCache {
                 unmatched[slot] = left;
                 matched
             },
-            |scope, candidate, previous| {
-                let visited = visit(scope, &candidate, previous, query);
+            |scope, candidate, previous, parent| {
+                let visited = visit(scope, &candidate, previous, query, parent);
                 settle(scope, candidate, visited, settle_before)
             },
         );
@@ -646,15 +646,16 @@ fn visit(
     candidate: &Candidate,
     previous: Option<CacheEntry>,
     query: Option<&QueryTokens>,
+    parent: &mut OpenParent,
 ) -> Visit {
     let remembered = previous.is_some();
     if let Some(entry) = previous
         && entry.settled
-        && candidate.current_key() == Some(entry.key)
+        && candidate.current_key(parent) == Some(entry.key)
     {
         return Visit::Reused(entry);
     }
-    match candidate.read() {
+    match candidate.read(parent) {
         ReadOutcome::Parsed { topic, mtime, key } => {
             let document = Document::from_scan(
                 scope,

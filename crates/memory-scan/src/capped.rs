@@ -23,7 +23,7 @@ pub struct CappedScan {
 ///
 /// Blocking; it reads every topic file (no cache) and keeps the newest.
 pub fn scan_capped(roots: &MemoryRoots) -> Result<CappedScan, ScanError> {
-    let listings = scan_scopes(roots, |_, candidate| candidate.read())?;
+    let listings = scan_scopes(roots, |_, candidate, parent| candidate.read(parent))?;
     let mut report = ScanReport {
         warnings: listings.warnings,
         ..ScanReport::default()

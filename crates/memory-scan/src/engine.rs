@@ -17,6 +17,8 @@
 //!
 //! Each candidate is read with one `open`, one `fstat` of that descriptor and one read, in
 //! parallel across the rayon pool; results are ordered by relative path, never by thread timing.
+//! On Unix each thread keeps the directory it is in open and opens and stats files by name in it
+//! (see [`OpenParent`]).
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -62,17 +64,18 @@ pub(crate) struct Candidate {
 }
 
 impl Candidate {
-    /// Reads and parses the candidate's file (see [`read_topic_file`]).
-    pub(crate) fn read(&self) -> ReadOutcome {
-        read_topic_file(&self.path, self.symlink)
+    /// Reads and parses the candidate's file (see [`read_topic`]), opened by name in
+    /// `parent` where it can be.
+    pub(crate) fn read(&self, parent: &mut OpenParent) -> ReadOutcome {
+        read_topic(parent.open(&self.path, self.symlink), self.symlink)
     }
 
-    /// The key of the candidate's file: as taken right after listing, or now.
-    pub(crate) fn current_key(&self) -> Option<FileKey> {
+    /// The key of the candidate's file: as taken right after listing, or now (in `parent`).
+    pub(crate) fn current_key(&self, parent: &mut OpenParent) -> Option<FileKey> {
         match self.early_key {
             EarlyKey::Taken(key) => Some(key),
             EarlyKey::Unavailable => None,
-            EarlyKey::NotTaken => key_of(&self.path),
+            EarlyKey::NotTaken => parent.key(&self.path),
         }
     }
 }
@@ -84,35 +87,57 @@ fn key_of(path: &Path) -> Option<FileKey> {
         .map(|metadata| FileKey::from_metadata(&metadata))
 }
 
-/// The parent directory a thread last took a key in, kept open so that the keys of its files
-/// come from a `stat` by name: the kernel then resolves one name instead of every component of
-/// the path. A parent that cannot be opened is remembered as such, and its files' paths are used
-/// whole (as they always are off Unix).
+/// The parent directory a thread last worked in, kept open so that its files are stat'ed and
+/// opened by name: the kernel then resolves one name instead of every component of the path. A
+/// parent that cannot be opened is remembered as such, and its files' paths are used whole (as
+/// they always are off Unix).
 #[derive(Default)]
-struct OpenParent {
+pub(crate) struct OpenParent {
     #[cfg(unix)]
     open: Option<(PathBuf, Option<rustix::fd::OwnedFd>)>,
 }
 
 impl OpenParent {
+    /// The open parent of `path` and the name in it; opens the parent unless it is open already.
+    #[cfg(unix)]
+    fn enter<'p>(&mut self, path: &'p Path) -> Option<(&rustix::fd::OwnedFd, &'p std::ffi::OsStr)> {
+        use rustix::fs::{Mode, OFlags};
+        let (parent, name) = split_parent(path)?;
+        let same = |open: &PathBuf| open.as_os_str() == parent.as_os_str();
+        if !self.open.as_ref().is_some_and(|(open, _)| same(open)) {
+            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+            let fd = rustix::fs::open(parent, flags, Mode::empty()).ok();
+            self.open = Some((parent.to_path_buf(), fd));
+        }
+        let (_, fd) = self.open.as_ref()?;
+        Some((fd.as_ref()?, name))
+    }
+
     /// [`key_of`] `path`.
     fn key(&mut self, path: &Path) -> Option<FileKey> {
         #[cfg(unix)]
-        if let Some((parent, name)) = split_parent(path) {
-            use rustix::fs::{AtFlags, Mode, OFlags};
-            let same = |open: &PathBuf| open.as_os_str() == parent.as_os_str();
-            if !self.open.as_ref().is_some_and(|(open, _)| same(open)) {
-                let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-                let fd = rustix::fs::open(parent, flags, Mode::empty()).ok();
-                self.open = Some((parent.to_path_buf(), fd));
-            }
-            if let Some((_, Some(fd))) = &self.open {
-                return rustix::fs::statat(fd, name, AtFlags::empty())
-                    .ok()
-                    .map(|stat| FileKey::from_stat(&stat));
-            }
+        if let Some((fd, name)) = self.enter(path) {
+            return rustix::fs::statat(fd, name, rustix::fs::AtFlags::empty())
+                .ok()
+                .map(|stat| FileKey::from_stat(&stat));
         }
         key_of(path)
+    }
+
+    /// [`open_topic`] `path`.
+    fn open(&mut self, path: &Path, follow_symlink: bool) -> io::Result<File> {
+        #[cfg(unix)]
+        if let Some((fd, name)) = self.enter(path) {
+            use rustix::fs::{Mode, OFlags};
+            let mut flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC;
+            if !follow_symlink {
+                flags |= OFlags::NOFOLLOW;
+            }
+            return rustix::fs::openat(fd, name, flags, Mode::empty())
+                .map(File::from)
+                .map_err(io::Error::from);
+        }
+        open_topic(path, follow_symlink)
     }
 }
 
@@ -204,13 +229,13 @@ pub(crate) fn scan_scopes<T, F>(
 ) -> Result<Listings<(Candidate, T)>, ScanError>
 where
     T: Send,
-    F: Fn(Scope, &Candidate) -> T + Sync,
+    F: Fn(Scope, &Candidate, &mut OpenParent) -> T + Sync,
 {
     Ok(visit_scopes(
         list_scopes(roots, [None, None])?,
         |_, candidates| vec![(); candidates.len()],
-        |scope, candidate, ()| {
-            let visited = visit(scope, &candidate);
+        |scope, candidate, (), parent| {
+            let visited = visit(scope, &candidate, parent);
             (candidate, visited)
         },
     ))
@@ -367,6 +392,7 @@ impl Walked {
 ///
 /// `prior` gets each scope's candidates in listing order (sorted by relative path) and returns
 /// one value per candidate, in the same order; each value is moved into its candidate's visit.
+/// Each thread keeps the directory it is in open for its visits (see [`OpenParent`]).
 pub(crate) fn visit_scopes<P, T, F>(
     walked: Walked,
     mut prior: impl FnMut(Scope, &[Candidate]) -> Vec<P>,
@@ -375,7 +401,7 @@ pub(crate) fn visit_scopes<P, T, F>(
 where
     P: Send,
     T: Send,
-    F: Fn(Scope, Candidate, P) -> T + Sync,
+    F: Fn(Scope, Candidate, P, &mut OpenParent) -> T + Sync,
 {
     let scopes = walked
         .scopes
@@ -393,7 +419,9 @@ where
             let entries = candidates
                 .into_par_iter()
                 .zip(priors)
-                .map(|(candidate, prior)| visit(scope, candidate, prior))
+                .map_init(OpenParent::default, |parent, (candidate, prior)| {
+                    visit(scope, candidate, prior, parent)
+                })
                 .collect();
             ScopeListing {
                 scope,
@@ -769,12 +797,14 @@ fn resolve_symlink(path: &Path, canonical_root: &Path) -> Result<(), SkipReason>
     }
 }
 
-/// Reads and parses one topic file: one open, one fstat, one read.
+/// Reads and parses one topic file, given how opening it went (see [`open_topic`]): then one
+/// fstat and one read.
 ///
-/// Unless `follow_symlink`, a symlink at `path` is not followed: it is skipped as `not_a_file`.
-pub(crate) fn read_topic_file(path: &Path, follow_symlink: bool) -> ReadOutcome {
+/// Unless `follow_symlink`, a symlink in the file's place was not followed: it is skipped as
+/// `not_a_file`.
+fn read_topic(opened: io::Result<File>, follow_symlink: bool) -> ReadOutcome {
     let skipped = |reason, key| ReadOutcome::Skipped { reason, key };
-    let file = match open_topic(path, follow_symlink) {
+    let file = match opened {
         Ok(file) => file,
         Err(error) if !follow_symlink && error.raw_os_error() == Some(ELOOP) => {
             return skipped(SkipReason::NotAFile, None);
@@ -885,7 +915,7 @@ mod tests {
         fs::write(&path, "---\ntype: user\n---\n").unwrap();
         fs::remove_file(&path).unwrap();
 
-        let outcome = read_topic_file(&path, false);
+        let outcome = read_topic(open_topic(&path, false), false);
 
         assert!(matches!(
             outcome,
@@ -933,6 +963,45 @@ mod tests {
         for unsplittable in ["b.md", "/root/sub/", "/root/..", "/root/."] {
             assert_eq!(split(unsplittable), None, "{unsplittable}");
         }
+    }
+
+    /// What a read came to, comparable: the title read, or why the file was skipped.
+    fn summary(outcome: ReadOutcome) -> Result<String, SkipReason> {
+        match outcome {
+            ReadOutcome::Parsed { topic, .. } => Ok(topic.title().to_owned()),
+            ReadOutcome::Skipped { reason, .. } => Err(reason),
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_file_opened_by_name_in_an_open_directory_reads_as_it_does_by_its_whole_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        fs::create_dir(root.join("sub")).unwrap();
+        fs::write(root.join("a.md"), "---\nname: A\ntype: user\n---\nbody\n").unwrap();
+        fs::write(root.join("sub/b.md"), "no frontmatter").unwrap();
+        std::os::unix::fs::symlink(root.join("a.md"), root.join("sub/link.md")).unwrap();
+        let fifo = std::process::Command::new("mkfifo")
+            .arg(root.join("sub/fifo.md"))
+            .status();
+        assert!(fifo.is_ok_and(|status| status.success()), "mkfifo");
+        let mut parent = OpenParent::default();
+        for (name, follow) in [
+            ("a.md", false),
+            ("sub/b.md", false),
+            ("sub/link.md", false),
+            ("sub/link.md", true),
+            ("sub/fifo.md", false),
+            ("sub/missing.md", false),
+            ("a.md", true),
+        ] {
+            let path = root.join(name);
+            let by_name = summary(read_topic(parent.open(&path, follow), follow));
+            let by_path = summary(read_topic(open_topic(&path, follow), follow));
+            assert_eq!(by_name, by_path, "{name}, following symlinks: {follow}");
+        }
+        assert_eq!(parent.open.map(|(open, _)| open), Some(root.to_path_buf()));
     }
 
     #[cfg(unix)]
