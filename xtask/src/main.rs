@@ -35,6 +35,8 @@ fn main() -> Result<()> {
             run_released("scan-latency", &rest)
         }
         Some("scan-latency") => scan_latency::main(&rest),
+        // Started by `scan-latency` itself, once per new-process run; not for direct use.
+        Some("scan-latency-process") => scan_latency::process_main(&rest),
         Some("-h" | "--help") | None => {
             println!("{USAGE}");
             Ok(())

@@ -11,11 +11,14 @@
 //!
 //! Two modes per size: `scan` reads and prepares every file (no catalog); `catalog` starts from
 //! a warm persistent catalog of the tree, written once before the timed runs, and checks that
-//! every topic came from it. `peak_rss_mib` is the process's peak resident memory (`VmHWM`)
-//! during the row's runs: the peak is reset to the current resident size (`/proc/self/clear_refs`)
-//! before the row's untimed run, after its tree and catalog were written, so it holds what the
-//! process kept from before (the tree's paths, the allocator's free pages) plus the row's own
-//! peak. Where the reset is refused, it is the peak since the process started.
+//! every topic came from it.
+//!
+//! After a row's timed runs, the same number of new processes each make one recall of the row's
+//! tree, as a command started by an agent does: `new_process_ms` is their median time from the
+//! recall call to the fast result (the first recall of a process also pays for starting the
+//! thread pools and touching fresh memory), and `peak_rss_mib` the largest peak resident memory
+//! (`VmHWM`, Linux only) among them: what one recall of that tree costs a process, with nothing
+//! left over from other rows.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -48,8 +51,19 @@ pub struct LatencyRow {
     pub median_ms: f64,
     /// Largest of `runs_ms`.
     pub worst_ms: f64,
-    /// Peak resident memory of the measuring process after this row, in MiB (Linux only).
+    /// Milliseconds from the recall call to the fast result in new processes, one recall each.
+    pub new_process_runs_ms: Vec<f64>,
+    /// Median of `new_process_runs_ms`.
+    pub new_process_ms: Option<f64>,
+    /// The largest peak resident memory of those processes, in MiB (Linux only).
     pub peak_rss_mib: Option<f64>,
+}
+
+/// What a new process reports of its one recall.
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+struct ProcessRun {
+    ms: f64,
+    peak_rss_mib: Option<f64>,
 }
 
 /// How a timed recall reads the tree.
@@ -62,6 +76,14 @@ enum Mode {
 }
 
 impl Mode {
+    fn parse(name: &str) -> Result<Self> {
+        match name {
+            "scan" => Ok(Mode::Scan),
+            "catalog" => Ok(Mode::Catalog),
+            other => bail!("unknown mode {other:?} (expected scan or catalog)"),
+        }
+    }
+
     fn name(self) -> &'static str {
         match self {
             Mode::Scan => "scan",
@@ -124,13 +146,7 @@ fn parse_options(args: &[String]) -> Result<Options> {
                     .context("--modes needs a list, e.g. scan,catalog")?;
                 options.modes = value
                     .split(',')
-                    .map(|name| match name.trim() {
-                        "scan" => Ok(Mode::Scan),
-                        "catalog" => Ok(Mode::Catalog),
-                        other => Err(anyhow::anyhow!(
-                            "unknown mode {other:?} in --modes (expected scan or catalog)"
-                        )),
-                    })
+                    .map(|name| Mode::parse(name.trim()))
                     .collect::<Result<_>>()?;
                 ensure!(!options.modes.is_empty(), "--modes must name a mode");
             }
@@ -150,7 +166,8 @@ fn parse_options(args: &[String]) -> Result<Options> {
 /// Entry point of `cargo xtask scan-latency`.
 pub fn main(args: &[String]) -> Result<()> {
     let options = parse_options(args)?;
-    let report = measure(&options.sizes, &options.modes, options.runs)?;
+    let this = std::env::current_exe().context("cannot find the running xtask binary")?;
+    let report = measure(&options.sizes, &options.modes, options.runs, Some(&this))?;
     let chart = write_chart(&report)?;
     if options.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -163,13 +180,60 @@ pub fn main(args: &[String]) -> Result<()> {
 
 /// The small report `cargo xtask eval` prints (reported, not gated on absolute time).
 pub fn run_small_report() -> Result<()> {
-    let report = measure(&[200, 1_000], &[Mode::Scan, Mode::Catalog], 3)?;
+    let this = std::env::current_exe().context("cannot find the running xtask binary")?;
+    let report = measure(&[200, 1_000], &[Mode::Scan, Mode::Catalog], 3, Some(&this))?;
     print!("{}", table(&report));
     Ok(())
 }
 
-/// Measures every size.
-fn measure(sizes: &[usize], modes: &[Mode], runs: usize) -> Result<LatencyReport> {
+/// Entry point of the `scan-latency-process` command a measurement starts for each new-process
+/// run: one recall of the tree at `root` in `mode`, reported on stdout as one JSON line.
+pub fn process_main(args: &[String]) -> Result<()> {
+    let [root, mode] = args else {
+        bail!("usage: scan-latency-process <root> <scan|catalog>");
+    };
+    let mode = Mode::parse(mode)?;
+    let roots = MemoryRoots {
+        project: Some(PathBuf::from(root)),
+        user: None,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let ms = runtime.block_on(time_to_fast_result(&roots, mode))?;
+    let run = ProcessRun {
+        ms,
+        peak_rss_mib: peak_rss_mib(),
+    };
+    println!("{}", serde_json::to_string(&run)?);
+    Ok(())
+}
+
+/// One recall of the tree at `root` in a new process of `binary` (this xtask).
+fn new_process_run(binary: &Path, root: &Path, mode: Mode) -> Result<ProcessRun> {
+    let output = std::process::Command::new(binary)
+        .arg("scan-latency-process")
+        .arg(root)
+        .arg(mode.name())
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .with_context(|| format!("cannot start {}", binary.display()))?;
+    ensure!(
+        output.status.success(),
+        "the recall in a new process failed with {}",
+        output.status
+    );
+    serde_json::from_slice(&output.stdout).context("the new process's report does not parse")
+}
+
+/// Measures every size; with `binary`, also in new processes of it (see the module documentation).
+fn measure(
+    sizes: &[usize],
+    modes: &[Mode],
+    runs: usize,
+    binary: Option<&Path>,
+) -> Result<LatencyReport> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -187,7 +251,6 @@ fn measure(sizes: &[usize], modes: &[Mode], runs: usize) -> Result<LatencyReport
                 write_catalog(&roots, topics)?;
             }
             flush_writes();
-            reset_peak_rss();
             // One untimed run warms the page cache.
             runtime.block_on(time_to_fast_result(&roots, mode))?;
             let mut runs_ms = Vec::with_capacity(runs);
@@ -195,7 +258,17 @@ fn measure(sizes: &[usize], modes: &[Mode], runs: usize) -> Result<LatencyReport
                 runs_ms.push(runtime.block_on(time_to_fast_result(&roots, mode))?);
             }
             let mut row = summarise(topics, mode.name(), runs_ms);
-            row.peak_rss_mib = peak_rss_mib();
+            if let Some(binary) = binary {
+                let processes = (0..runs)
+                    .map(|_| new_process_run(binary, tree.path(), mode))
+                    .collect::<Result<Vec<_>>>()?;
+                row.new_process_runs_ms = processes.iter().map(|run| run.ms).collect();
+                row.new_process_ms = median(&row.new_process_runs_ms);
+                row.peak_rss_mib = processes
+                    .iter()
+                    .filter_map(|run| run.peak_rss_mib)
+                    .max_by(f64::total_cmp);
+            }
             results.push(row);
         }
     }
@@ -211,25 +284,34 @@ fn measure(sizes: &[usize], modes: &[Mode], runs: usize) -> Result<LatencyReport
 }
 
 fn summarise(topics: usize, mode: &'static str, runs_ms: Vec<f64>) -> LatencyRow {
-    let mut sorted = runs_ms.clone();
-    sorted.sort_by(f64::total_cmp);
-    let median_ms = match sorted.len() {
-        0 => 0.0,
-        n if n % 2 == 1 => sorted[n / 2],
-        n => f64::midpoint(sorted[n / 2 - 1], sorted[n / 2]),
-    };
-    let worst_ms = sorted.last().copied().unwrap_or_default();
     LatencyRow {
         topics,
         mode,
+        median_ms: median(&runs_ms).unwrap_or_default(),
+        worst_ms: runs_ms
+            .iter()
+            .copied()
+            .max_by(f64::total_cmp)
+            .unwrap_or_default(),
         runs_ms,
-        median_ms,
-        worst_ms,
+        new_process_runs_ms: Vec::new(),
+        new_process_ms: None,
         peak_rss_mib: None,
     }
 }
 
-/// Writes the tree's catalog and checks that a fresh cache serves every topic from it.
+fn median(values: &[f64]) -> Option<f64> {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    match sorted.len() {
+        0 => None,
+        n if n % 2 == 1 => Some(sorted[n / 2]),
+        n => Some(f64::midpoint(sorted[n / 2 - 1], sorted[n / 2])),
+    }
+}
+
+/// Writes the tree's catalog and checks that a fresh cache serves every topic from it and finds
+/// nothing to write back: the catalog of a tree in use, which no timed recall rewrites.
 fn write_catalog(roots: &MemoryRoots, topics: usize) -> Result<()> {
     let cache = DocumentCache::with_catalog();
     cache.scan_recall(roots)?;
@@ -238,11 +320,16 @@ fn write_catalog(roots: &MemoryRoots, topics: usize) -> Result<()> {
             .outcome
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", write.path.display()))?;
     }
-    let check = DocumentCache::with_catalog().scan_recall(roots)?;
+    let checker = DocumentCache::with_catalog();
+    let check = checker.scan_recall(roots)?;
     ensure!(
         check.report.from_catalog == topics,
         "only {} of {topics} topics came from the catalog",
         check.report.from_catalog
+    );
+    ensure!(
+        checker.persist_catalogs().is_empty(),
+        "a recall from the catalog just written would write it again"
     );
     Ok(())
 }
@@ -252,11 +339,6 @@ fn write_catalog(roots: &MemoryRoots, topics: usize) -> Result<()> {
 /// then share the CPU with the file system's journal. Best effort: without `sync`, nothing waits.
 fn flush_writes() {
     let _ = std::process::Command::new("sync").status();
-}
-
-/// Resets this process's `VmHWM` to its current resident size; best effort (Linux only).
-fn reset_peak_rss() {
-    let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
 /// `VmHWM` of this process, in MiB.
@@ -273,8 +355,8 @@ fn peak_rss_mib() -> Option<f64> {
     Some(kib / 1024.0)
 }
 
-/// Writes `reference/topic-NNNN.md` files dated a day back, as are the directories; the last one
-/// carries the codeword.
+/// Writes `reference/topic-NNNN.md` files dated a day back, as are the directories, and the
+/// catalog directory a tree in use has; the last topic carries the codeword.
 fn build_tree(root: &Path, topics: usize) -> Result<()> {
     let day_ago = std::time::SystemTime::now() - Duration::from_hours(24);
     let dir = root.join("reference");
@@ -302,6 +384,8 @@ fn build_tree(root: &Path, topics: usize) -> Result<()> {
             .open(&path)?
             .set_modified(day_ago)?;
     }
+    // A tree in use already has its catalog directory, made long before any recall of today.
+    std::fs::create_dir(root.join(memory_scan::CATALOG_DIR_NAME))?;
     // A tree that has been there a day: its directories are as settled as its files.
     for directory in [&dir, root] {
         std::fs::File::open(directory)?.set_modified(day_ago)?;
@@ -365,23 +449,31 @@ pub fn table(report: &LatencyReport) -> String {
     );
     let _ = writeln!(
         out,
-        "{:>8}  {:<8}  {:>5}  {:>10}  {:>10}  {:>12}  {:>13}",
-        "topics", "mode", "runs", "median ms", "worst ms", "budget share", "peak RSS MiB"
+        "{:>8}  {:<8}  {:>5}  {:>10}  {:>10}  {:>12}  {:>14}  {:>13}",
+        "topics",
+        "mode",
+        "runs",
+        "median ms",
+        "worst ms",
+        "budget share",
+        "new process ms",
+        "peak RSS MiB"
     );
+    let or_dash = |value: Option<f64>, decimals: usize| {
+        value.map_or_else(|| "-".to_owned(), |v| format!("{v:.decimals$}"))
+    };
     for row in &report.results {
-        let peak = row
-            .peak_rss_mib
-            .map_or_else(|| "-".to_owned(), |mib| format!("{mib:.0}"));
         let _ = writeln!(
             out,
-            "{:>8}  {:<8}  {:>5}  {:>10.2}  {:>10.2}  {:>11.1}%  {:>13}",
+            "{:>8}  {:<8}  {:>5}  {:>10.2}  {:>10.2}  {:>11.1}%  {:>14}  {:>13}",
             row.topics,
             row.mode,
             row.runs_ms.len(),
             row.median_ms,
             row.worst_ms,
             row.median_ms / report.budget_ms * 100.0,
-            peak
+            or_dash(row.new_process_ms, 2),
+            or_dash(row.peak_rss_mib, 0),
         );
     }
     out
@@ -526,7 +618,7 @@ mod tests {
 
     #[test]
     fn a_small_tree_publishes_its_codeword_topic_as_the_fast_result() {
-        let report = measure(&[20], &[Mode::Scan, Mode::Catalog], 1).unwrap();
+        let report = measure(&[20], &[Mode::Scan, Mode::Catalog], 1, None).unwrap();
         let modes: Vec<&str> = report.results.iter().map(|r| r.mode).collect();
         assert_eq!(modes, vec!["scan", "catalog"]);
         assert!(report.results.iter().all(|r| r.runs_ms.len() == 1));
