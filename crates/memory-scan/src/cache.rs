@@ -761,6 +761,28 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_file_that_vanished_changes_what_the_cache_holds_only_when_it_was_remembered() {
+        let dir = tempfile::tempdir().unwrap();
+        for remembered in [None, Some(skipped_entry(7))] {
+            let gone = Candidate {
+                path: dir.path().join("gone.md"),
+                ..candidate("gone.md")
+            };
+            let was_remembered = remembered.is_some();
+            let visited = visit(
+                Scope::Project,
+                &gone,
+                remembered,
+                None,
+                &mut OpenParent::default(),
+            );
+            let settled = settle(Scope::Project, gone, visited, i64::MAX);
+            assert!(settled.read && settled.entry.is_none());
+            assert_eq!(settled.changed, was_remembered);
+        }
+    }
+
     /// A root holding `a.md` titled "Current" and a catalog whose entry for it carries the file's
     /// exact key but a stale document titled "Stale": the same-tick rewrite the key cannot see.
     fn root_with_stale_catalog_entry(settled: bool) -> (tempfile::TempDir, MemoryRoots) {

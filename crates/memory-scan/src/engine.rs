@@ -966,6 +966,7 @@ mod tests {
     }
 
     /// What a read came to, comparable: the title read, or why the file was skipped.
+    #[cfg(unix)]
     fn summary(outcome: ReadOutcome) -> Result<String, SkipReason> {
         match outcome {
             ReadOutcome::Parsed { topic, .. } => Ok(topic.title().to_owned()),

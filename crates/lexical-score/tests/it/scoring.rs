@@ -89,6 +89,27 @@ fn only_the_body_window_is_scored() {
 }
 
 #[test]
+fn a_token_found_only_after_the_window_scores_nothing_even_when_its_trigrams_sit_inside_it() {
+    // The window holds `abc` and `bcd`, every trigram of `abcd`, so its signature lets the token
+    // through and only the search of the window itself can refuse it.
+    let body = format!("abcx xbcd {} abcd", "y".repeat(BODY_WINDOW_CHARS - 10));
+    let fresh = PreparedText::new("", "", &body);
+    let stored = serde_json::to_string(&fresh.stored("", "", &body)).unwrap();
+    let restored = serde_json::from_str::<StoredPreparedText<'_>>(&stored)
+        .unwrap()
+        .restore(&Bytes::new(), &"".into(), &"".into(), &body.as_str().into())
+        .unwrap();
+    for text in [fresh, restored] {
+        let doc = Doc {
+            text,
+            ..Doc::plain("", "", "")
+        };
+        assert_eq!(score(&q("abcd"), &doc), 0);
+        assert_eq!(score(&q("xbcd"), &doc), 1);
+    }
+}
+
+#[test]
 fn the_body_window_counts_characters_not_bytes() {
     let body = format!("{}検索", "猫".repeat(BODY_WINDOW_CHARS - 2));
     let text = PreparedText::new("", "", &body);
