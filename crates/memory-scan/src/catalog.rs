@@ -42,6 +42,11 @@
 //! readers, including other processes, see the old or the new catalog whole, never a mix. Writes
 //! of one cache are serialised; between processes the last rename wins, and either catalog is
 //! correct because every entry is checked against its file before it is trusted.
+//!
+//! The first write of a root creates [`CATALOG_DIR_NAME`] in it, which changes the root's key
+//! after the walk took it: the next recall lists the root again and writes the catalog once more
+//! (twice when it comes within the racy margin, once to record the new listing and once more
+//! when that listing has settled). From then on, only changes to the tree cause writes.
 
 use std::ffi::OsString;
 use std::fs::{self, File};
