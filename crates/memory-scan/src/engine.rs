@@ -974,9 +974,10 @@ mod tests {
         }
     }
 
+    /// A topic `a.md`, and in `sub/` a non-topic `b.md`, a symlink `link.md` to `a.md` and a FIFO
+    /// `fifo.md`.
     #[cfg(unix)]
-    #[test]
-    fn a_file_opened_by_name_in_an_open_directory_reads_as_it_does_by_its_whole_path() {
+    fn tree_of_every_kind() -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         fs::create_dir(root.join("sub")).unwrap();
@@ -987,6 +988,14 @@ mod tests {
             .arg(root.join("sub/fifo.md"))
             .status();
         assert!(fifo.is_ok_and(|status| status.success()), "mkfifo");
+        dir
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_file_opened_by_name_in_an_open_directory_reads_as_it_does_by_its_whole_path() {
+        let dir = tree_of_every_kind();
+        let root = dir.path();
         let mut parent = OpenParent::default();
         for (name, follow) in [
             ("a.md", false),
@@ -1008,14 +1017,17 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn a_key_taken_in_an_open_directory_equals_the_key_of_the_whole_path() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tree_of_every_kind();
         let root = dir.path();
-        fs::create_dir(root.join("sub")).unwrap();
-        fs::write(root.join("a.md"), "one").unwrap();
-        fs::write(root.join("sub/b.md"), "two two").unwrap();
-        std::os::unix::fs::symlink(root.join("a.md"), root.join("sub/c.md")).unwrap();
         let mut parent = OpenParent::default();
-        for name in ["a.md", "sub/b.md", "sub/c.md", "a.md", "sub/missing.md"] {
+        for name in [
+            "a.md",
+            "sub/b.md",
+            "sub/link.md",
+            "sub/fifo.md",
+            "a.md",
+            "sub/missing.md",
+        ] {
             let path = root.join(name);
             assert_eq!(parent.key(&path), key_of(&path), "{name}");
         }

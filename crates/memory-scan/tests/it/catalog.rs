@@ -6,7 +6,10 @@ use std::sync::Arc;
 use lexical_score::{QueryTokens, score};
 use memory_scan::{CatalogOutcome, DocumentCache, RecallScan, ScannedDocument, catalog_path};
 
-use crate::support::{Tree, finishes_within, make_fifo, settle, topic, write, write_topic};
+use crate::support::{
+    Tree, finishes_within, make_fifo, passes_as_another_user, set_modes, setpriv_as_root, settle,
+    topic, write, write_topic,
+};
 
 /// A project tree of three settled topics and one settled non-topic, with its catalog written.
 fn tree_with_catalog() -> Tree {
@@ -543,47 +546,35 @@ fn the_same_root_for_both_scopes_keeps_its_catalog_across_runs_where_nothing_cha
 
 /// Needs root (to make a file another user cannot read) and `setpriv`; elsewhere it says it was
 /// skipped and returns.
+#[cfg(unix)]
 #[test]
 fn a_file_that_cannot_be_read_is_retried_every_scan_without_rewriting_the_catalog() {
-    use std::os::unix::fs::{MetadataExt, PermissionsExt};
-    let setpriv = ["/usr/bin/setpriv", "/bin/setpriv"]
-        .into_iter()
-        .map(Path::new)
-        .find(|path| path.exists());
     let tree = Tree::new();
-    let (Some(setpriv), 0) = (setpriv, fs::metadata(tree.dir.path()).unwrap().uid()) else {
-        eprintln!("skipped: needs root and setpriv to make a file another user cannot read");
+    let Some(setpriv) = setpriv_as_root(&tree) else {
         return;
     };
     write_topic(&tree.project(), "a.md");
     write_topic(&tree.project(), "secret.md");
     // Made before settling, so the catalog's first write does not change the root's listing.
     fs::create_dir(tree.project().join(".memrecall")).unwrap();
-    for (path, mode) in [
+    set_modes(&[
         (tree.dir.path().to_path_buf(), 0o755),
         (tree.project(), 0o755),
         (tree.project().join(".memrecall"), 0o777),
         (tree.project().join("secret.md"), 0o000),
-    ] {
-        fs::set_permissions(&path, fs::Permissions::from_mode(mode)).unwrap();
-    }
+    ]);
     settle(tree.dir.path());
 
-    let status = Command::new(setpriv)
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "catalog::scans_as_a_user_who_cannot_read_one_file_write_the_catalog_once",
-            "--ignored",
-        ])
-        .env("MEMRECALL_TEST_PROJECT_ROOT", tree.project())
-        .status()
-        .unwrap();
+    let passed = passes_as_another_user(
+        &setpriv,
+        "catalog::scans_as_a_user_who_cannot_read_one_file_write_the_catalog_once",
+        &tree.project(),
+    );
 
-    assert!(status.success(), "the scans as another user failed");
+    assert!(passed, "the scans as another user failed");
 }
 
+#[cfg(unix)]
 #[test]
 #[ignore = "run as another user by the test above"]
 fn scans_as_a_user_who_cannot_read_one_file_write_the_catalog_once() {

@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use memory_scan::{DocumentCache, RecallScan, ScannedDocument};
 
-use crate::support::{Tree, settle, topic, write, write_topic};
+use crate::support::{
+    Tree, passes_as_another_user, set_modes, setpriv_as_root, settle, topic, write, write_topic,
+};
 
 /// A settled project tree: `a.md`, `nested/b.md`, `nested/deeper/c.md` and a non-topic file.
 fn settled_tree() -> Tree {
@@ -260,51 +262,37 @@ fn directory_replaced_by_a_symlink_to_a_directory() {
 }
 
 /// Needs root (to write the catalog as one user and scan as another) and `setpriv`; elsewhere it
-/// has nothing to show and passes.
+/// says it was skipped and returns.
 #[cfg(unix)]
 #[test]
 fn catalog_listing_is_not_used_for_a_directory_this_process_cannot_list() {
-    use std::os::unix::fs::{MetadataExt, PermissionsExt};
-    let setpriv = ["/usr/bin/setpriv", "/bin/setpriv"]
-        .into_iter()
-        .map(std::path::Path::new)
-        .find(|path| path.exists());
     let tree = Tree::new();
-    let Some(setpriv) = setpriv else { return };
-    if fs::metadata(tree.dir.path()).unwrap().uid() != 0 {
+    let Some(setpriv) = setpriv_as_root(&tree) else {
         return;
-    }
+    };
     write_topic(&tree.project(), "a.md");
     write_topic(&tree.project(), "nested/b.md");
     fs::create_dir(tree.project().join(".memrecall")).unwrap();
     // Others may search `nested` but not list it.
-    for (path, mode) in [
+    set_modes(&[
         (tree.dir.path().to_path_buf(), 0o755),
         (tree.project(), 0o755),
         (tree.project().join(".memrecall"), 0o755),
         (tree.project().join("nested"), 0o711),
-    ] {
-        fs::set_permissions(&path, fs::Permissions::from_mode(mode)).unwrap();
-    }
+    ]);
     settle(tree.dir.path());
     let writer = DocumentCache::with_catalog();
     writer.scan_recall(&tree.project_only()).unwrap();
     writer.persist_catalogs();
 
-    let status = std::process::Command::new(setpriv)
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "listings::catalog_scan_as_another_user_equals_a_plain_scan",
-            "--ignored",
-        ])
-        .env("MEMRECALL_TEST_PROJECT_ROOT", tree.project())
-        .status()
-        .unwrap();
+    let passed = passes_as_another_user(
+        &setpriv,
+        "listings::catalog_scan_as_another_user_equals_a_plain_scan",
+        &tree.project(),
+    );
 
     assert!(
-        status.success(),
+        passed,
         "the scan as another user differed from a plain scan"
     );
 }

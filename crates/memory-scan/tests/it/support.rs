@@ -123,3 +123,44 @@ pub fn finishes_within<T: Send + 'static>(
         .recv_timeout(limit)
         .unwrap_or_else(|_| panic!("still running after {limit:?}"))
 }
+
+/// `setpriv`, when this process runs as root and has it: what a test needs to run part of itself
+/// as a user who may not read or list what root made. `None` elsewhere, where such a test says it
+/// was skipped and returns.
+#[cfg(unix)]
+pub fn setpriv_as_root(tree: &Tree) -> Option<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let root = fs::metadata(tree.dir.path()).unwrap().uid() == 0;
+    let found = ["/usr/bin/setpriv", "/bin/setpriv"]
+        .into_iter()
+        .map(PathBuf::from)
+        .find(|path| path.exists())
+        .filter(|_| root);
+    if found.is_none() {
+        eprintln!("skipped: needs root and setpriv to act as another user");
+    }
+    found
+}
+
+/// Runs the ignored test `name` of this test binary as the unprivileged user 65534, with
+/// `MEMRECALL_TEST_PROJECT_ROOT` set to `project`; whether it passed.
+#[cfg(unix)]
+pub fn passes_as_another_user(setpriv: &Path, name: &str, project: &Path) -> bool {
+    std::process::Command::new(setpriv)
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(std::env::current_exe().unwrap())
+        .args(["--exact", name, "--ignored"])
+        .env("MEMRECALL_TEST_PROJECT_ROOT", project)
+        .status()
+        .unwrap()
+        .success()
+}
+
+/// Sets each path's permission bits.
+#[cfg(unix)]
+pub fn set_modes(modes: &[(PathBuf, u32)]) {
+    use std::os::unix::fs::PermissionsExt;
+    for (path, mode) in modes {
+        fs::set_permissions(path, fs::Permissions::from_mode(*mode)).unwrap();
+    }
+}
