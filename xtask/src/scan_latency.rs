@@ -166,7 +166,7 @@ fn parse_options(args: &[String]) -> Result<Options> {
 /// Entry point of `cargo xtask scan-latency`.
 pub fn main(args: &[String]) -> Result<()> {
     let options = parse_options(args)?;
-    let this = std::env::current_exe().context("cannot find the running xtask binary")?;
+    let this = this_binary()?;
     let report = measure(&options.sizes, &options.modes, options.runs, Some(&this))?;
     let chart = write_chart(&report)?;
     if options.json {
@@ -180,7 +180,7 @@ pub fn main(args: &[String]) -> Result<()> {
 
 /// The small report `cargo xtask eval` prints (reported, not gated on absolute time).
 pub fn run_small_report() -> Result<()> {
-    let this = std::env::current_exe().context("cannot find the running xtask binary")?;
+    let this = this_binary()?;
     let report = measure(&[200, 1_000], &[Mode::Scan, Mode::Catalog], 3, Some(&this))?;
     print!("{}", table(&report));
     Ok(())
@@ -197,10 +197,7 @@ pub fn process_main(args: &[String]) -> Result<()> {
         project: Some(PathBuf::from(root)),
         user: None,
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
+    let runtime = runtime()?;
     let ms = runtime.block_on(time_to_fast_result(&roots, mode))?;
     let run = ProcessRun {
         ms,
@@ -208,6 +205,19 @@ pub fn process_main(args: &[String]) -> Result<()> {
     };
     println!("{}", serde_json::to_string(&run)?);
     Ok(())
+}
+
+/// The runtime the `memrecall` binary runs recalls on.
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?)
+}
+
+/// The running xtask binary, which new-process runs start again.
+fn this_binary() -> Result<PathBuf> {
+    std::env::current_exe().context("cannot find the running xtask binary")
 }
 
 /// One recall of the tree at `root` in a new process of `binary` (this xtask).
@@ -234,10 +244,7 @@ fn measure(
     runs: usize,
     binary: Option<&Path>,
 ) -> Result<LatencyReport> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
+    let runtime = runtime()?;
     let mut results = Vec::new();
     for &topics in sizes {
         let tree = tempfile::tempdir()?;

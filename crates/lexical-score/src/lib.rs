@@ -21,9 +21,8 @@
 //!   nibble of field bits per slot, and the term table exactly as it sits in memory), so a
 //!   persistent store loads it without tokenizing or hashing. A normalised field whose source is
 //!   ASCII is left out: a search looks for its token in the source, ignoring ASCII case, and the
-//!   field is derived only when something reads it whole. Restoring
-//!   shares the buffer the stored form was decoded from ([`Bytes`], [`ByteString`]) instead of
-//!   copying it. Loading checks every part, and [`PREPARED_TEXT_VERSION`] names the stored form
+//!   field is derived only when something reads it whole. Restoring shares the buffer the stored
+//!   form was decoded from ([`Bytes`], [`ByteString`]) instead of copying it. Loading checks every part, and [`PREPARED_TEXT_VERSION`] names the stored form
 //!   and the tokenizer it came from.
 //! - Active-tool aliases match as whole words only (see [`ActiveToolAliases`]).
 //! - A scoring pass over at least [`PARALLEL_THRESHOLD`] (512) documents is split into chunks of

@@ -73,10 +73,10 @@ impl Normalized {
         }
         match self {
             Self::Text(text) => term.is_in(upto(text, end)),
-            Self::LowercaseOf(_, lowered) if lowered.get().is_some() => {
-                term.is_in(upto(self.get(), end))
-            }
-            Self::LowercaseOf(source, _) => term.is_in_lowercase_of(upto(source, end)),
+            Self::LowercaseOf(source, lowered) => match lowered.get() {
+                Some(lowered) => term.is_in(upto(lowered, end)),
+                None => term.is_in_lowercase_of(upto(source, end)),
+            },
         }
     }
 }

@@ -128,12 +128,8 @@ impl OpenParent {
     fn open(&mut self, path: &Path, follow_symlink: bool) -> io::Result<File> {
         #[cfg(unix)]
         if let Some((fd, name)) = self.enter(path) {
-            use rustix::fs::{Mode, OFlags};
-            let mut flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC;
-            if !follow_symlink {
-                flags |= OFlags::NOFOLLOW;
-            }
-            return rustix::fs::openat(fd, name, flags, Mode::empty())
+            let flags = topic_open_flags(follow_symlink);
+            return rustix::fs::openat(fd, name, flags, rustix::fs::Mode::empty())
                 .map(File::from)
                 .map_err(io::Error::from);
         }
@@ -873,17 +869,30 @@ fn parse_reason(error: ParseError) -> SkipReason {
 /// file was listed (or behind a symlink to one) would otherwise wait for a writer forever. It is
 /// then skipped as not a file; a regular file reads the same either way.
 fn open_topic(path: &Path, follow_symlink: bool) -> io::Result<File> {
-    let mut options = fs::OpenOptions::new();
-    options.read(true);
     #[cfg(unix)]
     {
-        use std::os::unix::fs::OpenOptionsExt;
-        let no_follow = if follow_symlink { 0 } else { libc::O_NOFOLLOW };
-        options.custom_flags(libc::O_NONBLOCK | no_follow);
+        let flags = topic_open_flags(follow_symlink);
+        rustix::fs::open(path, flags, rustix::fs::Mode::empty())
+            .map(File::from)
+            .map_err(io::Error::from)
     }
     #[cfg(not(unix))]
-    let _ = follow_symlink;
-    options.open(path)
+    {
+        let _ = follow_symlink;
+        File::open(path)
+    }
+}
+
+/// How a topic file is opened on Unix, by path or by name in its directory (see [`open_topic`]).
+#[cfg(unix)]
+fn topic_open_flags(follow_symlink: bool) -> rustix::fs::OFlags {
+    use rustix::fs::OFlags;
+    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    if follow_symlink {
+        flags
+    } else {
+        flags | OFlags::NOFOLLOW
+    }
 }
 
 fn io_reason(error: &io::Error) -> SkipReason {

@@ -25,11 +25,9 @@ pub struct FastResult {
     pub published_after: Duration,
 }
 
-/// Where the time of a recall went.
+/// Where the time of a recall went (the scan's own time is [`ScanOutcome::duration`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct RecallTimings {
-    /// Enumerating, reading, parsing and scoring the memory tree.
-    pub scan: Duration,
     /// From the recall call to the fast-result publication; `None` when nothing was published.
     pub fast_published: Option<Duration>,
     /// Time spent waiting for the selector; `None` when it was not asked.
@@ -206,7 +204,6 @@ pub(crate) async fn run_recall(
     };
 
     let timings = RecallTimings {
-        scan: scan_elapsed,
         fast_published,
         selector: selector_duration,
         settled: started.elapsed(),
@@ -217,7 +214,7 @@ pub(crate) async fn run_recall(
         docs_selected: documents.len(),
         strategy,
         duration_ms: millis(timings.settled),
-        scan_duration_ms: millis(timings.scan),
+        scan_duration_ms: millis(scan_elapsed),
         fast_duration_ms: timings.fast_published.map(millis),
         selector_duration_ms: timings.selector.map(millis),
     };
@@ -509,7 +506,6 @@ fn settle_failed(
         strategy: Strategy::None,
         documents: Vec::new(),
         timings: RecallTimings {
-            scan: scan_elapsed,
             fast_published: None,
             selector: None,
             settled: scan_elapsed,
