@@ -322,6 +322,28 @@ fn bench(c: &mut Criterion) {
             PreparedText::new(black_box(title), black_box(description), black_box(body))
         });
     });
+    // What a fresh scan does per document on the way to the fast result: prepare, then score once
+    // (by searching the fields; no index is built).
+    let recall_query =
+        QueryTokens::new("where did we write down the deploy rollback 部署流程 steps?");
+    c.bench_function("prepared_text_new_and_first_score_per_doc", |b| {
+        let mut next = raw.iter().cycle();
+        b.iter(|| {
+            let (title, description, body) = next.next().unwrap();
+            let text = PreparedText::new(black_box(title), black_box(description), black_box(body));
+            text.score_ahead(&recall_query);
+            text
+        });
+    });
+    // What storing a text adds: its index and noise markers, built from the fields.
+    c.bench_function("prepared_text_new_and_stored_per_doc", |b| {
+        let mut next = raw.iter().cycle();
+        b.iter(|| {
+            let (title, description, body) = next.next().unwrap();
+            let text = PreparedText::new(black_box(title), black_box(description), black_box(body));
+            postcard::to_stdvec(&text.stored(title, description, body)).map(|bytes| bytes.len())
+        });
+    });
     bench_decode(c, "prepared_text_decode_per_doc", &raw);
     bench_decode(c, "prepared_text_decode_ascii_doc", &english);
     c.bench_function("query_tokens_new_64_tokens", |b| {

@@ -68,6 +68,16 @@ pub(crate) trait FieldText {
     fn contains(&self, position: usize, term: &QueryTerm) -> bool;
 }
 
+/// The field bits of the fields of `fields` that contain `term`, by searching each one: what
+/// [`TermIndex::fields_containing_each`] answers for a text, without an index.
+pub(crate) fn fields_searched(fields: &impl FieldText, term: &QueryTerm) -> u8 {
+    FIELD_BITS
+        .iter()
+        .enumerate()
+        .filter(|&(position, _)| fields.contains(position, term))
+        .fold(0, |found, (_, bit)| found | bit)
+}
+
 /// A query token prepared for index look-ups.
 #[derive(Debug, Clone)]
 pub(crate) struct QueryTerm {

@@ -7,7 +7,7 @@ use bytes::Bytes;
 use bytestring::ByteString;
 use serde::{Deserialize, Serialize};
 
-use crate::index::{FieldText, QueryTerm, TermIndex};
+use crate::index::{FieldText, QueryTerm, TermIndex, fields_searched};
 use crate::noise::NoiseMarkers;
 use crate::query::QueryTokens;
 use crate::score::lexical_points;
@@ -28,7 +28,14 @@ pub const BODY_WINDOW_CHARS: usize = 1_200;
 /// The window is the normalised form of the first 1,200 characters of the original body — exactly
 /// the part a prompt can show — and the full body is that window followed by the normalised rest.
 /// A term index of the scored fields (see the `index` module) and the presence of noise markers are
-/// derived here too, and stored with the text, so loading never tokenizes again.
+/// derived from the text when first needed, and stored with it, so loading never tokenizes again.
+///
+/// The index pays for itself only when a text is scored more than once: building it tokenizes
+/// every field, which costs several times what searching the fields for one query's tokens does.
+/// So the first score of a text read just now ([`PreparedText::score_ahead`], on the way to the
+/// fast result) searches the fields unless the index is already there, and the index is built the
+/// first time the text is scored for a query it was not scored ahead for, or stored. Both ways give
+/// the same answer: the index only skips searches that cannot succeed.
 ///
 /// Texts are shared byte strings: a restored text points into the buffer it was stored in. A
 /// normalised field left out of the stored form (an ASCII source) is searched in its source,
@@ -39,11 +46,22 @@ pub struct PreparedText {
     description: Normalized,
     body: Normalized,
     window_end: usize,
-    index: TermIndex,
-    markers: NoiseMarkers,
+    /// Built on first use (see above); a restored text has it from the start.
+    index: OnceLock<TermIndex>,
+    /// Detected on first use: only a recall with active tools reads them.
+    markers: OnceLock<NoiseMarkers>,
     /// The identity of the query scored ahead (see [`PreparedText::score_ahead`]) and the lexical
     /// points this text earned for it.
     ahead: OnceLock<(u64, u32)>,
+}
+
+/// How a scoring pass finds the fields that hold each query token when the text has no index yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Lookup {
+    /// Build the index and look there: the text is scored again, or will be.
+    Indexed,
+    /// Search the fields: the text may never be scored for another query.
+    Once,
 }
 
 /// One normalised field.
@@ -87,8 +105,8 @@ impl PartialEq for PreparedText {
             && self.description() == other.description()
             && self.body() == other.body()
             && self.window_end == other.window_end
-            && self.index == other.index
-            && self.markers == other.markers
+            && self.index() == other.index()
+            && self.noise_markers() == other.noise_markers()
     }
 }
 
@@ -112,21 +130,22 @@ impl PreparedText {
         normalize_into(shown, &mut normalized_body);
         let window_end = normalized_body.len();
         normalize_into(rest, &mut normalized_body);
-        let (title, description) = (normalize(title), normalize(description));
-        let window = normalized_body
-            .get(..window_end)
-            .unwrap_or(&normalized_body);
-        let index = TermIndex::build([&title, &description, window]);
-        let markers = NoiseMarkers::detect([&title, &description, &normalized_body]);
         Self {
-            title: Normalized::Text(title.into()),
-            description: Normalized::Text(description.into()),
+            title: Normalized::Text(normalize(title).into()),
+            description: Normalized::Text(normalize(description).into()),
             body: Normalized::Text(normalized_body.into()),
             window_end,
-            index,
-            markers,
+            index: OnceLock::new(),
+            markers: OnceLock::new(),
             ahead: OnceLock::new(),
         }
+    }
+
+    /// The term index of the scored fields, built now if it is not yet.
+    fn index(&self) -> &TermIndex {
+        self.index.get_or_init(|| {
+            TermIndex::build([self.title(), self.description(), self.body_window()])
+        })
     }
 
     /// Scores this text against `query` now, while its index is likely still in the CPU's caches
@@ -136,7 +155,7 @@ impl PreparedText {
     pub fn score_ahead(&self, query: &QueryTokens) {
         if query.id() != 0 {
             self.ahead
-                .get_or_init(|| (query.id(), lexical_points(query, self)));
+                .get_or_init(|| (query.id(), lexical_points(query, self, Lookup::Once)));
         }
     }
 
@@ -146,7 +165,7 @@ impl PreparedText {
         match self.ahead.get() {
             // Never 0: the default query is not scored ahead.
             Some(&(id, points)) if id == query.id() => points,
-            _ => lexical_points(query, self),
+            _ => lexical_points(query, self, Lookup::Indexed),
         }
     }
 
@@ -173,13 +192,28 @@ impl PreparedText {
 
     /// For each of `terms`, the field bits (see the `index` module) of the scored fields that
     /// contain it, written to the matching position of `found`.
-    pub(crate) fn fields_containing_each(&self, terms: &[QueryTerm], found: &mut [u8]) {
-        self.index.fields_containing_each(self, terms, found);
+    pub(crate) fn fields_containing_each(
+        &self,
+        terms: &[QueryTerm],
+        found: &mut [u8],
+        lookup: Lookup,
+    ) {
+        match (self.index.get(), lookup) {
+            (Some(index), _) => index.fields_containing_each(self, terms, found),
+            (None, Lookup::Indexed) => self.index().fields_containing_each(self, terms, found),
+            (None, Lookup::Once) => {
+                for (out, term) in found.iter_mut().zip(terms) {
+                    *out = fields_searched(self, term);
+                }
+            }
+        }
     }
 
     /// Which noise markers the title, description and full body contain.
     pub(crate) fn noise_markers(&self) -> NoiseMarkers {
-        self.markers
+        *self
+            .markers
+            .get_or_init(|| NoiseMarkers::detect([self.title(), self.description(), self.body()]))
     }
 }
 
@@ -207,14 +241,15 @@ impl PreparedText {
         let unless_derivable = |normalized: &'a Normalized, source: &str| {
             (!source.is_ascii()).then(|| normalized.get())
         };
+        let index = self.index();
         StoredPreparedTextRef {
             title: unless_derivable(&self.title, title),
             description: unless_derivable(&self.description, description),
             body: unless_derivable(&self.body, body),
             body_window_end: self.window_end,
-            signature: self.index.signature_bytes(),
-            table: self.index.table_bytes(),
-            markers: self.markers.to_bits(),
+            signature: index.signature_bytes(),
+            table: index.table_bytes(),
+            markers: self.noise_markers().to_bits(),
         }
     }
 }
@@ -312,8 +347,8 @@ impl StoredPreparedText<'_> {
             description,
             body,
             window_end: self.body_window_end,
-            index,
-            markers,
+            index: OnceLock::from(index),
+            markers: OnceLock::from(markers),
             ahead: OnceLock::new(),
         })
     }
@@ -383,6 +418,32 @@ mod tests {
         let second = QueryTokens::new("deploy");
         assert_eq!(first, second);
         assert_eq!(text.points_for(&second), 4);
+    }
+
+    #[test]
+    fn the_first_score_of_a_text_searches_its_fields_without_building_an_index() {
+        let text = text();
+        text.score_ahead(&QueryTokens::new("deploy migrations"));
+        assert!(text.index.get().is_none());
+    }
+
+    #[test]
+    fn scoring_a_text_for_a_query_it_was_not_scored_ahead_for_builds_its_index() {
+        let text = text();
+        text.score_ahead(&QueryTokens::new("deploy"));
+        assert_eq!(text.points_for(&QueryTokens::new("migrations ship")), 4);
+        assert!(text.index.get().is_some());
+    }
+
+    #[test]
+    fn a_text_scored_with_its_index_scores_as_it_did_by_search() {
+        let (searched, indexed) = (text(), text());
+        let query = QueryTokens::new("deploy checklist ship migrations first run");
+        searched.score_ahead(&query);
+        let _ = indexed.index();
+        indexed.score_ahead(&query);
+        assert_eq!(searched.ahead.get(), indexed.ahead.get());
+        assert!(searched.index.get().is_none());
     }
 
     #[test]

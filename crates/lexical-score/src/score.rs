@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::index::{BODY, DESCRIPTION, TITLE};
 use crate::memory_type::MemoryType;
-use crate::prepared::PreparedText;
+use crate::prepared::{Lookup, PreparedText};
 use crate::query::{MAX_QUERY_TOKENS, QueryTokens};
 
 /// Points for a query token found in the title.
@@ -75,10 +75,11 @@ struct Hit {
 fn for_each_hit<'q>(
     query: &'q QueryTokens,
     text: &PreparedText,
+    lookup: Lookup,
     mut on_hit: impl FnMut(&'q str, Hit),
 ) {
     let mut found = [0u8; MAX_QUERY_TOKENS];
-    text.fields_containing_each(query.terms(), &mut found);
+    text.fields_containing_each(query.terms(), &mut found, lookup);
     for (term, found) in query.terms().iter().zip(found) {
         if found != 0 {
             let hit = Hit {
@@ -113,9 +114,9 @@ pub(crate) fn score_prepared(
 
 /// The score of one text without the type boost: per query token +4 title, +3 description, +1
 /// body window.
-pub(crate) fn lexical_points(query: &QueryTokens, text: &PreparedText) -> u32 {
+pub(crate) fn lexical_points(query: &QueryTokens, text: &PreparedText, lookup: Lookup) -> u32 {
     let mut lexical = 0;
-    for_each_hit(query, text, |_, hit| {
+    for_each_hit(query, text, lookup, |_, hit| {
         lexical += u32::from(hit.title) * TITLE_POINTS
             + u32::from(hit.description) * DESCRIPTION_POINTS
             + u32::from(hit.body) * BODY_POINTS;
@@ -132,7 +133,8 @@ pub fn explain<D: Scorable + ?Sized>(query: &QueryTokens, doc: &D) -> ScoreBreak
         type_boost: 0,
         total: 0,
     };
-    for_each_hit(query, doc.prepared(), |token, hit| {
+    // An explanation is asked for a few documents, once: not worth building an index for.
+    for_each_hit(query, doc.prepared(), Lookup::Once, |token, hit| {
         if hit.title {
             breakdown.title_hits.push(token.to_owned());
         }
