@@ -626,7 +626,14 @@ fn match_to_listing(
         .iter()
         .map(|candidate| {
             while let Some((path, _)) = previous.peek() {
-                match listing_order(Path::new(path), &candidate.relative) {
+                // Nearly every remembered path is the candidate's own: one comparison of bytes
+                // settles that before the component order is worked out.
+                let order = if path.as_os_str() == candidate.relative.as_os_str() {
+                    Ordering::Equal
+                } else {
+                    listing_order(Path::new(path), &candidate.relative)
+                };
+                match order {
                     Ordering::Less => {
                         previous.next();
                         unmatched += 1;
