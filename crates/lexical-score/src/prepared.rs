@@ -141,6 +141,18 @@ impl PreparedText {
         }
     }
 
+    /// Builds the term index now if it is not built yet, so that scoring the text for later
+    /// queries does not have to (see the type's documentation). Meant for idle time: after a fast
+    /// result, before the next query.
+    pub fn build_index(&self) {
+        let _ = self.index();
+    }
+
+    /// Whether the term index is built.
+    pub fn has_index(&self) -> bool {
+        self.index.get().is_some()
+    }
+
     /// The term index of the scored fields, built now if it is not yet.
     fn index(&self) -> &TermIndex {
         self.index.get_or_init(|| {

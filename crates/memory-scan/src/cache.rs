@@ -11,6 +11,7 @@ use std::time::{Duration, SystemTime};
 #[cfg(doc)]
 use lexical_score::PreparedText;
 use lexical_score::QueryTokens;
+use rayon::prelude::*;
 
 use crate::catalog;
 use crate::document::{Document, ScannedDocument, Scope};
@@ -124,6 +125,31 @@ impl DocumentCache {
     /// Whether this cache reads and writes persistent catalogs.
     pub fn uses_catalogs(&self) -> bool {
         self.catalogs
+    }
+
+    /// Builds the term index of every remembered document that has none yet (see
+    /// [`PreparedText::build_index`]); returns how many were built. The first scan of a file
+    /// scores it without one, so a session that keeps this cache calls this after a fast result,
+    /// before the next query scores the documents again. (Writing a catalog builds them too.)
+    ///
+    /// Blocking and CPU-bound; runs on the rayon thread pool.
+    pub fn build_indexes(&self) -> usize {
+        let documents: Vec<Arc<ScannedDocument>> = self
+            .lock()
+            .iter()
+            .flatten()
+            .flat_map(|cache| &cache.entries)
+            .filter_map(|(_, entry)| match &entry.verdict {
+                Verdict::Document(document) if !document.prepared().has_index() => {
+                    Some(Arc::clone(document))
+                }
+                _ => None,
+            })
+            .collect();
+        documents
+            .par_iter()
+            .for_each(|document| document.prepared().build_index());
+        documents.len()
     }
 
     /// How many files the cache remembers.
@@ -711,6 +737,29 @@ mod tests {
         SkipReason::Unreadable {
             error: "Input/output error (os error 5)".to_owned(),
         }
+    }
+
+    #[test]
+    fn documents_a_scan_read_get_their_index_from_build_indexes_once() {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, kind) in [("a.md", "user"), ("b.md", "project")] {
+            let text = format!("---\nname: {name}\ntype: {kind}\n---\n\nrollback steps\n");
+            fs::write(dir.path().join(name), text).unwrap();
+        }
+        fs::write(dir.path().join("notes.md"), "no frontmatter\n").unwrap();
+        let roots = MemoryRoots {
+            project: Some(dir.path().to_path_buf()),
+            user: None,
+        };
+        let cache = DocumentCache::new();
+        let query = QueryTokens::new("rollback");
+        let scan = cache.scan_recall_for(&roots, &query).unwrap();
+        assert_eq!(scan.documents.len(), 2);
+        assert!(scan.documents.iter().all(|d| !d.prepared().has_index()));
+
+        assert_eq!(cache.build_indexes(), 2);
+        assert!(scan.documents.iter().all(|d| d.prepared().has_index()));
+        assert_eq!(cache.build_indexes(), 0);
     }
 
     #[test]

@@ -250,14 +250,19 @@ fn settle(
     });
 }
 
-/// Writes the catalogs of a cache built with them, off the critical path: the fast result is
-/// already out, and the write runs beside the selector call.
+/// Off the critical path (the fast result is already out, and this runs beside the selector
+/// call): writes the catalogs of a cache built with them, which builds the term indexes the scan
+/// left out; a cache without catalogs just builds those indexes, so the next query of the session
+/// scores its documents as fast as before.
 fn persist_catalogs_in_background(cache: &Arc<DocumentCache>) {
-    if !cache.uses_catalogs() {
-        return;
-    }
     let cache = Arc::clone(cache);
-    tokio::task::spawn_blocking(move || persist_catalogs(&cache));
+    tokio::task::spawn_blocking(move || {
+        if cache.uses_catalogs() {
+            persist_catalogs(&cache);
+        } else {
+            cache.build_indexes();
+        }
+    });
 }
 
 /// Writes the catalogs whose roots changed since they were last written (none without catalogs).

@@ -211,6 +211,35 @@ async fn budget_expiry_delivers_fast_result_and_keeps_recall_pending() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_session_without_catalogs_indexes_what_it_read_after_the_fast_result() {
+    let f = fixture();
+    let sink = Arc::new(RecordingSink::new());
+    let mut config =
+        SessionConfig::new(f.tree.roots(), Arc::clone(&sink) as Arc<dyn TelemetrySink>);
+    config.selector = Some(mock(&[&f.terse], 5_000));
+    let cache = Arc::new(memory_scan::DocumentCache::new());
+    config.cache = Arc::clone(&cache);
+    let mut session = RecallSession::new(config);
+    session.begin_query(ROLLBACK_QUERY, &[]);
+    let delivery = session.consume_initial().await;
+    assert_eq!(
+        delivery.delivered().expect("fast result").phase,
+        Phase::Fast
+    );
+    // The indexes are built on a blocking thread, in real time; the selector is still pending.
+    let documents = cache.scan_recall(&f.tree.roots()).unwrap().documents;
+    assert_eq!(documents.len(), 4);
+    let all_indexed = || documents.iter().all(|d| d.prepared().has_index());
+    for _ in 0..1_000 {
+        if all_indexed() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(all_indexed(), "documents still without an index after 10 s");
+}
+
+#[tokio::test(start_paused = true)]
 async fn later_delivery_never_repeats_a_fast_document() {
     let f = fixture();
     // The model re-selects the fast documents plus one more; only the new one is delivered.
