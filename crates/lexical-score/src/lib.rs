@@ -16,11 +16,15 @@
 //! - A document's body window is the normalised form of its first 1,200 original characters, so
 //!   the scored text is exactly what a prompt can show even when NFKC changes lengths.
 //! - Each document carries a small index (its own terms and a trigram signature) so scoring rarely
-//!   scans text; term equality there is decided by 56 bits of a 64-bit hash.
+//!   scans text; term equality there is decided by 56 bits of a 64-bit hash. The index is built
+//!   the second time a text is scored (or when it is stored), not when it is prepared: the first
+//!   score of a text just read searches its fields, which costs a fraction of tokenizing them.
+//! - A normalised field whose source is ASCII is searched by lowercasing it into a buffer each
+//!   thread reuses, so the search itself is the same memmem search as for any other field.
 //! - A [`PreparedText`] has a stored form with its index and noise markers (the signature, one
 //!   nibble of field bits per slot, and the term table exactly as it sits in memory), so a
 //!   persistent store loads it without tokenizing or hashing. A normalised field whose source is
-//!   ASCII is left out: a search looks for its token in the source, ignoring ASCII case, and the
+//!   ASCII is left out: a search looks for its token in the source's lowercase (see above), and the
 //!   field is derived only when something reads it whole. Restoring shares the buffer the stored
 //!   form was decoded from ([`Bytes`], [`ByteString`]) instead of copying it. Loading checks every part, and [`PREPARED_TEXT_VERSION`] names the stored form
 //!   and the tokenizer it came from.
