@@ -39,7 +39,8 @@ pub const BODY_WINDOW_CHARS: usize = 1_200;
 ///
 /// Texts are shared byte strings: a restored text points into the buffer it was stored in. A
 /// normalised field left out of the stored form (an ASCII source) is searched in the lowercase
-/// of its source made in a reused buffer (never kept), and derived only when something reads it whole.
+/// of its source made in a reused buffer (never kept), and derived only when something reads it
+/// whole.
 #[derive(Debug, Clone)]
 pub struct PreparedText {
     title: Normalized,
