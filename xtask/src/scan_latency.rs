@@ -115,7 +115,17 @@ struct Options {
     modes: Vec<Mode>,
     runs: usize,
     json: bool,
+    help: bool,
 }
+
+const USAGE: &str = "usage: cargo xtask scan-latency [--sizes 200,1000,2000,5000,10000,50000] [--modes scan,catalog] [--runs N] [--json]
+
+Times the recall call to the fast result on real temporary trees of reference topics, in this
+process (fresh cache per run) and in as many new processes; writes target/scan-latency.svg.
+  --sizes   topic counts to measure (default 200,1000,2000,5000,10000,50000)
+  --modes   scan (no catalog), catalog (a warm catalog) or both (default)
+  --runs    timed runs per row, and new processes per row (default 7)
+  --json    print the report as JSON instead of the table";
 
 fn parse_options(args: &[String]) -> Result<Options> {
     let mut options = Options {
@@ -123,11 +133,13 @@ fn parse_options(args: &[String]) -> Result<Options> {
         modes: vec![Mode::Scan, Mode::Catalog],
         runs: DEFAULT_RUNS,
         json: false,
+        help: false,
     };
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--json" => options.json = true,
+            "-h" | "--help" => options.help = true,
             "--sizes" => {
                 let value = args.next().context("--sizes needs a list, e.g. 200,1000")?;
                 options.sizes = value
@@ -157,7 +169,7 @@ fn parse_options(args: &[String]) -> Result<Options> {
                     .with_context(|| format!("--runs {value:?} is not a number"))?;
                 ensure!(options.runs > 0, "--runs must be at least 1");
             }
-            other => bail!("unknown scan-latency option {other:?}"),
+            other => bail!("unknown scan-latency option {other:?}\n\n{USAGE}"),
         }
     }
     Ok(options)
@@ -166,6 +178,10 @@ fn parse_options(args: &[String]) -> Result<Options> {
 /// Entry point of `cargo xtask scan-latency`.
 pub fn main(args: &[String]) -> Result<()> {
     let options = parse_options(args)?;
+    if options.help {
+        println!("{USAGE}");
+        return Ok(());
+    }
     let this = this_binary()?;
     let report = measure(&options.sizes, &options.modes, options.runs, Some(&this))?;
     let chart = write_chart(&report)?;
@@ -610,6 +626,19 @@ mod tests {
         assert!(options.json);
         assert!(parse_options(&["--runs".to_owned(), "0".to_owned()]).is_err());
         assert!(parse_options(&["--bogus".to_owned()]).is_err());
+    }
+
+    #[test]
+    fn help_is_asked_for_not_an_unknown_option() {
+        for flag in ["-h", "--help"] {
+            assert!(parse_options(&[flag.to_owned()]).unwrap().help);
+        }
+        let unknown = parse_options(&["--bogus".to_owned()]).err().unwrap();
+        assert!(
+            unknown
+                .to_string()
+                .contains("usage: cargo xtask scan-latency")
+        );
     }
 
     #[test]
