@@ -323,18 +323,33 @@ fn bench(c: &mut Criterion) {
         });
     });
     // What a fresh scan does per document on the way to the fast result: prepare, then score once
-    // (by searching the fields; no index is built).
-    let recall_query =
-        QueryTokens::new("where did we write down the deploy rollback 部署流程 steps?");
-    c.bench_function("prepared_text_new_and_first_score_per_doc", |b| {
-        let mut next = raw.iter().cycle();
-        b.iter(|| {
-            let (title, description, body) = next.next().unwrap();
-            let text = PreparedText::new(black_box(title), black_box(description), black_box(body));
-            text.score_ahead(&recall_query);
-            text
-        });
-    });
+    // by searching the fields, against building the index first; for a typical query and for the
+    // longest one (64 tokens).
+    let typical = QueryTokens::new("where did we write down the deploy rollback 部署流程 steps?");
+    for (name, docs) in [("mixed", &raw), ("ascii", &english)] {
+        for (tokens, query) in [("typical", &typical), ("64_tokens", &query)] {
+            for indexed in [false, true] {
+                let how = if indexed { "indexed" } else { "searched" };
+                let id = format!("prepared_text_first_score_{name}_{tokens}_{how}");
+                c.bench_function(&id, |b| {
+                    let mut next = docs.iter().cycle();
+                    b.iter(|| {
+                        let (title, description, body) = next.next().unwrap();
+                        let text = PreparedText::new(
+                            black_box(title),
+                            black_box(description),
+                            black_box(body),
+                        );
+                        if indexed {
+                            text.build_index();
+                        }
+                        text.score_ahead(query);
+                        text
+                    });
+                });
+            }
+        }
+    }
     // What storing a text adds: its index and noise markers, built from the fields.
     c.bench_function("prepared_text_new_and_stored_per_doc", |b| {
         let mut next = raw.iter().cycle();
