@@ -128,12 +128,16 @@ impl DocumentCache {
     }
 
     /// Builds the term index of every remembered document that has none yet (see
-    /// [`PreparedText::build_index`]); returns how many were built. The first scan of a file
-    /// scores it without one, so a session that keeps this cache calls this after a fast result,
-    /// before the next query scores the documents again. (Writing a catalog builds them too.)
+    /// [`PreparedText::build_index`]); returns how many were built. A scan for a query
+    /// ([`DocumentCache::scan_recall_for`]) scores the files it reads without one, so a session
+    /// that keeps this cache calls this while it waits for its user (writing a catalog builds them
+    /// too), and the next query scores those documents through their indexes.
     ///
-    /// Blocking and CPU-bound; runs on the rayon thread pool.
-    pub fn build_indexes(&self) -> usize {
+    /// `stop` is asked before each small batch; once it says so, the rest is left for the next
+    /// query to build as it scores. Blocking and CPU-bound; runs on the rayon thread pool.
+    pub fn build_indexes(&self, stop: &(dyn Fn() -> bool + Sync)) -> usize {
+        /// Small enough that a stop is seen within a fraction of a millisecond.
+        const BATCH: usize = 64;
         let documents: Vec<Arc<ScannedDocument>> = self
             .lock()
             .iter()
@@ -147,9 +151,17 @@ impl DocumentCache {
             })
             .collect();
         documents
-            .par_iter()
-            .for_each(|document| document.prepared().build_index());
-        documents.len()
+            .par_chunks(BATCH)
+            .map(|batch| {
+                if stop() {
+                    return 0;
+                }
+                for document in batch {
+                    document.prepared().build_index();
+                }
+                batch.len()
+            })
+            .sum()
     }
 
     /// How many files the cache remembers.
@@ -172,8 +184,10 @@ impl DocumentCache {
     /// [`DocumentCache::scan_recall`] for a recall that will rank the documents for `query`: each
     /// document read from its file or loaded from a catalog is scored ahead for it (see
     /// [`PreparedText::score_ahead`]) while its text is still in the CPU's caches, so the ranking
-    /// that follows does not fetch every document's index from memory again. The documents and
-    /// the report are the same as [`DocumentCache::scan_recall`] gives.
+    /// that follows does not fetch every document's text or index from memory again. A document
+    /// read from its file is scored by searching its fields and has no index until it is stored
+    /// or [`DocumentCache::build_indexes`] runs. The documents and the report are the same as
+    /// [`DocumentCache::scan_recall`] gives.
     pub fn scan_recall_for(
         &self,
         roots: &MemoryRoots,
@@ -739,8 +753,7 @@ mod tests {
         }
     }
 
-    #[test]
-    fn documents_a_scan_read_get_their_index_from_build_indexes_once() {
+    fn scanned_tree() -> (tempfile::TempDir, DocumentCache, RecallScan) {
         let dir = tempfile::tempdir().unwrap();
         for (name, kind) in [("a.md", "user"), ("b.md", "project")] {
             let text = format!("---\nname: {name}\ntype: {kind}\n---\n\nrollback steps\n");
@@ -752,14 +765,28 @@ mod tests {
             user: None,
         };
         let cache = DocumentCache::new();
-        let query = QueryTokens::new("rollback");
-        let scan = cache.scan_recall_for(&roots, &query).unwrap();
+        let scan = cache
+            .scan_recall_for(&roots, &QueryTokens::new("rollback"))
+            .unwrap();
         assert_eq!(scan.documents.len(), 2);
+        (dir, cache, scan)
+    }
+
+    #[test]
+    fn documents_a_scan_for_a_query_read_get_their_index_from_build_indexes_once() {
+        let (_dir, cache, scan) = scanned_tree();
         assert!(scan.documents.iter().all(|d| !d.prepared().has_index()));
 
-        assert_eq!(cache.build_indexes(), 2);
+        assert_eq!(cache.build_indexes(&|| false), 2);
         assert!(scan.documents.iter().all(|d| d.prepared().has_index()));
-        assert_eq!(cache.build_indexes(), 0);
+        assert_eq!(cache.build_indexes(&|| false), 0);
+    }
+
+    #[test]
+    fn building_indexes_stops_when_asked_to() {
+        let (_dir, cache, scan) = scanned_tree();
+        assert_eq!(cache.build_indexes(&|| true), 0);
+        assert!(scan.documents.iter().all(|d| !d.prepared().has_index()));
     }
 
     #[test]

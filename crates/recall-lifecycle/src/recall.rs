@@ -94,6 +94,10 @@ pub(crate) struct RecallInput {
     pub recent_tools: Vec<String>,
     /// Documents already delivered in this session; they are not recalled again.
     pub excluded: HashSet<PathBuf>,
+    /// Cancelled when the session needs the CPU for something else (its next query, its end):
+    /// background work the recall leaves behind stops then. Not the recall's own cancellation,
+    /// which a recall delivered in full never sees.
+    pub idle: CancellationToken,
 }
 
 /// A scanned document in the recall pool; a local wrapper so the pool can be scored in place.
@@ -154,7 +158,7 @@ pub(crate) async fn run_recall(
     if cancel.is_cancelled() {
         // Cancelled after the check above: the write is still owed (a second one finds nothing
         // left to write).
-        persist_catalogs_in_background(&ctx.cache);
+        persist_catalogs_in_background(&ctx.cache, &input.idle);
         return;
     }
     let mut ranked = match ranked
@@ -191,7 +195,7 @@ pub(crate) async fn run_recall(
         s.scanned = Some(scanned);
     });
 
-    persist_catalogs_in_background(&ctx.cache);
+    persist_catalogs_in_background(&ctx.cache, &input.idle);
 
     let Some(Selection {
         strategy,
@@ -252,16 +256,18 @@ fn settle(
 
 /// Off the critical path (the fast result is already out, and this runs beside the selector
 /// call): writes the catalogs of a cache built with them, which builds the term indexes the scan
-/// left out; a cache without catalogs just builds those indexes, so the next query of the session
-/// scores its documents as fast as before.
-fn persist_catalogs_in_background(cache: &Arc<DocumentCache>) {
+/// left out, then builds those still missing (all of them without catalogs, or those of a root
+/// whose catalog could not be written), so the session's next query scores its documents through
+/// their indexes. The index build stops once `idle` is cancelled: a new query, or the session's
+/// end, needs the CPU more.
+fn persist_catalogs_in_background(cache: &Arc<DocumentCache>, idle: &CancellationToken) {
     let cache = Arc::clone(cache);
+    let idle = idle.clone();
     tokio::task::spawn_blocking(move || {
         if cache.uses_catalogs() {
             persist_catalogs(&cache);
-        } else {
-            cache.build_indexes();
         }
+        cache.build_indexes(&|| idle.is_cancelled());
     });
 }
 
@@ -353,7 +359,7 @@ fn scan_and_rank(
 ) -> Result<Ranked, memory_scan::ScanError> {
     let tokens = QueryTokens::new(query);
     // Each document is scored while the scan has its text at hand; the ranking below reads those
-    // scores instead of fetching every document's index again.
+    // scores instead of fetching every document's text or index again.
     let scan = ctx.cache.scan_recall_for(&ctx.roots, &tokens)?;
     let docs_scanned = scan.documents.len();
     let pool: Vec<PoolDocument> = scan

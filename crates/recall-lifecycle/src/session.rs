@@ -216,6 +216,15 @@ pub struct RecallSession {
     surfaced: HashSet<PathBuf>,
     active: Option<ActiveRecall>,
     last_state: Option<watch::Receiver<RecallState>>,
+    /// Stops the background work of the last recall (see [`RecallInput::idle`]); cancelled by the
+    /// next query and when the session ends.
+    idle: CancellationToken,
+}
+
+impl Drop for RecallSession {
+    fn drop(&mut self) {
+        self.idle.cancel();
+    }
 }
 
 impl RecallSession {
@@ -234,6 +243,7 @@ impl RecallSession {
             surfaced: HashSet::new(),
             active: None,
             last_state: None,
+            idle: CancellationToken::new(),
         }
     }
 
@@ -241,12 +251,15 @@ impl RecallSession {
     /// is cancelled (`new_query`), so its results can never reach this one.
     pub fn begin_query(&mut self, query: &str, recent_tools: &[String]) {
         self.cancel(CancelReason::NewQuery);
+        self.idle.cancel();
+        self.idle = CancellationToken::new();
         let cancel = CancellationToken::new();
         let (sender, receiver) = watch::channel(RecallState::default());
         let input = RecallInput {
             query: query.to_owned(),
             recent_tools: recent_tools.to_vec(),
             excluded: self.surfaced.clone(),
+            idle: self.idle.clone(),
         };
         let (fast, terminal) = DeliveryTelemetry::new(Arc::clone(&self.ctx.sink));
         let started = Instant::now();
