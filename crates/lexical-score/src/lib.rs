@@ -17,8 +17,9 @@
 //!   the scored text is exactly what a prompt can show even when NFKC changes lengths.
 //! - Each document carries a small index (its own terms and a trigram signature) so scoring rarely
 //!   scans text; term equality there is decided by 56 bits of a 64-bit hash. The index is built
-//!   the second time a text is scored (or when it is stored), not when it is prepared: the first
-//!   score of a text just read searches its fields, which costs a fraction of tokenizing them.
+//!   on demand, not when a text is prepared: scoring a text ahead (the first score of a text just
+//!   read) searches its fields, which costs a fraction of tokenizing them; scoring it for another
+//!   query, storing it or [`PreparedText::build_index`] builds the index.
 //! - A normalised field whose source is ASCII is searched by lowercasing it into a buffer each
 //!   thread reuses, so the search itself is the same memmem search as for any other field.
 //! - A [`PreparedText`] has a stored form with its index and noise markers (the signature, one

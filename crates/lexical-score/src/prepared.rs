@@ -34,8 +34,9 @@ pub const BODY_WINDOW_CHARS: usize = 1_200;
 /// every field, which costs several times what searching the fields for one query's tokens does.
 /// So the first score of a text read just now ([`PreparedText::score_ahead`], on the way to the
 /// fast result) searches the fields unless the index is already there, and the index is built the
-/// first time the text is scored for a query it was not scored ahead for, or stored. Both ways give
-/// the same answer: the index only skips searches that cannot succeed.
+/// first time the text is scored for a query it was not scored ahead for, when it is stored, or by
+/// [`PreparedText::build_index`]. Both ways give the same answer: the index only skips searches
+/// that cannot succeed (its term table compares 56-bit hashes; see the `index` module).
 ///
 /// Texts are shared byte strings: a restored text points into the buffer it was stored in. A
 /// normalised field left out of the stored form (an ASCII source) is searched in the lowercase
@@ -100,6 +101,8 @@ impl Normalized {
     }
 }
 
+/// Two texts are equal when their fields, window, index and noise markers are; comparing builds
+/// the index and markers of a text that has none yet.
 impl PartialEq for PreparedText {
     fn eq(&self, other: &Self) -> bool {
         self.title() == other.title()

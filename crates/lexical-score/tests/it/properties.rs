@@ -233,11 +233,32 @@ proptest! {
     ) {
         let query = QueryTokens::new(&text);
         let tools = ActiveToolAliases::default();
-        let plain = CandidateSelection::select(&query, &docs, &tools);
+        // Cloned before anything scores them, so the texts scored ahead have no index yet and
+        // are scored by searching their fields.
         let ahead = docs.clone();
         for d in &ahead {
             d.text.score_ahead(&query);
+            prop_assert!(!d.text.has_index());
         }
+        let plain = CandidateSelection::select(&query, &docs, &tools);
         prop_assert_eq!(CandidateSelection::select(&query, &ahead, &tools), plain);
+    }
+
+    #[test]
+    fn searching_the_fields_scores_a_text_as_its_index_does(
+        text in mixed_text(80),
+        title in mixed_text(20),
+        description in mixed_text(30),
+        body in mixed_text(1_600),
+    ) {
+        // Bodies longer than the 1,200-character window, so the window's end is crossed.
+        let query = QueryTokens::new(&text);
+        let searched = Doc::new(MemoryType::Project, &title, &description, &body);
+        let indexed = searched.clone();
+        indexed.text.build_index();
+        // `explain` searches a text without an index; `score` of an indexed one looks there.
+        prop_assert_eq!(explain(&query, &searched).total, score(&query, &indexed));
+        prop_assert_eq!(explain(&query, &searched), explain(&query, &indexed));
+        prop_assert!(!searched.text.has_index());
     }
 }
