@@ -139,7 +139,10 @@ fn parse_options(args: &[String]) -> Result<Options> {
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--json" => options.json = true,
-            "-h" | "--help" => options.help = true,
+            "-h" | "--help" => {
+                options.help = true;
+                return Ok(options);
+            }
             "--sizes" => {
                 let value = args.next().context("--sizes needs a list, e.g. 200,1000")?;
                 options.sizes = value
@@ -632,6 +635,10 @@ mod tests {
     fn help_is_asked_for_not_an_unknown_option() {
         for flag in ["-h", "--help"] {
             assert!(parse_options(&[flag.to_owned()]).unwrap().help);
+            let after_a_bad_one = ["--runs", "0", flag].map(str::to_owned);
+            assert!(parse_options(&after_a_bad_one).is_err());
+            let before_a_bad_one = [flag, "--bogus"].map(str::to_owned);
+            assert!(parse_options(&before_a_bad_one).unwrap().help);
         }
         let unknown = parse_options(&["--bogus".to_owned()]).err().unwrap();
         assert!(
