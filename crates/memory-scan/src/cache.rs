@@ -333,11 +333,14 @@ impl DocumentCache {
                 (slot, scope, root, catalog)
             })
             .collect();
-        // While a catalog is decoded, the other core takes the keys of the listed files, which
-        // the visit would otherwise take after the decoding.
-        let keys_early = opened
+        // While a catalog is decoded, the other core takes the keys of its root's listed files,
+        // which the visit would otherwise take after the decoding. (The files of a root without
+        // a catalog are all read, and reading needs no key taken before.)
+        let keys_early: Vec<Scope> = opened
             .iter()
-            .any(|(_, _, _, catalog)| matches!(catalog, Ok(Some(_))));
+            .filter(|(_, _, _, catalog)| matches!(catalog, Ok(Some(_))))
+            .map(|(_, scope, _, _)| *scope)
+            .collect();
         rayon::join(
             || {
                 for (slot, _, _, catalog) in &opened {
@@ -354,9 +357,7 @@ impl DocumentCache {
                     });
                 }
                 list_scopes(roots, priors).map(|mut walked| {
-                    if keys_early {
-                        walked.take_keys();
-                    }
+                    walked.take_keys(|scope| keys_early.contains(&scope));
                     walked
                 })
             },

@@ -364,13 +364,14 @@ impl Walked {
             .collect()
     }
 
-    /// Takes every candidate's [`FileKey`] now, in parallel. Worth it only when the visit will
-    /// compare most keys with remembered ones and the CPU has other work meanwhile (a catalog
-    /// being decoded): otherwise the visit takes them itself, where they are needed.
+    /// Takes the [`FileKey`] of every candidate of the scopes `wanted` picks, now, in parallel.
+    /// Worth it only for a scope whose visit will compare most keys with remembered ones while the
+    /// CPU has other work (its catalog being decoded): otherwise the visit takes them itself,
+    /// where they are needed, and a file read anyway needs none.
     ///
     /// Each thread keeps the directory it is in open (see [`OpenParent`]).
-    pub(crate) fn take_keys(&mut self) {
-        for (_, walk) in &mut self.scopes {
+    pub(crate) fn take_keys(&mut self, wanted: impl Fn(Scope) -> bool) {
+        for (_, walk) in self.scopes.iter_mut().filter(|(scope, _)| wanted(*scope)) {
             walk.candidates.par_iter_mut().for_each_init(
                 OpenParent::default,
                 |parent, candidate| {
@@ -933,6 +934,32 @@ mod tests {
                 key: None
             }
         ));
+    }
+
+    #[test]
+    fn keys_are_taken_early_only_for_the_scopes_asked_for() {
+        let (project, user) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        for dir in [&project, &user] {
+            fs::write(dir.path().join("a.md"), "---\ntype: user\n---\n").unwrap();
+        }
+        let roots = MemoryRoots {
+            project: Some(project.path().to_path_buf()),
+            user: Some(user.path().to_path_buf()),
+        };
+        let mut walked = list_scopes(&roots, [None, None]).unwrap();
+
+        walked.take_keys(|scope| scope == Scope::User);
+
+        let early: Vec<(Scope, bool)> = walked
+            .scopes
+            .iter()
+            .flat_map(|(scope, walk)| {
+                walk.candidates
+                    .iter()
+                    .map(|c| (*scope, matches!(c.early_key, EarlyKey::Taken(_))))
+            })
+            .collect();
+        assert_eq!(early, vec![(Scope::Project, false), (Scope::User, true)]);
     }
 
     #[test]
