@@ -164,10 +164,11 @@ impl PreparedText {
         })
     }
 
-    /// Scores this text against `query` now, while its index is likely still in the CPU's caches
-    /// (it was just built or loaded), so that ranking for the same `query` later reads the points
-    /// instead of fetching the index again. Only the first query a text is scored ahead for is
-    /// kept; ranking for any other query computes its points as usual.
+    /// Scores this text against `query` now, while it is likely still in the CPU's caches (it was
+    /// just prepared or loaded), so that ranking for the same `query` later reads the points
+    /// instead of fetching the text again. A text without an index is scored by searching its
+    /// fields, and no index is built (see the type's documentation). Only the first query a text
+    /// is scored ahead for is kept; ranking for any other query computes its points as usual.
     pub fn score_ahead(&self, query: &QueryTokens) {
         if query.id() != 0 {
             self.ahead
