@@ -1,7 +1,8 @@
 //! Time to scan and parse trees of ~1 KiB topic files on a warm page cache.
 //!
 //! `recall_fresh_cache` is the figure that matters for the first recall of a session: a new
-//! `DocumentCache`, so every file is listed, opened, read, parsed and prepared for scoring;
+//! `DocumentCache`, so every file is listed, opened, read, parsed, prepared and scored for the
+//! recall's query, as a recall scans;
 //! `recall_fresh_cache_punctuated` is the same on bodies with a dash and a curly apostrophe in
 //! every sentence, as English notes usually have.
 //! `recall_warm_cache` is every later recall (a stat of each directory and file; unchanged
@@ -9,7 +10,8 @@
 //! when the root's persistent catalog is warm (the same stats + load); `capped` is the non-recall
 //! scanner. `read_floor` lists the same files and reads each whole on both cores, parsing nothing:
 //! the floor a fresh scan cannot go below, measured in the same run so that the ratio of the two
-//! holds whatever else the host is doing.
+//! holds whatever else the host is doing. `key_floor` is the same for a scan from a catalog: the
+//! listed files only stat'ed, by name in their directory, on both cores.
 
 use std::fmt::Write as _;
 use std::fs;
@@ -22,6 +24,7 @@ use rayon::prelude::*;
 // The allocator the `memrecall` binary runs with, so the figures are the shipped ones.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+use lexical_score::QueryTokens;
 use memory_scan::{DocumentCache, MemoryRoots, RecallScan, scan_capped};
 
 const SIZES: [usize; 3] = [200, 1_000, 10_000];
@@ -75,11 +78,20 @@ fn build_tree(root: &Path, topics: usize, punctuated: bool) {
     }
 }
 
-/// A first scan by a new cache. The cache and its result are returned, so that the benchmarks
-/// drop them untimed: a process's first recall has no earlier cache to tear down (the
-/// `scan-latency` report times the same way).
-fn fresh_scan(cache: DocumentCache, roots: &MemoryRoots) -> (DocumentCache, RecallScan) {
-    let scan = cache.scan_recall(roots).unwrap();
+/// The query every scan is made for: some tokens every body holds, some none does.
+fn query() -> QueryTokens {
+    QueryTokens::new("where did we write down the staging credentials rotation codeword?")
+}
+
+/// A first scan by a new cache, for `query` as a recall scans. The cache and its result are
+/// returned, so that the benchmarks drop them untimed: a process's first recall has no earlier
+/// cache to tear down (the `scan-latency` report times the same way).
+fn fresh_scan(
+    cache: DocumentCache,
+    roots: &MemoryRoots,
+    query: &QueryTokens,
+) -> (DocumentCache, RecallScan) {
+    let scan = cache.scan_recall_for(roots, query).unwrap();
     (cache, scan)
 }
 
@@ -96,6 +108,25 @@ fn read_every_file(dir: &Path) -> u64 {
         .sum()
 }
 
+/// Lists the topic directory and stats every file by name in it (each thread with the directory
+/// open, as a catalog scan takes keys) on the rayon pool; returns the bytes the files hold.
+fn stat_every_file(dir: &Path) -> u64 {
+    let names: Vec<_> = fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .collect();
+    names
+        .par_iter()
+        .map_init(
+            || fs::File::open(dir).unwrap(),
+            |opened, name| {
+                let stat = rustix::fs::statat(&*opened, name, rustix::fs::AtFlags::empty());
+                u64::try_from(stat.unwrap().st_size).unwrap_or_default()
+            },
+        )
+        .sum()
+}
+
 fn bench_scans(c: &mut Criterion) {
     let mut group = c.benchmark_group("scan");
     for topics in SIZES {
@@ -106,8 +137,15 @@ fn bench_scans(c: &mut Criterion) {
             user: None,
         };
         // Warm the page cache and the rayon pool before measuring.
+        let query = query();
         let warm = DocumentCache::new();
-        assert_eq!(warm.scan_recall(&roots).unwrap().documents.len(), topics);
+        assert_eq!(
+            warm.scan_recall_for(&roots, &query)
+                .unwrap()
+                .documents
+                .len(),
+            topics
+        );
         if topics >= 10_000 {
             group.sample_size(20);
         } else {
@@ -117,12 +155,12 @@ fn bench_scans(c: &mut Criterion) {
         group.bench_with_input(
             BenchmarkId::new("recall_fresh_cache", topics),
             &roots,
-            |b, roots| b.iter_with_large_drop(|| fresh_scan(DocumentCache::new(), roots)),
+            |b, roots| b.iter_with_large_drop(|| fresh_scan(DocumentCache::new(), roots, &query)),
         );
         group.bench_with_input(
             BenchmarkId::new("recall_warm_cache", topics),
             &roots,
-            |b, roots| b.iter(|| warm.scan_recall(roots).unwrap()),
+            |b, roots| b.iter(|| warm.scan_recall_for(roots, &query).unwrap()),
         );
         let with_catalog = DocumentCache::with_catalog();
         with_catalog.scan_recall(&roots).unwrap();
@@ -130,7 +168,9 @@ fn bench_scans(c: &mut Criterion) {
         group.bench_with_input(
             BenchmarkId::new("recall_from_catalog", topics),
             &roots,
-            |b, roots| b.iter_with_large_drop(|| fresh_scan(DocumentCache::with_catalog(), roots)),
+            |b, roots| {
+                b.iter_with_large_drop(|| fresh_scan(DocumentCache::with_catalog(), roots, &query));
+            },
         );
         group.bench_with_input(BenchmarkId::new("capped", topics), &roots, |b, roots| {
             b.iter(|| scan_capped(roots).unwrap());
@@ -152,13 +192,18 @@ fn bench_scans(c: &mut Criterion) {
         group.bench_with_input(
             BenchmarkId::new("recall_fresh_cache_punctuated", topics),
             &punctuated_roots,
-            |b, roots| b.iter_with_large_drop(|| fresh_scan(DocumentCache::new(), roots)),
+            |b, roots| b.iter_with_large_drop(|| fresh_scan(DocumentCache::new(), roots, &query)),
         );
         let topic_dir = dir.path().join("reference");
         group.bench_with_input(
             BenchmarkId::new("read_floor", topics),
             &topic_dir,
             |b, topic_dir| b.iter(|| read_every_file(topic_dir)),
+        );
+        group.bench_with_input(
+            BenchmarkId::new("key_floor", topics),
+            &topic_dir,
+            |b, topic_dir| b.iter(|| stat_every_file(topic_dir)),
         );
     }
     group.finish();
