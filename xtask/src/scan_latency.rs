@@ -13,6 +13,11 @@
 //! a warm persistent catalog of the tree, written once before the timed runs, and checks that
 //! every topic came from it.
 //!
+//! Before each timed run, the row's floor is measured: the system calls its mode cannot avoid,
+//! on both cores and with nothing parsed (every topic read whole for `scan`, every topic stat'ed
+//! by name in its directory for `catalog`). `floor_ms` is their median; taken in turn with the
+//! timed runs, its ratio to `median_ms` holds however loaded the host is.
+//!
 //! After a row's timed runs, the same number of new processes each make one recall of the row's
 //! tree, as a command started by an agent does: `new_process_ms` is their median time from the
 //! recall call to the fast result (the first recall of a process also pays for starting the
@@ -23,7 +28,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
 use delivery_telemetry::NullSink;
@@ -57,6 +62,13 @@ pub struct LatencyRow {
     pub new_process_ms: Option<f64>,
     /// The largest peak resident memory of those processes, in MiB (Linux only).
     pub peak_rss_mib: Option<f64>,
+    /// Milliseconds of the system calls this mode cannot avoid, per run, each measured just
+    /// before the timed run of the same index: every topic file read whole (`scan`) or stat'ed by
+    /// name in its directory (`catalog`), listed and done on both cores, nothing parsed. Taken in
+    /// turn with the timed runs, so the ratio of the two medians holds however loaded the host is.
+    pub floor_runs_ms: Vec<f64>,
+    /// Median of `floor_runs_ms`.
+    pub floor_ms: Option<f64>,
 }
 
 /// What a new process reports of its one recall.
@@ -279,11 +291,16 @@ fn measure(
             flush_writes();
             // One untimed run warms the page cache.
             runtime.block_on(time_to_fast_result(&roots, mode))?;
+            let topic_dir = tree.path().join(TOPIC_DIR);
             let mut runs_ms = Vec::with_capacity(runs);
+            let mut floor_runs_ms = Vec::with_capacity(runs);
             for _ in 0..runs {
+                floor_runs_ms.push(floor(&topic_dir, mode)?);
                 runs_ms.push(runtime.block_on(time_to_fast_result(&roots, mode))?);
             }
             let mut row = summarise(topics, mode.name(), runs_ms);
+            row.floor_ms = median(&floor_runs_ms);
+            row.floor_runs_ms = floor_runs_ms;
             if let Some(binary) = binary {
                 let processes = (0..runs)
                     .map(|_| new_process_run(binary, tree.path(), mode))
@@ -323,7 +340,55 @@ fn summarise(topics: usize, mode: &'static str, runs_ms: Vec<f64>) -> LatencyRow
         new_process_runs_ms: Vec::new(),
         new_process_ms: None,
         peak_rss_mib: None,
+        floor_runs_ms: Vec::new(),
+        floor_ms: None,
     }
+}
+
+/// The size of `dir/name`, stat'ed by name in `opened` (`dir`, open) as a catalog scan takes keys.
+#[cfg(unix)]
+fn stat_size(opened: Option<&std::fs::File>, dir: &Path, name: &std::ffi::OsStr) -> Result<u64> {
+    let opened = opened.with_context(|| format!("cannot open {}", dir.display()))?;
+    let stat = rustix::fs::statat(opened, name, rustix::fs::AtFlags::empty())?;
+    Ok(u64::try_from(stat.st_size).unwrap_or_default())
+}
+
+/// The size of `dir/name`, stat'ed by path (no directory handle to stat in elsewhere).
+#[cfg(not(unix))]
+fn stat_size(_opened: Option<&std::fs::File>, dir: &Path, name: &std::ffi::OsStr) -> Result<u64> {
+    Ok(std::fs::symlink_metadata(dir.join(name))?.len())
+}
+
+/// The directory below a benchmark tree's root that holds its topics.
+const TOPIC_DIR: &str = "reference";
+
+/// One measurement of `mode`'s floor (see [`LatencyRow::floor_runs_ms`]) over the topic files in
+/// `dir`, in milliseconds.
+fn floor(dir: &Path, mode: Mode) -> Result<f64> {
+    use rayon::prelude::*;
+    let started = Instant::now();
+    let names: Vec<std::ffi::OsString> = std::fs::read_dir(dir)?
+        .map(|entry| entry.map(|entry| entry.file_name()))
+        .collect::<std::io::Result<_>>()?;
+    let bytes: u64 = match mode {
+        Mode::Scan => names
+            .par_iter()
+            .map(|name| Ok(std::fs::read(dir.join(name))?.len() as u64))
+            .sum::<Result<u64>>()?,
+        Mode::Catalog => names
+            .par_iter()
+            .map_init(
+                || std::fs::File::open(dir).ok(),
+                |opened, name| stat_size(opened.as_ref(), dir, name),
+            )
+            .sum::<Result<u64>>()?,
+    };
+    ensure!(
+        bytes > 0,
+        "the floor of {} found no topic bytes",
+        dir.display()
+    );
+    Ok(started.elapsed().as_secs_f64() * 1_000.0)
 }
 
 fn median(values: &[f64]) -> Option<f64> {
@@ -385,7 +450,7 @@ fn peak_rss_mib() -> Option<f64> {
 /// catalog directory a tree in use has; the last topic carries the codeword.
 fn build_tree(root: &Path, topics: usize) -> Result<()> {
     let day_ago = std::time::SystemTime::now() - Duration::from_hours(24);
-    let dir = root.join("reference");
+    let dir = root.join(TOPIC_DIR);
     std::fs::create_dir_all(&dir)?;
     let filler = "Notes on the service topology, ownership of the alerting rules, the runbook \
         links and the dashboards the on-call engineer opens first when latency rises. ";
@@ -475,13 +540,14 @@ pub fn table(report: &LatencyReport) -> String {
     );
     let _ = writeln!(
         out,
-        "{:>8}  {:<8}  {:>5}  {:>10}  {:>10}  {:>12}  {:>14}  {:>13}",
+        "{:>8}  {:<8}  {:>5}  {:>10}  {:>10}  {:>12}  {:>9}  {:>14}  {:>13}",
         "topics",
         "mode",
         "runs",
         "median ms",
         "worst ms",
         "budget share",
+        "floor ms",
         "new process ms",
         "peak RSS MiB"
     );
@@ -491,13 +557,14 @@ pub fn table(report: &LatencyReport) -> String {
     for row in &report.results {
         let _ = writeln!(
             out,
-            "{:>8}  {:<8}  {:>5}  {:>10.2}  {:>10.2}  {:>11.1}%  {:>14}  {:>13}",
+            "{:>8}  {:<8}  {:>5}  {:>10.2}  {:>10.2}  {:>11.1}%  {:>9}  {:>14}  {:>13}",
             row.topics,
             row.mode,
             row.runs_ms.len(),
             row.median_ms,
             row.worst_ms,
             row.median_ms / report.budget_ms * 100.0,
+            or_dash(row.floor_ms, 2),
             or_dash(row.new_process_ms, 2),
             or_dash(row.peak_rss_mib, 0),
         );
@@ -657,6 +724,16 @@ mod tests {
             vec![Mode::Scan, Mode::Catalog]
         );
         assert!(parse("cold").is_err());
+    }
+
+    #[test]
+    fn every_row_measures_its_floor_once_per_timed_run() {
+        let report = measure(&[20], &[Mode::Scan, Mode::Catalog], 2, None).unwrap();
+        for row in &report.results {
+            assert_eq!(row.floor_runs_ms.len(), 2, "{}", row.mode);
+            assert!(row.floor_ms.is_some_and(|ms| ms > 0.0), "{}", row.mode);
+        }
+        assert!(table(&report).contains("floor ms"));
     }
 
     #[test]
