@@ -36,7 +36,7 @@ pub(crate) const TITLE: u8 = 1;
 pub(crate) const DESCRIPTION: u8 = 2;
 /// Field bit of the body window.
 pub(crate) const BODY: u8 = 4;
-const ALL_FIELDS: u8 = TITLE | DESCRIPTION | BODY;
+pub(crate) const ALL_FIELDS: u8 = TITLE | DESCRIPTION | BODY;
 const FIELD_BITS: [u8; 3] = [TITLE, DESCRIPTION, BODY];
 
 /// Trigrams hash to this many bits, so a signature has at most 1,024 slots: a typical
@@ -68,14 +68,17 @@ pub(crate) trait FieldText {
     fn contains(&self, position: usize, term: &QueryTerm) -> bool;
 }
 
-/// The field bits of the fields of `fields` that contain `term`, by searching each one: what
-/// [`TermIndex::fields_containing_each`] answers for a text, without an index.
-pub(crate) fn fields_searched(fields: &impl FieldText, term: &QueryTerm) -> u8 {
-    FIELD_BITS
-        .iter()
-        .enumerate()
-        .filter(|&(position, _)| fields.contains(position, term))
-        .fold(0, |found, (_, bit)| found | bit)
+/// The field bits of the fields among `wanted` (field bits) that contain `term`, by searching
+/// each one. With every field wanted, what [`TermIndex::fields_containing_each`] answers for a
+/// text, without an index; the index searches only the fields its signature cannot rule out.
+pub(crate) fn fields_searched(fields: &impl FieldText, term: &QueryTerm, wanted: u8) -> u8 {
+    let mut found = 0;
+    for (position, &bit) in FIELD_BITS.iter().enumerate() {
+        if wanted & bit != 0 && fields.contains(position, term) {
+            found |= bit;
+        }
+    }
+    found
 }
 
 /// A query token prepared for index look-ups.
@@ -305,7 +308,7 @@ impl TermIndex {
     }
 
     fn fields_containing(&self, fields: &impl FieldText, term: &QueryTerm, first: u64) -> u8 {
-        let mut found = self.exact(term, first);
+        let found = self.exact(term, first);
         if term.bigram || found == ALL_FIELDS {
             return found;
         }
@@ -317,12 +320,7 @@ impl TermIndex {
                 return found;
             }
         }
-        for (position, bit) in FIELD_BITS.iter().enumerate() {
-            if candidates & bit != 0 && fields.contains(position, term) {
-                found |= bit;
-            }
-        }
-        found
+        found | fields_searched(fields, term, candidates)
     }
 
     /// Fields in which `term` occurs as a whole document term, given its home slot's content.

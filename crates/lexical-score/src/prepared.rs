@@ -7,7 +7,7 @@ use bytes::Bytes;
 use bytestring::ByteString;
 use serde::{Deserialize, Serialize};
 
-use crate::index::{FieldText, QueryTerm, TermIndex, fields_searched};
+use crate::index::{ALL_FIELDS, FieldText, QueryTerm, TermIndex, fields_searched};
 use crate::noise::NoiseMarkers;
 use crate::query::QueryTokens;
 use crate::score::lexical_points;
@@ -220,7 +220,7 @@ impl PreparedText {
             (None, Lookup::Indexed) => self.index().fields_containing_each(self, terms, found),
             (None, Lookup::Once) => {
                 for (out, term) in found.iter_mut().zip(terms) {
-                    *out = fields_searched(self, term);
+                    *out = fields_searched(self, term, ALL_FIELDS);
                 }
             }
         }
