@@ -136,8 +136,9 @@ impl QueryTerm {
     /// occurs in either case and comparing there (measured on 1 KiB English bodies), as prose
     /// stops such a search at nearly every word that starts with the letter.
     pub(crate) fn is_in_lowercase_of(&self, source: &str) -> bool {
+        use std::cell::RefCell;
         thread_local! {
-            static LOWERCASE: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+            static LOWERCASE: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
         }
         if !self.lowercase_ascii {
             return false;

@@ -27,8 +27,8 @@
 //!   persistent store loads it without tokenizing or hashing. A normalised field whose source is
 //!   ASCII is left out: a search looks for its token in the source's lowercase (see above), and the
 //!   field is derived only when something reads it whole. Restoring shares the buffer the stored
-//!   form was decoded from ([`Bytes`], [`ByteString`]) instead of copying it. Loading checks every part, and [`PREPARED_TEXT_VERSION`] names the stored form
-//!   and the tokenizer it came from.
+//!   form was decoded from ([`Bytes`], [`ByteString`]) instead of copying it. Loading checks every
+//!   part, and [`PREPARED_TEXT_VERSION`] names the stored form and the tokenizer it came from.
 //! - Active-tool aliases match as whole words only (see [`ActiveToolAliases`]).
 //! - A scoring pass over at least [`PARALLEL_THRESHOLD`] (512) documents is split into chunks of
 //!   128 scored on the rayon thread pool and joined in input order, so `select` and `rank` return

@@ -7,10 +7,10 @@
 //! Content: for every file the cache remembers, its path below the root, its [`FileKey`], whether
 //! it was settled when read (see the cache's racy-timestamp rule), and either the parsed document
 //! with its prepared scoring text (normalised fields that are the lowercase of an ASCII source are
-//! left out: scoring searches the source instead) or the reason it is not a document. Transient
-//! failures (`unreadable`, `vanished`) are not stored. Beside the files, the listing of every directory
-//! the walk may skip listing next time (see the engine's `DirectoryListing`): its key, whether it
-//! was settled, and the names of its subdirectories and topic files.
+//! left out: scoring searches the source's lowercase instead) or the reason it is not a document.
+//! Transient failures (`unreadable`, `vanished`) are not stored. Beside the files, the listing of
+//! every directory the walk may skip listing next time (see the engine's `DirectoryListing`): its
+//! key, whether it was settled, and the names of its subdirectories and topic files.
 //!
 //! Layout, little-endian:
 //!

@@ -158,7 +158,7 @@ pub(crate) async fn run_recall(
     if cancel.is_cancelled() {
         // Cancelled after the check above: the write is still owed (a second one finds nothing
         // left to write).
-        persist_catalogs_in_background(&ctx.cache, &input.idle);
+        persist_and_index_in_background(&ctx.cache, &input.idle);
         return;
     }
     let mut ranked = match ranked
@@ -195,7 +195,7 @@ pub(crate) async fn run_recall(
         s.scanned = Some(scanned);
     });
 
-    persist_catalogs_in_background(&ctx.cache, &input.idle);
+    persist_and_index_in_background(&ctx.cache, &input.idle);
 
     let Some(Selection {
         strategy,
@@ -260,7 +260,7 @@ fn settle(
 /// whose catalog could not be written), so the session's next query scores its documents through
 /// their indexes. The index build stops once `idle` is cancelled: a new query, or the session's
 /// end, needs the CPU more.
-fn persist_catalogs_in_background(cache: &Arc<DocumentCache>, idle: &CancellationToken) {
+fn persist_and_index_in_background(cache: &Arc<DocumentCache>, idle: &CancellationToken) {
     let cache = Arc::clone(cache);
     let idle = idle.clone();
     tokio::task::spawn_blocking(move || {
