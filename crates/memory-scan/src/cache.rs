@@ -16,8 +16,8 @@ use rayon::prelude::*;
 use crate::catalog;
 use crate::document::{Document, ScannedDocument, Scope};
 use crate::engine::{
-    Candidate, Directories, MemoryRoots, OpenParent, PriorListings, ReadOutcome, Walked,
-    list_scopes, visit_scopes,
+    Candidate, Directories, MemoryRoots, OpenParent, PriorListings, ReadOutcome, ScopeListing,
+    Walked, drop_duplicate_links, list_scopes, visit_scopes,
 };
 use crate::key::{FileKey, to_epoch_ns};
 use crate::report::{
@@ -260,32 +260,7 @@ impl DocumentCache {
         );
 
         report.warnings = listings.warnings;
-        let mut documents = Vec::new();
-        let mut next: [Option<catalog::Entries>; 2] = [None, None];
-        let mut changed = [false; 2];
-        for listing in listings.scopes {
-            let slot = slot_of(listing.scope);
-            report.files_seen += listing.files_seen;
-            report.skipped.extend(listing.skipped);
-            let mut entries = catalog::Entries::with_capacity(listing.entries.len());
-            documents.reserve(listing.entries.len());
-            for settled in listing.entries {
-                changed[slot] |= settled.changed;
-                if settled.read {
-                    report.reread += 1;
-                } else {
-                    report.reused += 1;
-                    report.from_catalog += usize::from(from_catalog[slot]);
-                }
-                report.parsed += usize::from(settled.document.is_some());
-                documents.extend(settled.document);
-                report
-                    .skipped
-                    .extend(settled.skipped.map(|skipped| *skipped));
-                entries.extend(settled.entry);
-            }
-            next[slot] = Some(entries);
-        }
+        let (documents, next, changed) = gather(listings.scopes, from_catalog, &mut report);
         report
             .skipped
             .sort_by(|a, b| (a.scope, &a.path).cmp(&(b.scope, &b.path)));
@@ -520,6 +495,57 @@ fn roots_to_start(
     starting
 }
 
+/// The documents of a cached scan's visits (in pool order, one per file), the entries each
+/// root's cache keeps, and by slot whether they changed; counts what was read and reused.
+fn gather(
+    scopes: Vec<ScopeListing<Settled>>,
+    from_catalog: [bool; 2],
+    report: &mut ScanReport,
+) -> (
+    Vec<Arc<ScannedDocument>>,
+    [Option<catalog::Entries>; 2],
+    [bool; 2],
+) {
+    let mut documents = Vec::new();
+    // Each document's file identity and whether a symlink reached it.
+    let mut identities = Vec::new();
+    let mut next: [Option<catalog::Entries>; 2] = [None, None];
+    let mut changed = [false; 2];
+    for listing in scopes {
+        let slot = slot_of(listing.scope);
+        report.files_seen += listing.files_seen;
+        report.skipped.extend(listing.skipped);
+        let mut entries = catalog::Entries::with_capacity(listing.entries.len());
+        documents.reserve(listing.entries.len());
+        for settled in listing.entries {
+            changed[slot] |= settled.changed;
+            if settled.read {
+                report.reread += 1;
+            } else {
+                report.reused += 1;
+                report.from_catalog += usize::from(from_catalog[slot]);
+            }
+            if let (Some(document), Some((_, entry))) = (settled.document, &settled.entry) {
+                identities.push((entry.key, settled.symlink));
+                documents.push(document);
+            }
+            report
+                .skipped
+                .extend(settled.skipped.map(|skipped| *skipped));
+            entries.extend(settled.entry);
+        }
+        next[slot] = Some(entries);
+    }
+    drop_duplicate_links(
+        &mut documents,
+        &identities,
+        |d| d.document(),
+        &mut report.skipped,
+    );
+    report.parsed = documents.len();
+    (documents, next, changed)
+}
+
 /// What one listed file leaves after its visit. Worked out on the visit's thread, so the scan's
 /// serial tail only counts and moves.
 struct Settled {
@@ -533,6 +559,8 @@ struct Settled {
     skipped: Option<Box<SkippedFile>>,
     /// Whether the file was read, not reused.
     read: bool,
+    /// Whether the candidate is a symlink to a file (see [`drop_duplicate_links`]).
+    symlink: bool,
     /// Whether what the cache remembers changed: a read that leaves no entry where there was
     /// none (a file that cannot be read, again) changes nothing a catalog holds.
     changed: bool,
@@ -576,6 +604,7 @@ fn settle(scope: Scope, candidate: Candidate, visited: Visit, settle_before: i64
         | Err(Verdict::Skipped(reason)) => (None, Some(reason.clone())),
         Err(Verdict::Document(_)) => (None, None),
     };
+    let symlink = candidate.symlink;
     Settled {
         skipped: reason.map(|reason| {
             Box::new(SkippedFile {
@@ -589,6 +618,7 @@ fn settle(scope: Scope, candidate: Candidate, visited: Visit, settle_before: i64
             .map(|entry| (candidate.relative.into_os_string(), entry)),
         document,
         read,
+        symlink,
         changed,
     }
 }
@@ -859,7 +889,9 @@ mod tests {
                 &gone,
                 remembered,
                 None,
-                &mut OpenParent::default(),
+                &mut OpenParent::new(std::sync::Arc::new(
+                    crate::access::RootDir::open(dir.path().into(), dir.path().into()).unwrap(),
+                )),
             );
             let settled = settle(Scope::Project, gone, visited, i64::MAX);
             assert!(settled.read && settled.entry.is_none());

@@ -3,7 +3,7 @@
 use std::cmp::Reverse;
 
 use crate::document::Document;
-use crate::engine::{MemoryRoots, ReadOutcome, scan_scopes};
+use crate::engine::{MemoryRoots, ReadOutcome, drop_duplicate_links, scan_scopes};
 use crate::report::{ScanError, ScanReport, SkippedFile};
 
 /// The capped scanner's limit: the newest documents it returns.
@@ -29,19 +29,23 @@ pub fn scan_capped(roots: &MemoryRoots) -> Result<CappedScan, ScanError> {
         ..ScanReport::default()
     };
     let mut documents = Vec::new();
+    let mut identities = Vec::new();
     for listing in listings.scopes {
         report.files_seen += listing.files_seen;
         report.skipped.extend(listing.skipped);
         for (candidate, outcome) in listing.entries {
             report.reread += 1;
             match outcome {
-                ReadOutcome::Parsed { topic, mtime, .. } => documents.push(Document::from_scan(
-                    listing.scope,
-                    candidate.path,
-                    candidate.relative,
-                    topic,
-                    mtime,
-                )),
+                ReadOutcome::Parsed { topic, mtime, key } => {
+                    identities.push((key, candidate.symlink));
+                    documents.push(Document::from_scan(
+                        listing.scope,
+                        candidate.path,
+                        candidate.relative,
+                        topic,
+                        mtime,
+                    ));
+                }
                 ReadOutcome::Skipped { reason, .. } => report.skipped.push(SkippedFile {
                     scope: listing.scope,
                     path: candidate.path,
@@ -50,6 +54,7 @@ pub fn scan_capped(roots: &MemoryRoots) -> Result<CappedScan, ScanError> {
             }
         }
     }
+    drop_duplicate_links(&mut documents, &identities, |d| d, &mut report.skipped);
     report.parsed = documents.len();
     report
         .skipped

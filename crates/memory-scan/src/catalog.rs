@@ -49,14 +49,12 @@
 //! when that listing has settled). From then on, only changes to the tree cause writes.
 
 use std::ffi::OsString;
-use std::fs::{self, File};
-use std::io::{self, Write as _};
+use std::fs::File;
+use std::io;
 #[cfg(not(unix))]
 use std::path::Component;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, SystemTime};
 
 use lexical_score::{
     ByteString, Bytes, MemoryType, PREPARED_TEXT_VERSION, QueryTokens, StoredPreparedText,
@@ -71,6 +69,9 @@ use crate::document::{Document, ScannedDocument, Scope};
 use crate::engine::{Directories, DirectoryListing, EntryKind};
 use crate::key::{FileKey, from_epoch_ns, to_epoch_ns};
 use crate::report::SkipReason;
+use crate::state_dir::{StateDir, StateDirError};
+#[cfg(unix)]
+use crate::state_dir::{SystemSteps, WriteSteps};
 use crate::topic::Topic;
 
 /// The hidden directory under a memory root that holds the catalog.
@@ -79,16 +80,13 @@ pub const CATALOG_DIR_NAME: &str = ".memrecall";
 pub const CATALOG_FILE_NAME: &str = "catalog";
 /// The version of the catalog layout and of the walk rules its directory listings follow; a
 /// catalog of another version is rebuilt.
-pub const CATALOG_FORMAT_VERSION: u32 = 3;
+pub const CATALOG_FORMAT_VERSION: u32 = 4;
 
 const MAGIC: [u8; 8] = *b"memrcat\0";
 const FIXED_HEADER_BYTES: usize = 8 + 4 * 4;
 const CHUNK_RECORD_BYTES: usize = 3 * 8;
 /// Small enough that both cores get many chunks, large enough that per-chunk costs vanish.
 const ENTRIES_PER_CHUNK: usize = 32;
-/// Temporary files older than this were left by a writer that died; the next writer removes them.
-const STALE_TEMPORARY: Duration = Duration::from_mins(10);
-const TEMPORARY_PREFIX: &str = "catalog.tmp-";
 
 /// Where the catalog of a memory root lives.
 pub fn catalog_path(root: &Path) -> PathBuf {
@@ -100,6 +98,8 @@ pub fn catalog_path(root: &Path) -> PathBuf {
 pub(crate) enum Rejection {
     #[error("cannot read it: {0}")]
     Unreadable(#[from] io::Error),
+    #[error("{0}")]
+    UnsafeState(#[from] StateDirError),
     #[error("it is not a catalog file")]
     NotACatalog,
     #[error(
@@ -129,16 +129,11 @@ pub(crate) struct Opened {
 
 /// Opens the catalog of `root` and checks its header; `Ok(None)` when there is none.
 pub(crate) fn open(root: &Path) -> Result<Option<Opened>, Rejection> {
-    let path = catalog_path(root);
-    let mut options = fs::OpenOptions::new();
-    options.read(true);
-    // Never blocks: a FIFO in the catalog's place would otherwise wait for a writer forever.
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
-    let file = match options.open(&path) {
-        Ok(file) => file,
-        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(error) => return Err(error.into()),
+    let Some(dir) = StateDir::open(root)? else {
+        return Ok(None);
+    };
+    let Some(file) = dir.open_catalog()? else {
+        return Ok(None);
     };
     let metadata = file.metadata()?;
     if !metadata.is_file() {
@@ -296,38 +291,70 @@ pub(crate) fn load(root: &Path, scope: Scope) -> Result<Option<(Entries, Directo
     Ok(Some((opened.entries(root, scope, None)?, directories)))
 }
 
-/// Writes the catalog of `root` atomically and returns how many entries it holds (transient skip
-/// verdicts are left out). Fails without touching an existing catalog when the root's state
-/// directory cannot be created or written (a read-only tree, for one).
+/// Writes the catalog of `root` atomically (see the `state_dir` module) and returns how many
+/// entries it holds (transient skip verdicts are left out). Fails without touching an existing
+/// catalog when the root's state directory cannot be created, is not safe to use, or cannot be
+/// written (a read-only tree, for one).
 pub(crate) fn save(
     root: &Path,
     entries: &[(OsString, CacheEntry)],
     directories: &Directories,
-) -> io::Result<usize> {
-    let dir = root.join(CATALOG_DIR_NAME);
-    // Never `create_dir_all`: a root that does not exist must not be created by its catalog.
-    match fs::create_dir(&dir) {
-        Err(error) if error.kind() != io::ErrorKind::AlreadyExists => return Err(error),
-        _ => {}
+) -> Result<usize, SaveError> {
+    #[cfg(unix)]
+    {
+        save_with(root, entries, directories, &mut SystemSteps)
     }
-    let (temporary_path, mut file) = create_temporary(&dir)?;
-    let written = write_catalog(&mut file, entries, directories).and_then(|count| {
-        fs::rename(&temporary_path, dir.join(CATALOG_FILE_NAME))?;
-        Ok(count)
-    });
-    if written.is_err() {
-        let _ = fs::remove_file(&temporary_path);
+    #[cfg(not(unix))]
+    {
+        let _ = (entries, directories, StateDir::open_or_create(root)?);
+        Err(SaveError::State(StateDirError::Unsupported))
     }
-    remove_stale_temporaries(&dir);
-    written
 }
 
-/// Writes the storable entries; returns how many that was.
-fn write_catalog(
-    file: &mut File,
+/// [`save`] through the given write steps.
+#[cfg(unix)]
+pub(crate) fn save_with(
+    root: &Path,
     entries: &[(OsString, CacheEntry)],
     directories: &Directories,
-) -> io::Result<usize> {
+    steps: &mut dyn WriteSteps,
+) -> Result<usize, SaveError> {
+    let dir = StateDir::open_or_create(root)?;
+    let (parts, count) = encode(entries, directories)?;
+    let parts: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+    dir.replace_catalog(steps, &parts)
+        .map_err(|source| SaveError::Write {
+            path: dir.path_of(CATALOG_FILE_NAME),
+            source,
+        })?;
+    Ok(count)
+}
+
+/// Why a catalog was not written.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SaveError {
+    /// The state directory could not be created or is not safe to use.
+    #[error(transparent)]
+    State(#[from] StateDirError),
+    /// The catalog could not be encoded (more entries than its format counts).
+    #[error("cannot encode the catalog: {0}")]
+    Encode(String),
+    /// Writing, syncing or renaming it failed.
+    #[error("cannot write {path}: {source}")]
+    Write {
+        /// The catalog file.
+        path: PathBuf,
+        /// The error.
+        source: io::Error,
+    },
+}
+
+/// The catalog's bytes, as its header and then each chunk, and how many entries it stores.
+fn encode(
+    entries: &[(OsString, CacheEntry)],
+    directories: &Directories,
+) -> Result<(Vec<Vec<u8>>, usize), SaveError> {
+    let encoding = |error: postcard::Error| SaveError::Encode(error.to_string());
     let storable: Vec<EntryOut<'_>> = entries.iter().filter_map(entry_out).collect();
     let directories: Vec<DirectoryOut<'_>> = directories
         .iter()
@@ -342,18 +369,23 @@ fn write_catalog(
                 .collect(),
         })
         .collect();
-    let mut chunks = vec![postcard::to_stdvec(&directories).map_err(io::Error::other)?];
-    chunks.extend(
+    let mut parts = vec![
+        Vec::new(),
+        postcard::to_stdvec(&directories).map_err(encoding)?,
+    ];
+    parts.extend(
         storable
             .par_chunks(ENTRIES_PER_CHUNK)
             .map(|chunk| {
-                chunk.iter().try_fold(Vec::new(), |out, entry| {
-                    postcard::to_extend(entry, out).map_err(io::Error::other)
-                })
+                chunk
+                    .iter()
+                    .try_fold(Vec::new(), |out, entry| postcard::to_extend(entry, out))
+                    .map_err(encoding)
             })
             .collect::<Result<Vec<_>, _>>()?,
     );
-    let too_many = |_| io::Error::other("too many catalog entries");
+    let chunks = &parts[1..];
+    let too_many = |_| SaveError::Encode("too many catalog entries".to_owned());
     let chunk_count = u32::try_from(chunks.len()).map_err(too_many)?;
     let entry_count = u32::try_from(storable.len()).map_err(too_many)?;
 
@@ -368,7 +400,7 @@ fn write_catalog(
         header.extend_from_slice(&value.to_le_bytes());
     }
     let mut offset = (FIXED_HEADER_BYTES + chunks.len() * CHUNK_RECORD_BYTES + 8) as u64;
-    for chunk in &chunks {
+    for chunk in chunks {
         let len = chunk.len() as u64;
         for value in [offset, len, XxHash3_64::oneshot(chunk)] {
             header.extend_from_slice(&value.to_le_bytes());
@@ -377,56 +409,8 @@ fn write_catalog(
     }
     let header_sum = XxHash3_64::oneshot(&header);
     header.extend_from_slice(&header_sum.to_le_bytes());
-
-    let mut out = io::BufWriter::with_capacity(1 << 20, file);
-    out.write_all(&header)?;
-    for chunk in &chunks {
-        out.write_all(chunk)?;
-    }
-    out.flush()?;
-    Ok(storable.len())
-}
-
-fn create_temporary(dir: &Path) -> io::Result<(PathBuf, File)> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    loop {
-        let name = format!(
-            "{TEMPORARY_PREFIX}{}-{}",
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::Relaxed)
-        );
-        let path = dir.join(name);
-        match File::create_new(&path) {
-            Ok(file) => return Ok((path, file)),
-            // Left by an earlier process with the same id; take the next name.
-            Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {}
-            Err(error) => return Err(error),
-        }
-    }
-}
-
-/// Removes temporary files a writer that died left behind; a live writer's file is younger.
-fn remove_stale_temporaries(dir: &Path) {
-    let Ok(listing) = fs::read_dir(dir) else {
-        return;
-    };
-    let now = SystemTime::now();
-    for entry in listing.flatten() {
-        let stale = entry
-            .file_name()
-            .as_encoded_bytes()
-            .starts_with(TEMPORARY_PREFIX.as_bytes())
-            && entry
-                .metadata()
-                .and_then(|m| m.modified())
-                .is_ok_and(|modified| {
-                    now.duration_since(modified)
-                        .is_ok_and(|age| age > STALE_TEMPORARY)
-                });
-        if stale {
-            let _ = fs::remove_file(entry.path());
-        }
-    }
+    parts[0] = header;
+    Ok((parts, storable.len()))
 }
 
 /// One directory listing as written (borrowing from the cache).

@@ -8,8 +8,10 @@
 //! - a `*.md` entry that is a directory is walked like any directory and also reported as
 //!   `not_a_file`; sockets, FIFOs and devices are reported the same way and never opened;
 //! - symlinks are resolved but never walked as directories (their targets inside the root are
-//!   walked anyway, so nothing loops and nothing is listed twice through a link); a symlinked file
-//!   counts only if it resolves to a regular file inside the root.
+//!   walked anyway, so nothing loops and nothing is listed twice through a link); one that leads
+//!   to a directory outside the root is reported as `symlink_outside_root`. A symlinked file
+//!   counts only if it resolves to a regular file inside the root, and a file reached both by
+//!   its own name and through links is one document (see [`drop_duplicate_links`]).
 //!
 //! When the roots overlap (the same directory given for both scopes, or one inside the other), a
 //! file both walks reach is one document, in the project scope: a document's identity is its
@@ -17,18 +19,22 @@
 //!
 //! Each candidate is read with one `open`, one `fstat` of that descriptor and one read, in
 //! parallel across the rayon pool; results are ordered by relative path, never by thread timing.
-//! On Unix each thread keeps the directory it is in open and opens and stats files by name in it
-//! (see [`OpenParent`]).
+//! On Unix every file is reached from the root's directory handle without following a symlink,
+//! and each thread keeps the directory it is in open and opens and stats files by name in it
+//! (see [`OpenParent`] and the `access` module).
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fs::{self, File};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use rayon::prelude::*;
 
+pub(crate) use crate::access::OpenParent;
+use crate::access::{RootDir, io_reason};
 use crate::document::Scope;
 use crate::key::FileKey;
 use crate::report::{ScanError, SkipReason, SkippedFile};
@@ -64,10 +70,10 @@ pub(crate) struct Candidate {
 }
 
 impl Candidate {
-    /// Reads and parses the candidate's file (see [`read_topic`]), opened by name in
-    /// `parent` where it can be.
+    /// Reads and parses the candidate's file (see [`read_topic`]), opened by name in `parent`
+    /// (see [`OpenParent::open`]).
     pub(crate) fn read(&self, parent: &mut OpenParent) -> ReadOutcome {
-        read_topic(parent.open(&self.path, self.symlink), self.symlink)
+        read_topic(parent.open(&self.relative, self.symlink))
     }
 
     /// The key of the candidate's file: as taken right after listing, or now (in `parent`).
@@ -75,85 +81,9 @@ impl Candidate {
         match self.early_key {
             EarlyKey::Taken(key) => Some(key),
             EarlyKey::Unavailable => None,
-            EarlyKey::NotTaken => parent.key(&self.path),
+            EarlyKey::NotTaken => parent.key(&self.relative, self.symlink),
         }
     }
-}
-
-/// `stat` of `path`, following a symlink to its target, as a [`FileKey`].
-fn key_of(path: &Path) -> Option<FileKey> {
-    fs::metadata(path)
-        .ok()
-        .map(|metadata| FileKey::from_metadata(&metadata))
-}
-
-/// The parent directory a thread last worked in, kept open so that its files are stat'ed and
-/// opened by name: the kernel then resolves one name instead of every component of the path. A
-/// parent that cannot be opened is remembered as such, and its files' paths are used whole (as
-/// they always are off Unix).
-#[derive(Default)]
-pub(crate) struct OpenParent {
-    #[cfg(unix)]
-    open: Option<(PathBuf, Option<rustix::fd::OwnedFd>)>,
-}
-
-impl OpenParent {
-    /// The open parent of `path` and the name in it; opens the parent unless it is open already.
-    #[cfg(unix)]
-    fn enter<'p>(&mut self, path: &'p Path) -> Option<(&rustix::fd::OwnedFd, &'p std::ffi::OsStr)> {
-        use rustix::fs::{Mode, OFlags};
-        let (parent, name) = split_parent(path)?;
-        let same = |open: &PathBuf| open.as_os_str() == parent.as_os_str();
-        if !self.open.as_ref().is_some_and(|(open, _)| same(open)) {
-            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-            let fd = rustix::fs::open(parent, flags, Mode::empty()).ok();
-            self.open = Some((parent.to_path_buf(), fd));
-        }
-        let (_, fd) = self.open.as_ref()?;
-        Some((fd.as_ref()?, name))
-    }
-
-    /// [`key_of`] `path`.
-    fn key(&mut self, path: &Path) -> Option<FileKey> {
-        #[cfg(unix)]
-        if let Some((fd, name)) = self.enter(path) {
-            return rustix::fs::statat(fd, name, rustix::fs::AtFlags::empty())
-                .ok()
-                .map(|stat| FileKey::from_stat(&stat));
-        }
-        key_of(path)
-    }
-
-    /// [`open_topic`] `path`.
-    fn open(&mut self, path: &Path, follow_symlink: bool) -> io::Result<File> {
-        #[cfg(unix)]
-        if let Some((fd, name)) = self.enter(path) {
-            let flags = topic_open_flags(follow_symlink);
-            return rustix::fs::openat(fd, name, flags, rustix::fs::Mode::empty())
-                .map(File::from)
-                .map_err(io::Error::from);
-        }
-        open_topic(path, follow_symlink)
-    }
-}
-
-/// `path` split at its last separator into the directory and the name in it, by bytes (the
-/// walk builds every path by joining plain names, so the last component is always a name);
-/// `None` for a path without a separator or one that ends in it.
-#[cfg(unix)]
-fn split_parent(path: &Path) -> Option<(&Path, &std::ffi::OsStr)> {
-    use std::os::unix::ffi::OsStrExt;
-    let bytes = path.as_os_str().as_bytes();
-    let at = memchr::memrchr(b'/', bytes)?;
-    let name = &bytes[at + 1..];
-    if name.is_empty() || name == b"." || name == b".." {
-        return None;
-    }
-    let parent = if at == 0 { &bytes[..1] } else { &bytes[..at] };
-    Some((
-        Path::new(std::ffi::OsStr::from_bytes(parent)),
-        std::ffi::OsStr::from_bytes(name),
-    ))
 }
 
 /// Whether a candidate's [`FileKey`] was taken ahead of its visit, and what it was.
@@ -196,10 +126,8 @@ pub(crate) struct Listings<T> {
     pub(crate) warnings: Vec<String>,
 }
 
-struct Root {
-    absolute: PathBuf,
-    canonical: PathBuf,
-}
+/// A root opened for a walk; its candidates are read through it.
+type Root = Arc<RootDir>;
 
 /// Both roots listed (project first), not yet visited.
 pub(crate) struct Walked {
@@ -373,10 +301,10 @@ impl Walked {
     pub(crate) fn take_keys(&mut self, wanted: impl Fn(Scope) -> bool) {
         for (_, walk) in self.scopes.iter_mut().filter(|(scope, _)| wanted(*scope)) {
             walk.candidates.par_iter_mut().for_each_init(
-                OpenParent::default,
+                || OpenParent::new(Arc::clone(&walk.root)),
                 |parent, candidate| {
                     candidate.early_key = parent
-                        .key(&candidate.path)
+                        .key(&candidate.relative, candidate.symlink)
                         .map_or(EarlyKey::Unavailable, EarlyKey::Taken);
                 },
             );
@@ -405,6 +333,7 @@ where
         .into_iter()
         .map(|(scope, walk)| {
             let Walk {
+                root,
                 candidates,
                 skipped,
                 files_seen,
@@ -416,9 +345,10 @@ where
             let entries = candidates
                 .into_par_iter()
                 .zip(priors)
-                .map_init(OpenParent::default, |parent, (candidate, prior)| {
-                    visit(scope, candidate, prior, parent)
-                })
+                .map_init(
+                    || OpenParent::new(Arc::clone(&root)),
+                    |parent, (candidate, prior)| visit(scope, candidate, prior, parent),
+                )
                 .collect();
             ScopeListing {
                 scope,
@@ -446,15 +376,14 @@ fn open_root(root: &Path) -> io::Result<Option<Root>> {
         )),
         Ok(_) => {
             let canonical = fs::canonicalize(&absolute)?;
-            Ok(Some(Root {
-                absolute,
-                canonical,
-            }))
+            Ok(Some(Arc::new(RootDir::open(absolute, canonical)?)))
         }
     }
 }
 
 struct Walk {
+    /// The root the candidates are read through.
+    root: Root,
     candidates: Vec<Candidate>,
     skipped: Vec<SkippedFile>,
     files_seen: usize,
@@ -494,8 +423,9 @@ impl EntryKind {
 /// before listing) is unchanged, provided its mtime was settled (older than the racy margin)
 /// when it was listed: a change in the same clock tick after the listing would keep the key.
 /// Only directories whose relevant entries are all regular files and directories are
-/// remembered; one holding a `*.md` symlink, an odd file type or an unreadable entry is listed
-/// every time, since what those resolve to can change without the directory changing.
+/// remembered; one holding a symlink (other than a hidden one), an odd file type or an unreadable
+/// entry is listed every time, since what those resolve to can change without the directory
+/// changing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct DirectoryListing {
     pub(crate) key: FileKey,
@@ -543,6 +473,7 @@ enum Entry {
 /// reported as skipped.
 fn walk(scope: Scope, root: &Root, mut prior: Option<PriorListings>) -> io::Result<Walk> {
     let mut walk = Walk {
+        root: Arc::clone(root),
         candidates: Vec::new(),
         skipped: Vec::new(),
         files_seen: 0,
@@ -611,6 +542,10 @@ fn remembered_entries(listed: &[Listed]) -> Option<Vec<(OsString, EntryKind)>> {
     for listed in listed.iter().rev() {
         let (name, entry) = listed.as_ref().ok()?;
         let file_type = entry.file_type().ok()?;
+        // What a symlink resolves to can change without its directory changing.
+        if file_type.is_symlink() && EntryKind::Directory.walks(name) {
+            return None;
+        }
         let kind = if file_type.is_dir() {
             EntryKind::Directory
         } else {
@@ -718,6 +653,13 @@ impl Walk {
                 .then(|| self.enter(scope, directory, relative_dir, &name));
         }
         if !EntryKind::File.walks(&name) {
+            // A symlink to a directory is never walked; one that leads out of the root is said.
+            if file_type.is_symlink() && EntryKind::Directory.walks(&name) {
+                let path = join(directory, &name);
+                if links_to_a_directory_outside(&path, &root.canonical) {
+                    self.skip(scope, path, SkipReason::SymlinkOutsideRoot);
+                }
+            }
             return None;
         }
         self.files_seen += 1;
@@ -778,6 +720,74 @@ impl Walk {
     }
 }
 
+/// One document per file identity: of the documents that are the same file (same device and
+/// inode), the file's own entry is kept, or, when only links reach it, the first link in pool
+/// order (project before user, then by path). Takes each document's identity and whether it was
+/// reached through a symlink, in pool order; returns each dropped document's index with the index
+/// of the one kept in its place. Costs nothing without symlinks.
+fn dedupe_linked(documents: &[(FileKey, bool)]) -> Vec<(usize, usize)> {
+    if !documents.iter().any(|(_, symlink)| *symlink) {
+        return Vec::new();
+    }
+    let identity = |key: &FileKey| (key.device, key.inode);
+    let mut kept = std::collections::HashMap::new();
+    for (index, (key, _)) in documents.iter().enumerate().filter(|(_, (_, link))| !link) {
+        kept.entry(identity(key)).or_insert(index);
+    }
+    let mut dropped = Vec::new();
+    for (index, (key, _)) in documents.iter().enumerate().filter(|(_, (_, link))| *link) {
+        match kept.entry(identity(key)) {
+            std::collections::hash_map::Entry::Occupied(first) => {
+                dropped.push((index, *first.get()));
+            }
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                slot.insert(index);
+            }
+        }
+    }
+    dropped.sort_unstable();
+    dropped
+}
+
+/// Removes from `documents` (in pool order, with each one's identity and whether a symlink
+/// reached it in `identities`) those [`dedupe_linked`] finds to be another path to a document
+/// kept, and reports each as skipped.
+pub(crate) fn drop_duplicate_links<D>(
+    documents: &mut Vec<D>,
+    identities: &[(FileKey, bool)],
+    document: impl Fn(&D) -> &crate::document::Document,
+    skipped: &mut Vec<SkippedFile>,
+) {
+    let dropped = dedupe_linked(identities);
+    if dropped.is_empty() {
+        return;
+    }
+    for &(index, kept) in &dropped {
+        let duplicate = document(&documents[index]);
+        skipped.push(SkippedFile {
+            scope: duplicate.scope(),
+            path: duplicate.path().to_path_buf(),
+            reason: SkipReason::DuplicateLink {
+                of: document(&documents[kept]).path().to_path_buf(),
+            },
+        });
+    }
+    let mut index = 0;
+    documents.retain(|_| {
+        index += 1;
+        dropped
+            .binary_search_by_key(&(index - 1), |(at, _)| *at)
+            .is_err()
+    });
+}
+
+/// Whether the symlink at `path` ends at a directory outside the root.
+fn links_to_a_directory_outside(path: &Path, canonical_root: &Path) -> bool {
+    fs::canonicalize(path).is_ok_and(|target| {
+        !target.starts_with(canonical_root) && fs::metadata(&target).is_ok_and(|m| m.is_dir())
+    })
+}
+
 /// Accepts a symlink only when it ends at a regular file inside the root.
 fn resolve_symlink(path: &Path, canonical_root: &Path) -> Result<(), SkipReason> {
     let target = fs::canonicalize(path).map_err(|error| match io_reason(&error) {
@@ -794,19 +804,13 @@ fn resolve_symlink(path: &Path, canonical_root: &Path) -> Result<(), SkipReason>
     }
 }
 
-/// Reads and parses one topic file, given how opening it went (see [`open_topic`]): then one
-/// fstat and one read.
-///
-/// Unless `follow_symlink`, a symlink in the file's place was not followed: it is skipped as
-/// `not_a_file`.
-fn read_topic(opened: io::Result<File>, follow_symlink: bool) -> ReadOutcome {
+/// Reads and parses one topic file, given how opening it went (see [`OpenParent::open`]): then
+/// one fstat of the opened handle and one read.
+fn read_topic(opened: Result<File, SkipReason>) -> ReadOutcome {
     let skipped = |reason, key| ReadOutcome::Skipped { reason, key };
     let file = match opened {
         Ok(file) => file,
-        Err(error) if !follow_symlink && error.raw_os_error() == Some(ELOOP) => {
-            return skipped(SkipReason::NotAFile, None);
-        }
-        Err(error) => return skipped(io_reason(&error), None),
+        Err(reason) => return skipped(reason, None),
     };
     let metadata = match file.metadata() {
         Ok(metadata) => metadata,
@@ -865,55 +869,6 @@ fn parse_reason(error: ParseError) -> SkipReason {
     }
 }
 
-/// Opens a topic file for reading; without `follow_symlink`, opening a symlink fails with
-/// `ELOOP` where the platform can tell. On Unix the open never blocks: a FIFO put where a topic
-/// file was listed (or behind a symlink to one) would otherwise wait for a writer forever. It is
-/// then skipped as not a file; a regular file reads the same either way.
-fn open_topic(path: &Path, follow_symlink: bool) -> io::Result<File> {
-    #[cfg(unix)]
-    {
-        let flags = topic_open_flags(follow_symlink);
-        rustix::fs::open(path, flags, rustix::fs::Mode::empty())
-            .map(File::from)
-            .map_err(io::Error::from)
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = follow_symlink;
-        File::open(path)
-    }
-}
-
-/// How a topic file is opened on Unix, by path or by name in its directory (see [`open_topic`]).
-#[cfg(unix)]
-fn topic_open_flags(follow_symlink: bool) -> rustix::fs::OFlags {
-    use rustix::fs::OFlags;
-    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC;
-    if follow_symlink {
-        flags
-    } else {
-        flags | OFlags::NOFOLLOW
-    }
-}
-
-fn io_reason(error: &io::Error) -> SkipReason {
-    if error.kind() == io::ErrorKind::NotFound {
-        SkipReason::Vanished
-    } else if error.raw_os_error() == Some(ELOOP) {
-        SkipReason::SymlinkLoop
-    } else {
-        SkipReason::Unreadable {
-            error: error.to_string(),
-        }
-    }
-}
-
-// `io::ErrorKind::FilesystemLoop` is not stable, so the loop is recognised by its errno.
-#[cfg(any(target_os = "linux", target_os = "android"))]
-const ELOOP: i32 = 40;
-#[cfg(not(any(target_os = "linux", target_os = "android")))]
-const ELOOP: i32 = 62;
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -923,9 +878,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("gone.md");
         fs::write(&path, "---\ntype: user\n---\n").unwrap();
+        let root = open_root(dir.path()).unwrap().unwrap();
         fs::remove_file(&path).unwrap();
 
-        let outcome = read_topic(open_topic(&path, false), false);
+        let outcome = read_topic(OpenParent::new(root).open(Path::new("gone.md"), false));
 
         assert!(matches!(
             outcome,
@@ -960,113 +916,5 @@ mod tests {
             })
             .collect();
         assert_eq!(early, vec![(Scope::Project, false), (Scope::User, true)]);
-    }
-
-    #[test]
-    fn permission_failure_is_reported_as_unreadable_with_the_os_message() {
-        let error = io::Error::from(io::ErrorKind::PermissionDenied);
-        assert_eq!(
-            io_reason(&error),
-            SkipReason::Unreadable {
-                error: error.to_string()
-            }
-        );
-    }
-
-    #[test]
-    fn loop_errno_is_reported_as_symlink_loop() {
-        assert_eq!(
-            io_reason(&io::Error::from_raw_os_error(ELOOP)),
-            SkipReason::SymlinkLoop
-        );
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn a_path_splits_at_its_last_separator_into_directory_and_name() {
-        let split = |path: &str| {
-            split_parent(Path::new(path)).map(|(parent, name)| {
-                (
-                    parent.to_str().unwrap().to_owned(),
-                    name.to_str().unwrap().to_owned(),
-                )
-            })
-        };
-        let pair = |parent: &str, name: &str| Some((parent.to_owned(), name.to_owned()));
-        assert_eq!(split("/root/sub/b.md"), pair("/root/sub", "b.md"));
-        assert_eq!(split("/b.md"), pair("/", "b.md"));
-        assert_eq!(split("rel/b.md"), pair("rel", "b.md"));
-        for unsplittable in ["b.md", "/root/sub/", "/root/..", "/root/."] {
-            assert_eq!(split(unsplittable), None, "{unsplittable}");
-        }
-    }
-
-    /// What a read came to, comparable: the title read, or why the file was skipped.
-    #[cfg(unix)]
-    fn summary(outcome: ReadOutcome) -> Result<String, SkipReason> {
-        match outcome {
-            ReadOutcome::Parsed { topic, .. } => Ok(topic.title().to_owned()),
-            ReadOutcome::Skipped { reason, .. } => Err(reason),
-        }
-    }
-
-    /// A topic `a.md`, and in `sub/` a non-topic `b.md`, a symlink `link.md` to `a.md` and a FIFO
-    /// `fifo.md`.
-    #[cfg(unix)]
-    fn tree_of_every_kind() -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        fs::create_dir(root.join("sub")).unwrap();
-        fs::write(root.join("a.md"), "---\nname: A\ntype: user\n---\nbody\n").unwrap();
-        fs::write(root.join("sub/b.md"), "no frontmatter").unwrap();
-        std::os::unix::fs::symlink(root.join("a.md"), root.join("sub/link.md")).unwrap();
-        let fifo = std::process::Command::new("mkfifo")
-            .arg(root.join("sub/fifo.md"))
-            .status();
-        assert!(fifo.is_ok_and(|status| status.success()), "mkfifo");
-        dir
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn a_file_opened_by_name_in_an_open_directory_reads_as_it_does_by_its_whole_path() {
-        let dir = tree_of_every_kind();
-        let root = dir.path();
-        let mut parent = OpenParent::default();
-        for (name, follow) in [
-            ("a.md", false),
-            ("sub/b.md", false),
-            ("sub/link.md", false),
-            ("sub/link.md", true),
-            ("sub/fifo.md", false),
-            ("sub/missing.md", false),
-            ("a.md", true),
-        ] {
-            let path = root.join(name);
-            let by_name = summary(read_topic(parent.open(&path, follow), follow));
-            let by_path = summary(read_topic(open_topic(&path, follow), follow));
-            assert_eq!(by_name, by_path, "{name}, following symlinks: {follow}");
-        }
-        assert_eq!(parent.open.map(|(open, _)| open), Some(root.to_path_buf()));
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn a_key_taken_in_an_open_directory_equals_the_key_of_the_whole_path() {
-        let dir = tree_of_every_kind();
-        let root = dir.path();
-        let mut parent = OpenParent::default();
-        for name in [
-            "a.md",
-            "sub/b.md",
-            "sub/link.md",
-            "sub/fifo.md",
-            "a.md",
-            "sub/missing.md",
-        ] {
-            let path = root.join(name);
-            assert_eq!(parent.key(&path), key_of(&path), "{name}");
-        }
-        assert_eq!(parent.open.map(|(open, _)| open), Some(root.join("sub")));
     }
 }

@@ -21,6 +21,7 @@
 //! a topic; symlinks never lead out of a root nor loop; files over [`MAX_TOPIC_BYTES`] are skipped
 //! and reported, never truncated.
 
+mod access;
 mod cache;
 mod capped;
 mod catalog;
@@ -28,6 +29,7 @@ mod document;
 mod engine;
 mod key;
 mod report;
+mod state_dir;
 mod topic;
 
 pub use cache::{DocumentCache, RACY_MARGIN, RecallScan};

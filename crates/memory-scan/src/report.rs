@@ -44,6 +44,12 @@ pub enum SkipReason {
     SymlinkLoop,
     /// A symlink whose target does not exist.
     BrokenSymlink,
+    /// A symlink to a file that is already a document under another path (its own name, or the
+    /// first link to it listed): one file is recalled once.
+    DuplicateLink {
+        /// The path the file is recalled under.
+        of: PathBuf,
+    },
 }
 
 impl SkipReason {

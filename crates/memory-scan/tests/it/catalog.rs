@@ -563,6 +563,8 @@ fn a_file_that_cannot_be_read_is_retried_every_scan_without_rewriting_the_catalo
         (tree.project().join(".memrecall"), 0o777),
         (tree.project().join("secret.md"), 0o000),
     ]);
+    // The state directory must belong to the user who scans.
+    std::os::unix::fs::chown(tree.project().join(".memrecall"), Some(65534), Some(65534)).unwrap();
     settle(tree.dir.path());
 
     let passed = passes_as_another_user(

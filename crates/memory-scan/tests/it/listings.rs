@@ -108,8 +108,9 @@ fn directory_changed_within_the_racy_margin_is_listed_on_every_scan() {
 #[test]
 fn directory_holding_a_symlinked_topic_is_listed_on_every_scan() {
     let tree = settled_tree();
+    fs::copy(tree.project().join("a.md"), tree.project().join("a.txt")).unwrap();
     std::os::unix::fs::symlink(
-        tree.project().join("a.md"),
+        tree.project().join("a.txt"),
         tree.project().join("nested/deeper/link.md"),
     )
     .unwrap();

@@ -8,6 +8,8 @@ mod listings;
 mod parser;
 mod props;
 mod recall;
+#[cfg(unix)]
+mod security;
 mod skips;
 mod snapshots;
 mod support;

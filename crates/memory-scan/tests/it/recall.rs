@@ -210,7 +210,11 @@ fn files_not_ending_in_md_are_ignored() {
 #[test]
 fn symlinked_file_inside_the_root_is_a_document_under_the_link_path() {
     let tree = Tree::new();
-    let target = write_topic(&tree.project(), "real/a.md");
+    let target = write(
+        &tree.project(),
+        "real/a.txt",
+        topic("project", "Linked", "kept as text", "Body."),
+    );
     std::os::unix::fs::symlink(&target, tree.project().join("link.md")).unwrap();
 
     let scan = DocumentCache::new()
@@ -219,11 +223,64 @@ fn symlinked_file_inside_the_root_is_a_document_under_the_link_path() {
 
     assert_eq!(
         relative_paths(&scan),
-        vec![
-            (Scope::Project, PathBuf::from("link.md")),
-            (Scope::Project, PathBuf::from("real/a.md")),
-        ]
+        vec![(Scope::Project, PathBuf::from("link.md"))]
     );
+}
+
+#[test]
+fn a_file_reached_by_its_name_and_by_a_symlink_is_one_document_under_its_own_name() {
+    let tree = Tree::new();
+    let target = write_topic(&tree.project(), "real/a.md");
+    std::os::unix::fs::symlink(&target, tree.project().join("link.md")).unwrap();
+    std::os::unix::fs::symlink(&target, tree.project().join("other-link.md")).unwrap();
+
+    for scan in [
+        DocumentCache::new()
+            .scan_recall(&tree.project_only())
+            .unwrap()
+            .report,
+        memory_scan::scan_capped(&tree.project_only())
+            .unwrap()
+            .report,
+    ] {
+        let mut duplicates: Vec<_> = scan
+            .skipped
+            .iter()
+            .map(|skipped| (skipped.path.clone(), skipped.reason.clone()))
+            .collect();
+        duplicates.sort_by(|a, b| a.0.cmp(&b.0));
+        assert_eq!(scan.parsed, 1);
+        let of = |link: &str| {
+            (
+                tree.project().join(link),
+                memory_scan::SkipReason::DuplicateLink { of: target.clone() },
+            )
+        };
+        assert_eq!(duplicates, vec![of("link.md"), of("other-link.md")]);
+    }
+}
+
+#[test]
+fn two_symlinks_to_one_file_that_is_no_topic_are_one_document_under_the_first() {
+    let tree = Tree::new();
+    let target = write(
+        &tree.project(),
+        "real/a.txt",
+        topic("project", "Linked", "kept as text", "Body."),
+    );
+    std::os::unix::fs::symlink(&target, tree.project().join("b.md")).unwrap();
+    std::os::unix::fs::symlink(&target, tree.project().join("a.md")).unwrap();
+
+    let scan = DocumentCache::new()
+        .scan_recall(&tree.project_only())
+        .unwrap();
+
+    assert_eq!(
+        relative_paths(&scan),
+        vec![(Scope::Project, PathBuf::from("a.md"))]
+    );
+    assert_eq!(scan.report.skipped.len(), 1);
+    assert_eq!(scan.report.skipped[0].path, tree.project().join("b.md"));
 }
 
 #[test]

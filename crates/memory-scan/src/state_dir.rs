@@ -1,0 +1,365 @@
+//! A memory root's state directory ([`CATALOG_DIR_NAME`]) and the catalog file in it, reached
+//! only through directory handles and never through a symlink.
+//!
+//! A catalog holds the parsed bodies of the memories it describes, so it must be exactly as
+//! private as the most private of them, and it must never land anywhere but under its root:
+//! - the directory is opened with `openat(root, ".memrecall", O_NOFOLLOW | O_DIRECTORY)` and
+//!   created with `mkdirat(…, 0700)`; a symlink or a non-directory in its place is refused, and so
+//!   is a directory owned by another user (its catalog could feed another user's text into this
+//!   user's prompts);
+//! - the directory is kept at mode 0700 and the catalog at 0600: an existing wider one is
+//!   tightened when it is opened;
+//! - the catalog is written to a temporary file created with mode 0600 before any byte is
+//!   written, synced, renamed over the catalog in the same directory, and the directory synced.
+//!   Every step goes through [`WriteSteps`], so tests can make each one fail in turn; after any
+//!   failure the previous catalog is intact (or there is none) and no temporary file is left.
+//!
+//! Catalogs need these `*at` system calls: off Unix a root has no catalog, and every attempt
+//! says so.
+
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime};
+
+#[cfg(unix)]
+use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
+
+use crate::catalog::{CATALOG_DIR_NAME, CATALOG_FILE_NAME};
+
+/// Temporary files older than this were left by a writer that died; the next writer removes them.
+const STALE_TEMPORARY: Duration = Duration::from_mins(10);
+/// The name prefix of a catalog being written.
+pub(crate) const TEMPORARY_PREFIX: &str = "catalog.tmp-";
+/// The mode of the state directory.
+const DIRECTORY_MODE: u32 = 0o700;
+/// The mode of the catalog and of its temporary files.
+const FILE_MODE: u32 = 0o600;
+
+/// Why a root's state directory or catalog is not used.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum StateDirError {
+    /// A symlink is where the state directory or the catalog should be; it is never followed.
+    #[error("{path} is a symbolic link; memrecall never follows one for its own state")]
+    Symlink {
+        /// The symlink.
+        path: PathBuf,
+    },
+    /// Something other than a directory (or a regular file, for the catalog) is in its place.
+    #[error("{path} is not a {expected}")]
+    WrongType {
+        /// The path.
+        path: PathBuf,
+        /// `directory` or `regular file`.
+        expected: &'static str,
+    },
+    /// The state directory or the catalog belongs to another user.
+    #[error("{path} belongs to user {owner}, not to this user ({user}); it is left alone")]
+    ForeignOwner {
+        /// The path.
+        path: PathBuf,
+        /// Its owner's user id.
+        owner: u32,
+        /// This process's effective user id.
+        user: u32,
+    },
+    /// A system call failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The path it was about.
+        path: PathBuf,
+        /// The error.
+        source: io::Error,
+    },
+    /// This platform has no catalogs.
+    #[cfg(not(unix))]
+    #[error("catalogs are only kept on Unix systems")]
+    Unsupported,
+}
+
+/// The steps of an atomic catalog write, each one system call; production uses [`SystemSteps`],
+/// tests make any step fail or write short.
+#[cfg(unix)]
+pub(crate) trait WriteSteps {
+    /// Creates `name` in `dir`, exclusively, with mode 0600, not following a symlink.
+    fn create(&mut self, dir: BorrowedFd<'_>, name: &str) -> io::Result<OwnedFd>;
+    /// Writes some of `bytes`; returns how many.
+    fn write(&mut self, file: BorrowedFd<'_>, bytes: &[u8]) -> io::Result<usize>;
+    /// Flushes the file to stable storage.
+    fn sync(&mut self, file: BorrowedFd<'_>) -> io::Result<()>;
+    /// Renames `from` over `to`, both in `dir`.
+    fn rename(&mut self, dir: BorrowedFd<'_>, from: &str, to: &str) -> io::Result<()>;
+    /// Flushes the directory, so the rename is durable.
+    fn sync_directory(&mut self, dir: BorrowedFd<'_>) -> io::Result<()>;
+}
+
+/// The real system calls.
+#[cfg(unix)]
+pub(crate) struct SystemSteps;
+
+#[cfg(unix)]
+impl WriteSteps for SystemSteps {
+    fn create(&mut self, dir: BorrowedFd<'_>, name: &str) -> io::Result<OwnedFd> {
+        use rustix::fs::{Mode, OFlags};
+        let flags =
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        Ok(rustix::fs::openat(
+            dir,
+            name,
+            flags,
+            Mode::from_raw_mode(FILE_MODE),
+        )?)
+    }
+
+    fn write(&mut self, file: BorrowedFd<'_>, bytes: &[u8]) -> io::Result<usize> {
+        Ok(rustix::io::write(file, bytes)?)
+    }
+
+    fn sync(&mut self, file: BorrowedFd<'_>) -> io::Result<()> {
+        Ok(rustix::fs::fsync(file)?)
+    }
+
+    fn rename(&mut self, dir: BorrowedFd<'_>, from: &str, to: &str) -> io::Result<()> {
+        Ok(rustix::fs::renameat(dir, from, dir, to)?)
+    }
+
+    fn sync_directory(&mut self, dir: BorrowedFd<'_>) -> io::Result<()> {
+        Ok(rustix::fs::fsync(dir)?)
+    }
+}
+
+/// A root's state directory, open.
+pub(crate) struct StateDir {
+    path: PathBuf,
+    #[cfg(unix)]
+    fd: OwnedFd,
+}
+
+impl StateDir {
+    /// Opens the state directory of `root`; `Ok(None)` when there is none.
+    pub(crate) fn open(root: &Path) -> Result<Option<Self>, StateDirError> {
+        Self::open_in(root, false)
+    }
+
+    /// Opens the state directory of `root`, creating it (mode 0700) when there is none. The root
+    /// itself is never created.
+    pub(crate) fn open_or_create(root: &Path) -> Result<Self, StateDirError> {
+        Self::open_in(root, true)?.ok_or_else(|| StateDirError::Io {
+            path: root.join(CATALOG_DIR_NAME),
+            source: io::ErrorKind::NotFound.into(),
+        })
+    }
+
+    #[cfg(not(unix))]
+    fn open_in(_root: &Path, _create: bool) -> Result<Option<Self>, StateDirError> {
+        Err(StateDirError::Unsupported)
+    }
+
+    #[cfg(unix)]
+    fn open_in(root: &Path, create: bool) -> Result<Option<Self>, StateDirError> {
+        use rustix::fs::{Mode, OFlags};
+        use rustix::io::Errno;
+        let path = root.join(CATALOG_DIR_NAME);
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |errno: Errno| StateDirError::Io {
+                path,
+                source: errno.into(),
+            }
+        };
+        let root_flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let root_fd = rustix::fs::open(root, root_flags, Mode::empty()).map_err(io(root))?;
+        if create {
+            match rustix::fs::mkdirat(&root_fd, CATALOG_DIR_NAME, Mode::from_raw_mode(0o700)) {
+                Ok(()) | Err(Errno::EXIST) => {}
+                Err(errno) => return Err(io(&path)(errno)),
+            }
+        }
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fd = match rustix::fs::openat(&root_fd, CATALOG_DIR_NAME, flags, Mode::empty()) {
+            Ok(fd) => fd,
+            Err(Errno::NOENT) => return Ok(None),
+            Err(Errno::LOOP | Errno::NOTDIR) => {
+                return Err(symlink_or_not(&root_fd, path, "directory"));
+            }
+            Err(errno) => return Err(io(&path)(errno)),
+        };
+        make_private(fd.as_fd(), &path, DIRECTORY_MODE)?;
+        Ok(Some(Self { path, fd }))
+    }
+
+    /// The path of a file in the directory.
+    pub(crate) fn path_of(&self, name: &str) -> PathBuf {
+        self.path.join(name)
+    }
+
+    /// Opens the catalog for reading (never blocking, never through a symlink) and makes it
+    /// private; `Ok(None)` when there is none.
+    #[cfg(unix)]
+    pub(crate) fn open_catalog(&self) -> Result<Option<File>, StateDirError> {
+        use rustix::fs::{Mode, OFlags};
+        use rustix::io::Errno;
+        let path = self.path_of(CATALOG_FILE_NAME);
+        // Never blocks: a FIFO in the catalog's place would otherwise wait for a writer forever.
+        let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fd = match rustix::fs::openat(&self.fd, CATALOG_FILE_NAME, flags, Mode::empty()) {
+            Ok(fd) => fd,
+            Err(Errno::NOENT) => return Ok(None),
+            Err(Errno::LOOP) => return Err(symlink_or_not(&self.fd, path, "regular file")),
+            Err(errno) => {
+                return Err(StateDirError::Io {
+                    path,
+                    source: errno.into(),
+                });
+            }
+        };
+        make_private(fd.as_fd(), &path, FILE_MODE)?;
+        Ok(Some(File::from(fd)))
+    }
+
+    /// Off Unix there is no catalog to open.
+    #[cfg(not(unix))]
+    pub(crate) fn open_catalog(&self) -> Result<Option<File>, StateDirError> {
+        Err(StateDirError::Unsupported)
+    }
+
+    /// Replaces the catalog with `parts`, written one after another, through `steps`. On failure
+    /// the temporary file is removed and the previous catalog, if any, is untouched.
+    #[cfg(unix)]
+    pub(crate) fn replace_catalog(
+        &self,
+        steps: &mut dyn WriteSteps,
+        parts: &[&[u8]],
+    ) -> io::Result<()> {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let (name, file) = loop {
+            let name = format!(
+                "{TEMPORARY_PREFIX}{}-{}",
+                std::process::id(),
+                COUNTER.fetch_add(1, Ordering::Relaxed)
+            );
+            match steps.create(self.fd.as_fd(), &name) {
+                Ok(file) => break (name, file),
+                // Left by an earlier process with the same id; take the next name.
+                Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {}
+                Err(error) => return Err(error),
+            }
+        };
+        let mut renamed = false;
+        let written = (|| {
+            for part in parts {
+                write_all(steps, file.as_fd(), part)?;
+            }
+            steps.sync(file.as_fd())?;
+            drop(file);
+            steps.rename(self.fd.as_fd(), &name, CATALOG_FILE_NAME)?;
+            renamed = true;
+            steps.sync_directory(self.fd.as_fd())
+        })();
+        if written.is_err() && !renamed {
+            let _ = rustix::fs::unlinkat(&self.fd, name.as_str(), rustix::fs::AtFlags::empty());
+        }
+        self.remove_stale_temporaries();
+        written
+    }
+
+    /// Removes temporary files a writer that died left behind; a live writer's file is younger.
+    #[cfg(unix)]
+    fn remove_stale_temporaries(&self) {
+        use rustix::fs::{AtFlags, FileType};
+        let Ok(listing) = rustix::fs::Dir::read_from(&self.fd) else {
+            return;
+        };
+        let now = SystemTime::now();
+        for entry in listing.flatten() {
+            let name = entry.file_name();
+            if entry.file_type() != FileType::RegularFile && entry.file_type() != FileType::Unknown
+                || !name.to_bytes().starts_with(TEMPORARY_PREFIX.as_bytes())
+            {
+                continue;
+            }
+            let stale = rustix::fs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW)
+                .ok()
+                .and_then(|stat| {
+                    let secs = u64::try_from(stat.st_mtime).ok()?;
+                    let modified = SystemTime::UNIX_EPOCH + Duration::from_secs(secs);
+                    now.duration_since(modified).ok()
+                })
+                .is_some_and(|age| age > STALE_TEMPORARY);
+            if stale {
+                let _ = rustix::fs::unlinkat(&self.fd, name, AtFlags::empty());
+            }
+        }
+    }
+}
+
+/// Writes all of `bytes` through `steps`, however short each write is.
+#[cfg(unix)]
+fn write_all(steps: &mut dyn WriteSteps, file: BorrowedFd<'_>, mut bytes: &[u8]) -> io::Result<()> {
+    while !bytes.is_empty() {
+        match steps.write(file, bytes) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(written) => bytes = bytes.get(written..).unwrap_or_default(),
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(())
+}
+
+/// Checks that the opened `fd` belongs to this user and narrows its mode to `mode` when it is
+/// wider. A mode that cannot be narrowed (a read-only file system) is left as it is: what is in
+/// it was written by this user, and nothing is added to it there.
+#[cfg(unix)]
+fn make_private(fd: BorrowedFd<'_>, path: &Path, mode: u32) -> Result<(), StateDirError> {
+    let stat = rustix::fs::fstat(fd).map_err(|errno| StateDirError::Io {
+        path: path.to_path_buf(),
+        source: errno.into(),
+    })?;
+    let expected = if mode == DIRECTORY_MODE {
+        rustix::fs::FileType::Directory
+    } else {
+        rustix::fs::FileType::RegularFile
+    };
+    if rustix::fs::FileType::from_raw_mode(stat.st_mode) != expected {
+        return Err(StateDirError::WrongType {
+            path: path.to_path_buf(),
+            expected: if mode == DIRECTORY_MODE {
+                "directory"
+            } else {
+                "regular file"
+            },
+        });
+    }
+    let user = rustix::process::geteuid().as_raw();
+    if stat.st_uid != user {
+        return Err(StateDirError::ForeignOwner {
+            path: path.to_path_buf(),
+            owner: stat.st_uid,
+            user,
+        });
+    }
+    #[allow(clippy::useless_conversion)] // `st_mode`'s type varies by platform.
+    let current = u32::from(stat.st_mode) & 0o7777;
+    if current & !mode != 0 {
+        let _ = rustix::fs::fchmod(fd, rustix::fs::Mode::from_raw_mode(current & mode));
+    }
+    Ok(())
+}
+
+/// What is in the way when an `O_NOFOLLOW` open fails with `ELOOP` or `ENOTDIR`: a symlink, or
+/// something of the wrong type.
+#[cfg(unix)]
+fn symlink_or_not(dir: &OwnedFd, path: PathBuf, expected: &'static str) -> StateDirError {
+    let name = path.file_name().unwrap_or_default().to_owned();
+    match rustix::fs::statat(dir, name.as_os_str(), rustix::fs::AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(stat)
+            if rustix::fs::FileType::from_raw_mode(stat.st_mode)
+                == rustix::fs::FileType::Symlink =>
+        {
+            StateDirError::Symlink { path }
+        }
+        _ => StateDirError::WrongType { path, expected },
+    }
+}
