@@ -355,6 +355,16 @@ impl DocumentCache {
     /// published). A root whose state directory cannot be written (a read-only tree) is reported
     /// and tried again after the next scan; recall is unaffected.
     pub fn persist_catalogs(&self) -> Vec<CatalogWrite> {
+        self.persist_catalogs_with(&mut |root, entries, directories| {
+            catalog::save(root, entries, directories)
+        })
+    }
+
+    /// [`DocumentCache::persist_catalogs`], each catalog written by `save`.
+    pub(crate) fn persist_catalogs_with(
+        &self,
+        save: &mut catalog::SaveFn<'_>,
+    ) -> Vec<CatalogWrite> {
         if !self.catalogs {
             return Vec::new();
         }
@@ -392,7 +402,7 @@ impl DocumentCache {
                         .is_some_and(|project| same_root(project, root))
             })
             .map(|(scope, root, (entries, directories))| {
-                let outcome = match catalog::save(&root, &entries, &directories) {
+                let outcome = match save(&root, &entries, &directories) {
                     Ok(written) => Ok(written),
                     Err(error) => {
                         self.mark_dirty(&root);

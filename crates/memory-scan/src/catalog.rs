@@ -311,6 +311,10 @@ pub(crate) fn save(
     }
 }
 
+/// How a cache writes one root's catalog: [`save`], or [`save_with`] in tests.
+pub(crate) type SaveFn<'a> =
+    dyn FnMut(&Path, &[(OsString, CacheEntry)], &Directories) -> Result<usize, SaveError> + 'a;
+
 /// [`save`] through the given write steps.
 #[cfg(unix)]
 pub(crate) fn save_with(

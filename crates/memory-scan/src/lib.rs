@@ -25,6 +25,8 @@ mod access;
 mod cache;
 mod capped;
 mod catalog;
+#[cfg(all(test, unix))]
+mod catalog_faults;
 mod document;
 mod engine;
 mod key;
