@@ -29,6 +29,6 @@ pub use event::{
     TelemetryEvent, duration_ms,
 };
 pub use sink::{
-    FanOutSink, JsonLinesSink, NullSink, RecordingSink, TelemetrySink, TracingSink, emit_recall,
-    read_json_lines,
+    DroppedEvents, FanOutSink, JsonLinesSink, NullSink, RecordingSink, TelemetrySink, TracingSink,
+    emit_recall, read_json_lines,
 };

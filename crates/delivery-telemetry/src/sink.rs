@@ -155,6 +155,16 @@ impl TelemetrySink for RecordingSink {
 pub struct JsonLinesSink {
     path: PathBuf,
     file: Mutex<File>,
+    dropped: Mutex<Option<DroppedEvents>>,
+}
+
+/// Events a sink could not record, and why the first of them failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DroppedEvents {
+    /// How many events were lost.
+    pub count: usize,
+    /// The first failure, as a sentence.
+    pub first_error: String,
 }
 
 impl JsonLinesSink {
@@ -165,7 +175,14 @@ impl JsonLinesSink {
         Ok(Self {
             path,
             file: Mutex::new(file),
+            dropped: Mutex::new(None),
         })
+    }
+
+    /// The events [`TelemetrySink::emit`] could not write so far, if any: a caller that owns
+    /// the sink checks this before it exits, so lost telemetry is never silent.
+    pub fn dropped(&self) -> Option<DroppedEvents> {
+        lock(&self.dropped).clone()
     }
 
     /// The file this sink appends to.
@@ -190,6 +207,12 @@ impl JsonLinesSink {
 impl TelemetrySink for JsonLinesSink {
     fn emit(&self, event: &TelemetryEvent) {
         if let Err(error) = self.try_emit(event) {
+            lock(&self.dropped)
+                .get_or_insert_with(|| DroppedEvents {
+                    count: 0,
+                    first_error: error.to_string(),
+                })
+                .count += 1;
             tracing::warn!(
                 target: "memory_recall",
                 { event.name = event.name(), %error },

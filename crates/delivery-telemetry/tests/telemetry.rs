@@ -381,6 +381,34 @@ fn json_lines_sink_writes_one_tagged_object_per_line() {
     insta::assert_snapshot!(contents);
 }
 
+#[cfg(target_os = "linux")]
+#[test]
+fn events_a_json_lines_sink_cannot_write_are_counted_with_the_first_reason() {
+    let sink = JsonLinesSink::create("/dev/full").unwrap();
+    assert_eq!(sink.dropped(), None);
+
+    sink.emit(&TelemetryEvent::Recall(recall_event()));
+    sink.emit(&TelemetryEvent::Delivery(fast_event()));
+
+    let dropped = sink.dropped().expect("the writes failed");
+    assert_eq!(dropped.count, 2);
+    assert!(
+        dropped.first_error.contains("/dev/full"),
+        "{}",
+        dropped.first_error
+    );
+}
+
+#[test]
+fn a_json_lines_sink_that_wrote_everything_dropped_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let sink = JsonLinesSink::create(dir.path().join("t.jsonl")).unwrap();
+
+    sink.emit(&TelemetryEvent::Recall(recall_event()));
+
+    assert_eq!(sink.dropped(), None);
+}
+
 #[test]
 fn json_lines_file_reads_back_as_the_emitted_events() {
     let dir = tempfile::tempdir().unwrap();

@@ -43,5 +43,6 @@ pub use key::FileKey;
 pub use lexical_score::MemoryType;
 pub use report::{
     CatalogLoad, CatalogOutcome, CatalogWrite, ScanError, ScanReport, SkipReason, SkippedFile,
+    serialize_path,
 };
 pub use topic::{EMPTY_BODY_PLACEHOLDER, ParseError, Topic, TopicError, parse_topic, render_topic};

@@ -4,6 +4,19 @@ use std::path::PathBuf;
 
 use crate::document::Scope;
 
+/// Serialises a path losslessly: as a string when it is UTF-8, otherwise as the array of its
+/// bytes (Unix file names are bytes, and a lossy string could name another file). Every path in
+/// this crate's serialised reports, and in `memrecall`'s JSON, follows this rule.
+pub fn serialize_path<S: serde::Serializer>(
+    path: &std::path::Path,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match path.to_str() {
+        Some(text) => serializer.serialize_str(text),
+        None => serializer.collect_seq(path.as_os_str().as_encoded_bytes()),
+    }
+}
+
 /// Why a file under a memory root is not a topic document.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(tag = "reason", rename_all = "snake_case")]
@@ -48,6 +61,7 @@ pub enum SkipReason {
     /// first link to it listed): one file is recalled once.
     DuplicateLink {
         /// The path the file is recalled under.
+        #[serde(serialize_with = "serialize_path")]
         of: PathBuf,
     },
 }
@@ -67,6 +81,7 @@ pub struct SkippedFile {
     /// The scope whose root holds the entry.
     pub scope: Scope,
     /// The entry's absolute path.
+    #[serde(serialize_with = "serialize_path")]
     pub path: PathBuf,
     /// Why it is not a document; serialised inline (`"reason": "not_utf8"` beside the path).
     #[serde(flatten)]
@@ -120,6 +135,7 @@ pub struct CatalogLoad {
     /// The root's scope.
     pub scope: Scope,
     /// The catalog file.
+    #[serde(serialize_with = "serialize_path")]
     pub path: PathBuf,
     /// Loaded, missing or rejected; serialised inline (`"catalog": "loaded"`).
     #[serde(flatten)]
@@ -150,6 +166,7 @@ pub struct CatalogWrite {
     /// The root's scope.
     pub scope: Scope,
     /// The catalog file.
+    #[serde(serialize_with = "serialize_path")]
     pub path: PathBuf,
     /// The number of entries written, or why nothing was written.
     pub outcome: Result<usize, String>,

@@ -249,13 +249,15 @@ fn selector_choice(args: &RecallArgs) -> Result<SelectorChoice, Failure> {
     }
 }
 
-fn telemetry_sink(
-    spec: Option<&str>,
-    recording: &Arc<RecordingSink>,
-) -> Result<Arc<dyn TelemetrySink>, Failure> {
+/// A turn's telemetry sink, and the JSON-lines file among its sinks, if any.
+type Sinks = (Arc<dyn TelemetrySink>, Option<Arc<JsonLinesSink>>);
+
+/// The turn's telemetry sink: `recording`, and the JSON-lines file `spec` names, if any (also
+/// returned, so that events it could not write are reported before the command exits).
+fn telemetry_sink(spec: Option<&str>, recording: &Arc<RecordingSink>) -> Result<Sinks, Failure> {
     let recording: Arc<dyn TelemetrySink> = Arc::clone(recording) as Arc<dyn TelemetrySink>;
     let Some(spec) = spec else {
-        return Ok(recording);
+        return Ok((recording, None));
     };
     let path = spec.strip_prefix("jsonl:").ok_or_else(|| Failure {
         code: 2,
@@ -266,7 +268,22 @@ fn telemetry_sink(
         code: 2,
         message: format!("cannot open telemetry file {path}: {e}"),
     })?;
-    Ok(Arc::new(FanOutSink(vec![recording, Arc::new(file)])))
+    let file = Arc::new(file);
+    let sinks = FanOutSink(vec![recording, Arc::clone(&file) as Arc<dyn TelemetrySink>]);
+    Ok((Arc::new(sinks), Some(file)))
+}
+
+/// A failure when `file` could not write every event: telemetry a user asked for is never lost
+/// silently.
+fn check_telemetry(file: Option<&JsonLinesSink>) -> Result<(), Failure> {
+    match file.and_then(JsonLinesSink::dropped) {
+        None => Ok(()),
+        Some(dropped) => Err(Failure::from(anyhow::anyhow!(
+            "{} telemetry event(s) could not be written: {}",
+            dropped.count,
+            dropped.first_error
+        ))),
+    }
 }
 
 /// Writes to stdout; a reader that went away (`memrecall … | head`) ends the output quietly
@@ -294,7 +311,7 @@ fn run_recall(args: &RecallArgs) -> Result<(), Failure> {
     let roots = resolve_roots(&args.roots)?;
     let selector = selector_choice(args)?;
     let recording = Arc::new(RecordingSink::new());
-    let sink = telemetry_sink(args.telemetry.as_deref(), &recording)?;
+    let (sink, telemetry_file) = telemetry_sink(args.telemetry.as_deref(), &recording)?;
     let turn = if args.tool_using {
         TurnKind::ToolUsing
     } else {
@@ -309,6 +326,25 @@ fn run_recall(args: &RecallArgs) -> Result<(), Failure> {
         let mut recall = MemoryRecall::new(config).map_err(|e| Failure::selector(e.to_string()))?;
         recall.begin_turn(&args.query, &[]);
         let initial = recall.initial().await;
+        // In text, the initial point is told as it happens: the rest of a tool-using turn can
+        // wait on the selector for up to its ceiling.
+        let scan_shown = if args.json {
+            false
+        } else {
+            let state = recall.session().latest_recall();
+            let head = RecallOutput::build(
+                &args.query,
+                turn,
+                &roots,
+                &initial,
+                None,
+                &recall_facade::Delivery::Idle,
+                state.as_ref(),
+                &[],
+            );
+            emit(&head.head_text(args.prompt))?;
+            head.has_scan()
+        };
         let tool_result = match turn {
             TurnKind::ToolFree => None,
             TurnKind::ToolUsing => {
@@ -333,14 +369,14 @@ fn run_recall(args: &RecallArgs) -> Result<(), Failure> {
             state.as_ref(),
             &recording.events(),
         );
-        Ok::<_, Failure>((recall, output))
+        Ok::<_, Failure>((recall, output, scan_shown))
     });
     let (recall, printed) = match ran {
-        Ok((recall, output)) => {
+        Ok((recall, output, scan_shown)) => {
             let printed = if args.json {
                 output.to_json().and_then(|json| emit(&format!("{json}\n")))
             } else {
-                emit(&output.to_text(args.prompt))
+                emit(&output.tail_text(args.prompt, scan_shown))
             };
             (Some(recall), printed)
         }
@@ -360,7 +396,7 @@ fn run_recall(args: &RecallArgs) -> Result<(), Failure> {
         });
     }
     runtime.shutdown_timeout(deadline.saturating_duration_since(tokio::time::Instant::now()));
-    printed
+    printed.and(check_telemetry(telemetry_file.as_deref()))
 }
 
 /// How long the command waits, after printing, for background work to finish.

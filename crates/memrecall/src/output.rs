@@ -1,13 +1,14 @@
 //! What the commands print: a stable JSON form and a readable text form of the same facts.
 
 use std::fmt::Write as _;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use delivery_telemetry::TelemetryEvent;
 use lexical_score::{QueryTokens, ScoreBreakdown, frozen};
 use memory_scan::{MemoryRoots, RecallScan, ScanReport, ScannedDocument};
-use recall_facade::{Delivery, RecallState};
+use recall_facade::{Delivery, Lines, RecallState, printable};
 use serde::Serialize;
 
 use crate::Failure;
@@ -26,11 +27,34 @@ fn ms(d: Duration) -> f64 {
     (d.as_secs_f64() * 1_000_000.0).round() / 1_000.0
 }
 
+/// A path in JSON: a string, or the array of its bytes when it is not UTF-8 (see
+/// [`memory_scan::serialize_path`]).
+#[derive(Debug, Clone)]
+pub struct JsonPath(PathBuf);
+
+impl Serialize for JsonPath {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        memory_scan::serialize_path(&self.0, serializer)
+    }
+}
+
+impl JsonPath {
+    /// The path as one printable line of text (lossy where it is not UTF-8).
+    fn text(&self) -> String {
+        one_line(&self.0.display().to_string())
+    }
+}
+
+/// `text` safe to print on one line (see [`printable`]).
+fn one_line(text: &str) -> String {
+    printable(text, Lines::Escaped).into_owned()
+}
+
 /// One document as printed.
 #[derive(Debug, Serialize)]
 pub struct DocumentOut {
-    path: String,
-    relative_path: String,
+    path: JsonPath,
+    relative_path: JsonPath,
     scope: memory_scan::Scope,
     #[serde(rename = "type")]
     memory_type: lexical_score::MemoryType,
@@ -42,8 +66,8 @@ impl DocumentOut {
     fn describe(&self) -> String {
         format!(
             "{} — {} ({}, {} scope)",
-            self.title,
-            self.relative_path,
+            one_line(&self.title),
+            self.relative_path.text(),
             enum_word(Some(&self.memory_type)),
             enum_word(Some(&self.scope))
         )
@@ -51,8 +75,8 @@ impl DocumentOut {
 
     fn new(doc: &ScannedDocument) -> Self {
         Self {
-            path: doc.path().display().to_string(),
-            relative_path: doc.relative_path().display().to_string(),
+            path: JsonPath(doc.path().to_path_buf()),
+            relative_path: JsonPath(doc.relative_path().to_path_buf()),
             scope: doc.scope(),
             memory_type: doc.memory_type(),
             title: doc.title().to_owned(),
@@ -186,15 +210,15 @@ pub struct RecallOutput {
 
 #[derive(Debug, Serialize)]
 struct RootsOut {
-    project: Option<String>,
-    user: Option<String>,
+    project: Option<JsonPath>,
+    user: Option<JsonPath>,
 }
 
 impl RootsOut {
     fn new(roots: &MemoryRoots) -> Self {
         Self {
-            project: roots.project.as_ref().map(|p| p.display().to_string()),
-            user: roots.user.as_ref().map(|p| p.display().to_string()),
+            project: roots.project.clone().map(JsonPath),
+            user: roots.user.clone().map(JsonPath),
         }
     }
 }
@@ -246,17 +270,35 @@ impl RecallOutput {
         serde_json::to_string_pretty(self).map_err(|e| Failure::from(anyhow::Error::from(e)))
     }
 
-    /// Readable text; `show_prompt` adds each delivery's prompt.
-    pub fn to_text(&self, show_prompt: bool) -> String {
+    /// The text known once the initial point is consumed: the query, the roots, the scan when it
+    /// is done, and what the initial point delivered.
+    pub fn head_text(&self, show_prompt: bool) -> String {
         let mut s = String::new();
-        let _ = writeln!(s, "query: {}", self.query);
-        let root = |r: &Option<String>| r.clone().unwrap_or_else(|| "(none)".to_owned());
+        let _ = writeln!(s, "query: {}", one_line(&self.query));
+        let root = |r: &Option<JsonPath>| {
+            r.as_ref()
+                .map_or_else(|| "(none)".to_owned(), JsonPath::text)
+        };
         let _ = writeln!(
             s,
             "roots: project {} · user {}",
             root(&self.roots.project),
             root(&self.roots.user)
         );
+        s.push_str(&self.scan_text());
+        s.push('\n');
+        s.push_str(&self.initial.text("initial point", show_prompt));
+        s
+    }
+
+    /// Whether the scan was done when this output was gathered.
+    pub fn has_scan(&self) -> bool {
+        self.scan.is_some()
+    }
+
+    /// The scan's counts and warnings, once it is done.
+    fn scan_text(&self) -> String {
+        let mut s = String::new();
         if let Some(scan) = &self.scan {
             let _ = writeln!(
                 s,
@@ -266,14 +308,23 @@ impl RecallOutput {
                 scan.from_catalog
             );
             for warning in &scan.warnings {
-                let _ = writeln!(s, "warning: {warning}");
+                let _ = writeln!(s, "warning: {}", one_line(warning));
             }
         }
-        if let Some(error) = &self.scan_error {
-            let _ = writeln!(s, "error: {error}");
+        s
+    }
+
+    /// The rest of the turn after [`RecallOutput::head_text`]; the scan is told here when it was
+    /// not done yet then (`scan_shown` false).
+    pub fn tail_text(&self, show_prompt: bool, scan_shown: bool) -> String {
+        let mut s = String::new();
+        if !scan_shown {
+            s.push_str(&self.scan_text());
         }
-        s.push('\n');
-        s.push_str(&self.initial.text("initial point", show_prompt));
+        if let Some(error) = &self.scan_error {
+            let _ = writeln!(s, "error: {}", one_line(error));
+        }
+
         match &self.tool_result {
             Some(point) => s.push_str(&point.text("tool-result point", show_prompt)),
             None => s.push_str("tool-result point: not reached (tool-free turn)\n"),
@@ -284,7 +335,8 @@ impl RecallOutput {
         if let Some(error) = &self.selector_error {
             let _ = writeln!(
                 s,
-                "note: the selector failed ({error}); the lexical fallback was used"
+                "note: the selector failed ({}); the lexical fallback was used",
+                one_line(error)
             );
         }
         let t = &self.timings_ms;
@@ -361,12 +413,17 @@ impl RankRow {
         };
         let _ = writeln!(
             s,
-            "query: {query}\nscorer: {scorer} · {scanned} document(s) scanned · {} shown",
+            "query: {}\nscorer: {scorer} · {scanned} document(s) scanned · {} shown",
+            one_line(query),
             rows.len()
         );
         if !use_frozen {
             let tokens = QueryTokens::new(query);
-            let _ = writeln!(s, "query tokens: {}", tokens.as_slice().join(" "));
+            let _ = writeln!(
+                s,
+                "query tokens: {}",
+                one_line(&tokens.as_slice().join(" "))
+            );
         }
         if rows.is_empty() {
             s.push_str("\nno document matches this query\n");
@@ -382,7 +439,7 @@ impl RankRow {
                         format!(
                             "   {label} +{} ({})\n",
                             weight * u32::try_from(hits.len()).unwrap_or(u32::MAX),
-                            hits.join(", ")
+                            one_line(&hits.join(", "))
                         )
                     }
                 };
@@ -440,8 +497,8 @@ impl ScanOutput {
                 "  {:<8} {:<10} {}  ({})",
                 enum_word(Some(&d.scope)),
                 enum_word(Some(&d.memory_type)),
-                d.relative_path,
-                d.title
+                d.relative_path.text(),
+                one_line(&d.title)
             );
         }
         for skip in &self.report.skipped {
@@ -449,10 +506,11 @@ impl ScanOutput {
                 .ok()
                 .and_then(|v| v.get("reason").and_then(|r| r.as_str().map(str::to_owned)))
                 .unwrap_or_default();
-            let _ = writeln!(s, "  skipped  {}: {reason}", skip.path.display());
+            let path = one_line(&skip.path.display().to_string());
+            let _ = writeln!(s, "  skipped  {path}: {reason}");
         }
         for warning in &self.report.warnings {
-            let _ = writeln!(s, "  warning  {warning}");
+            let _ = writeln!(s, "  warning  {}", one_line(warning));
         }
         s
     }

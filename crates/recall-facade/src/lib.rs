@@ -38,8 +38,8 @@ pub use delivery_telemetry::{
 };
 pub use memory_scan::MemoryRoots;
 pub use recall_lifecycle::{
-    CancelReason, Clock, DeliveredMemory, Delivery, FixedClock, RecallState, SettledRecall,
-    SystemClock,
+    CancelReason, Clock, DeliveredMemory, Delivery, FixedClock, Lines, RecallState, SettledRecall,
+    SystemClock, printable,
 };
 pub use selector::{HttpSelector, HttpSelectorConfig, Selector};
 

@@ -18,7 +18,10 @@ mod prompt;
 mod recall;
 mod session;
 
-pub use prompt::{Clock, FixedClock, MAX_DOC_BODY_CHARS, SystemClock, age_in_days, render_prompt};
+pub use prompt::{
+    Clock, FixedClock, Lines, MAX_DOC_BODY_CHARS, SystemClock, age_in_days, printable,
+    render_prompt,
+};
 pub use recall::{
     FastResult, RecallState, RecallTimings, ScanOutcome, SettledRecall, candidate_id,
 };

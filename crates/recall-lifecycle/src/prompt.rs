@@ -1,5 +1,6 @@
 //! The text a delivery puts in front of the model (spec §5).
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::time::{Duration, SystemTime};
 
@@ -82,16 +83,16 @@ fn render_document(doc: &Document, now: SystemTime) -> String {
     let _ = writeln!(
         out,
         "### {} ({})",
-        doc.title(),
-        doc.relative_path().display()
+        printable(doc.title(), Lines::Escaped),
+        printable(&doc.relative_path().display().to_string(), Lines::Escaped)
     );
     let _ = writeln!(out, "Saved {}.", age_text(days));
     if !doc.description().is_empty() {
-        out.push_str(doc.description());
+        out.push_str(&printable(doc.description(), Lines::Escaped));
         out.push('\n');
     }
     out.push('\n');
-    out.push_str(&body_text(doc.body()));
+    out.push_str(&printable(&body_text(doc.body()), Lines::Kept));
     if days > 1 {
         let _ = write!(
             out,
@@ -99,6 +100,49 @@ fn render_document(doc: &Document, now: SystemTime) -> String {
         );
     }
     out
+}
+
+/// Whether [`printable`] keeps line breaks and tabs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lines {
+    /// Newlines and tabs stay as they are (a body, a whole text report).
+    Kept,
+    /// Newlines and tabs are escaped too (a title, a description, a path: one line each).
+    Escaped,
+}
+
+/// Whether a character must not reach a terminal or a prompt as itself: C0 and C1 controls and
+/// DEL (terminal escape sequences, bells, NULs) and the bidirectional embeddings, overrides and
+/// isolates that make text read differently from what it holds.
+fn is_unprintable(c: char, lines: Lines) -> bool {
+    match c {
+        '\n' | '\t' => lines == Lines::Escaped,
+        // Controls, then the bidirectional embeddings, overrides and isolates.
+        '\u{0}'..='\u{1f}'
+        | '\u{7f}'..='\u{9f}'
+        | '\u{202a}'..='\u{202e}'
+        | '\u{2066}'..='\u{2069}' => true,
+        _ => false,
+    }
+}
+
+/// `text` with every character that could steer a terminal or disguise what a memory says
+/// written as a visible escape (`\u{1b}`); text without one is returned as it is. What memory
+/// files hold is shown this way in prompts and in printed reports; machine-readable output
+/// keeps the exact values.
+pub fn printable(text: &str, lines: Lines) -> Cow<'_, str> {
+    if !text.chars().any(|c| is_unprintable(c, lines)) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if is_unprintable(c, lines) {
+            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
 }
 
 fn body_text(body: &str) -> String {
@@ -116,6 +160,27 @@ mod tests {
     use super::*;
 
     const DAY: Duration = Duration::from_secs(SECONDS_PER_DAY);
+
+    #[test]
+    fn printable_text_is_borrowed_unchanged() {
+        let text = "Plain text, accents é, 漢字, tabs\tand\nlines";
+        assert!(matches!(printable(text, Lines::Kept), Cow::Borrowed(t) if t == text));
+    }
+
+    #[test]
+    fn controls_and_bidi_overrides_become_visible_escapes() {
+        let text = "a\u{1b}[2Jb\u{7}c\u{0}d\u{9b}e\u{202e}f\u{2066}g\u{7f}";
+        assert_eq!(
+            printable(text, Lines::Kept),
+            "a\\u{1b}[2Jb\\u{7}c\\u{0}d\\u{9b}e\\u{202e}f\\u{2066}g\\u{7f}"
+        );
+    }
+
+    #[test]
+    fn newlines_and_tabs_are_kept_in_bodies_and_escaped_on_one_line() {
+        assert_eq!(printable("a\n\tb\r", Lines::Kept), "a\n\tb\\u{d}");
+        assert_eq!(printable("a\n\tb", Lines::Escaped), "a\\u{a}\\u{9}b");
+    }
 
     #[test]
     fn age_is_whole_days_and_future_mtime_is_today() {

@@ -312,6 +312,16 @@ pub fn parse_answer_content(content: &str) -> Result<Value, SelectorError> {
 
 /// `{base}/v1/chat/completions`, or `{base}/chat/completions` when the base already ends in `/v1`.
 fn chat_completions_url(base_url: &str) -> Result<reqwest::Url, SelectorError> {
+    // Checked as given, before joining: `http://` alone would otherwise join to `http:/v1/…`,
+    // which parses with `v1` as its host.
+    let given = reqwest::Url::parse(base_url.trim()).map_err(|error| {
+        SelectorError::Config(format!("invalid base URL {base_url:?}: {error}"))
+    })?;
+    if given.host_str().is_none_or(str::is_empty) {
+        return Err(SelectorError::Config(format!(
+            "base URL {base_url:?} names no host"
+        )));
+    }
     let base = base_url.trim().trim_end_matches('/');
     let joined = if base.ends_with("/v1") {
         format!("{base}/chat/completions")
@@ -364,6 +374,17 @@ mod tests {
     fn base_url_ending_in_v1_gets_only_chat_completions() {
         let url = chat_completions_url("http://localhost:11434/v1").unwrap();
         assert_eq!(url.as_str(), "http://localhost:11434/v1/chat/completions");
+    }
+
+    #[test]
+    fn base_url_without_a_host_is_a_config_error() {
+        for base in ["http://", "https://", "http:"] {
+            let error = chat_completions_url(base).unwrap_err();
+            assert!(
+                matches!(error, SelectorError::Config(_)),
+                "{base}: {error:?}"
+            );
+        }
     }
 
     #[test]
