@@ -5,6 +5,7 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod eval;
+mod fuzz;
 mod scan_latency;
 
 use std::process::Command;
@@ -20,7 +21,10 @@ commands:
   scan-latency [--sizes 200,1000,2000,5000,10000,50000] [--modes scan,catalog] [--runs N] [--json]
                   time from the recall call to the fast result on real temporary trees; writes
                   target/scan-latency.svg. Always measures a release build: run from a debug
-                  build, it rebuilds and runs itself with --release";
+                  build, it rebuilds and runs itself with --release
+  fuzz [--seconds N] [--targets a,b] [--cases N]
+                  runs each fuzz target under fuzz/ (nightly, cargo-fuzz) and the lifecycle's
+                  interleaving property test for N cases; reports executions per target";
 
 fn main() -> Result<()> {
     let mut args = std::env::args().skip(1);
@@ -29,6 +33,7 @@ fn main() -> Result<()> {
     match command.as_deref() {
         Some("ci") => ci(),
         Some("eval") => eval::main(&rest),
+        Some("fuzz") => fuzz::main(&rest),
         Some("scan-latency")
             if cfg!(debug_assertions) && std::env::var_os(RELEASED_GUARD).is_none() =>
         {

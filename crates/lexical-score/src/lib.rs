@@ -63,3 +63,31 @@ pub use prepared::{
 };
 pub use query::{MAX_QUERY_TOKENS, QueryTokens, tokenize};
 pub use score::{PARALLEL_THRESHOLD, Ranked, Scorable, ScoreBreakdown, explain, rank, score};
+
+/// Entry points for the fuzz targets under `fuzz/`; not part of the API.
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing {
+    /// The tokens of `normalized` (with their byte offsets) from the ASCII scanner; `None` when
+    /// the text is not ASCII, which that scanner never sees.
+    pub fn ascii_scanner_tokens(normalized: &str) -> Option<Vec<(usize, String)>> {
+        normalized
+            .is_ascii()
+            .then(|| collect(|emit| crate::text::for_each_ascii_token(normalized, &mut { emit })))
+    }
+
+    /// The tokens of `normalized` (with their byte offsets) from the general scanner.
+    pub fn general_scanner_tokens(normalized: &str) -> Vec<(usize, String)> {
+        collect(|emit| crate::text::for_each_general_token(normalized, &mut { emit }))
+    }
+
+    /// The normalised form of `text`, as queries and documents get it.
+    pub fn normalize(text: &str) -> String {
+        crate::text::normalize(text)
+    }
+
+    fn collect(scan: impl FnOnce(&mut dyn FnMut(usize, &str))) -> Vec<(usize, String)> {
+        let mut tokens = Vec::new();
+        scan(&mut |at, token| tokens.push((at, token.to_owned())));
+        tokens
+    }
+}

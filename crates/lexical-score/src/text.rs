@@ -284,7 +284,7 @@ pub(crate) fn for_each_token_at<'t>(normalized: &'t str, mut emit: impl FnMut(us
 ///
 /// Works on 64 bytes at a time: one bit mask of the letters and digits, then one step per run
 /// start and run end, so there is no branch per byte to mispredict at every word boundary.
-fn for_each_ascii_token<'t>(text: &'t str, emit: &mut impl FnMut(usize, &'t str)) {
+pub(crate) fn for_each_ascii_token<'t>(text: &'t str, emit: &mut impl FnMut(usize, &'t str)) {
     // Start of the run in progress, possibly begun in an earlier block.
     let mut open: Option<usize> = None;
     for (block_index, block) in text.as_bytes().chunks(64).enumerate() {
@@ -413,7 +413,10 @@ fn alphanumeric_bits(word: u64) -> u64 {
 /// mostly ASCII still (an English note with one dash or accented name), so ASCII bytes take a
 /// path of their own: no decoding and no class look-up, a whole stretch of letters and digits at
 /// a time. Other characters are decoded and classed through the class table.
-fn for_each_general_token<'t>(normalized: &'t str, emit: &mut impl FnMut(usize, &'t str)) {
+pub(crate) fn for_each_general_token<'t>(
+    normalized: &'t str,
+    emit: &mut impl FnMut(usize, &'t str),
+) {
     let table: &[u8] = &CLASS_TABLE;
     let bytes = normalized.as_bytes();
     // Byte offset and code-point length of the non-CJK run in progress.

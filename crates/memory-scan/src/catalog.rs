@@ -115,11 +115,47 @@ pub(crate) enum Rejection {
 /// A loaded catalog: entries keyed by the path below the root.
 pub(crate) type Entries = Vec<(OsString, CacheEntry)>;
 
-/// A catalog file whose header and chunk table checked out; its parts are read on demand, the
-/// small directory listings first (a walk can use them while the entries decode).
+/// Where a catalog's bytes are read from: its file (each part read by the thread that decodes
+/// it), or a buffer already in memory.
+pub(crate) enum Source {
+    #[cfg(unix)]
+    File { file: File, len: u64 },
+    // Built off Unix, and on Unix by the fuzzing entry point and the tests.
+    #[cfg_attr(all(unix, not(any(test, feature = "fuzzing"))), allow(dead_code))]
+    Memory(Bytes),
+}
+
+impl Source {
+    fn len(&self) -> u64 {
+        match self {
+            #[cfg(unix)]
+            Self::File { len, .. } => *len,
+            Self::Memory(bytes) => bytes.len() as u64,
+        }
+    }
+
+    /// The `len` bytes at `offset`; a part past the end is damage, never a short read.
+    fn read_at(&self, offset: u64, len: usize) -> Result<Bytes, Rejection> {
+        let end = offset.checked_add(len as u64);
+        if end.is_none_or(|end| end > self.len()) {
+            return Err(Rejection::Damaged("a part lies past the end of the file"));
+        }
+        match self {
+            #[cfg(unix)]
+            Self::File { file, .. } => Ok(Bytes::from(read_exact_at(file, len, offset)?)),
+            Self::Memory(bytes) => {
+                let start = usize::try_from(offset)
+                    .map_err(|_| Rejection::Damaged("a part lies past the end of the file"))?;
+                Ok(bytes.slice(start..start + len))
+            }
+        }
+    }
+}
+
+/// A catalog whose header and chunk table checked out; its parts are read on demand, the small
+/// directory listings first (a walk can use them while the entries decode).
 pub(crate) struct Opened {
-    file: File,
-    file_len: u64,
+    source: Source,
     entry_count: u32,
     /// Offset, length and checksum of the directory chunk.
     directories: (u64, usize, u64),
@@ -139,10 +175,31 @@ pub(crate) fn open(root: &Path) -> Result<Option<Opened>, Rejection> {
     if !metadata.is_file() {
         return Err(Rejection::NotACatalog);
     }
-    let file_len = metadata.len();
+    #[cfg(unix)]
+    let source = Source::File {
+        file,
+        len: metadata.len(),
+    };
+    #[cfg(not(unix))]
+    let source = Source::Memory(Bytes::from(std::fs::read(dir.path_of(CATALOG_FILE_NAME))?));
+    open_source(source).map(Some)
+}
+
+/// Decodes a whole catalog held in memory (see [`crate::fuzzing`]).
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) fn decode_bytes(bytes: &[u8]) -> Result<usize, Rejection> {
+    let opened = open_source(Source::Memory(Bytes::copy_from_slice(bytes)))?;
+    opened.directories()?;
+    let entries = opened.entries(Path::new("/memory"), Scope::Project, None)?;
+    Ok(entries.len())
+}
+
+/// Checks the header and chunk table of the catalog in `source`.
+pub(crate) fn open_source(source: Source) -> Result<Opened, Rejection> {
+    let file_len = source.len();
     let available =
         usize::try_from(file_len).map_or(FIXED_HEADER_BYTES, |len| len.min(FIXED_HEADER_BYTES));
-    let fixed = read_at(&file, 0, available, file_len)?;
+    let fixed = source.read_at(0, available)?;
     if !fixed.starts_with(&MAGIC) {
         return Err(Rejection::NotACatalog);
     }
@@ -162,7 +219,7 @@ pub(crate) fn open(root: &Path) -> Result<Option<Opened>, Rejection> {
         .and_then(|n| n.checked_mul(CHUNK_RECORD_BYTES))
         .filter(|&n| n as u64 <= file_len)
         .ok_or(Rejection::Damaged("impossible chunk count"))?;
-    let table = read_at(&file, FIXED_HEADER_BYTES as u64, table_len + 8, file_len)?;
+    let table = source.read_at(FIXED_HEADER_BYTES as u64, table_len + 8)?;
     let (table, table_sum) = table.split_at(table_len);
     let expected = u64::from_le_bytes(table_sum.try_into().unwrap_or_default());
     if XxHash3_64::oneshot(&[&fixed[..], table].concat()) != expected {
@@ -181,20 +238,19 @@ pub(crate) fn open(root: &Path) -> Result<Option<Opened>, Rejection> {
         return Err(Rejection::Damaged("no directory chunk"));
     }
     let directories = chunks.remove(0);
-    Ok(Some(Opened {
-        file,
-        file_len,
+    Ok(Opened {
+        source,
         entry_count,
         directories,
         chunks,
-    }))
+    })
 }
 
 impl Opened {
     /// The remembered directory listings (see [`DirectoryListing`]).
     pub(crate) fn directories(&self) -> Result<Directories, Rejection> {
         let (offset, len, sum) = self.directories;
-        let bytes = read_at(&self.file, offset, len, self.file_len)?;
+        let bytes = self.source.read_at(offset, len)?;
         if XxHash3_64::oneshot(&bytes) != sum {
             return Err(Rejection::Damaged("chunk checksum mismatch"));
         }
@@ -243,21 +299,9 @@ impl Opened {
         scope: Scope,
         query: Option<&QueryTokens>,
     ) -> Result<Entries, Rejection> {
-        // On Unix each part is read by the thread that decodes it, into a buffer of its own:
+        // A file's parts are each read by the thread that decodes it, into a buffer of its own:
         // reading overlaps decoding, and the documents of a part share only that part's buffer.
-        #[cfg(unix)]
-        let part = |offset: u64, len: usize| read_at(&self.file, offset, len, self.file_len);
-        #[cfg(not(unix))]
-        let all = read_whole(&self.file, self.file_len)?;
-        #[cfg(not(unix))]
-        let part = |offset: u64, len: usize| {
-            usize::try_from(offset)
-                .ok()
-                .and_then(|start| Some(start..start.checked_add(len)?))
-                .filter(|range| range.end <= all.len())
-                .map(|range| all.slice(range))
-                .ok_or(Rejection::Damaged("a part lies past the end of the file"))
-        };
+        let part = |offset: u64, len: usize| self.source.read_at(offset, len);
         let decoded: Vec<Entries> = self
             .chunks
             .par_iter()
@@ -724,14 +768,6 @@ fn relative_path(bytes: &[u8]) -> Option<OsString> {
     }
 }
 
-fn read_at(file: &File, offset: u64, len: usize, file_len: u64) -> Result<Bytes, Rejection> {
-    let end = offset.checked_add(len as u64);
-    if end.is_none_or(|end| end > file_len) {
-        return Err(Rejection::Damaged("a part lies past the end of the file"));
-    }
-    Ok(Bytes::from(read_exact_at(file, len, offset)?))
-}
-
 /// `len` bytes at `offset`, read into a buffer that is not zeroed first.
 #[cfg(unix)]
 fn read_exact_at(file: &File, len: usize, offset: u64) -> io::Result<Vec<u8>> {
@@ -747,50 +783,6 @@ fn read_exact_at(file: &File, len: usize, offset: u64) -> io::Result<Vec<u8>> {
     // The buffer may have had room for more than was asked.
     bytes.truncate(len);
     Ok(bytes)
-}
-
-/// [`read_exact_at`] on a zeroed buffer.
-#[cfg(not(unix))]
-fn read_exact_at(file: &File, len: usize, offset: u64) -> io::Result<Vec<u8>> {
-    let mut bytes = vec![0; len];
-    read_exact_into(file, &mut bytes, offset)?;
-    Ok(bytes)
-}
-
-#[cfg(windows)]
-fn read_exact_into(file: &File, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
-    use std::os::windows::fs::FileExt;
-    while !buf.is_empty() {
-        match file.seek_read(buf, offset) {
-            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
-            Ok(n) => {
-                buf = &mut std::mem::take(&mut buf)[n..];
-                offset += n as u64;
-            }
-            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
-            Err(error) => return Err(error),
-        }
-    }
-    Ok(())
-}
-
-/// Elsewhere (neither Unix nor Windows) a read goes through a cloned handle that shares the file
-/// position, so two reads of one catalog at once can get the wrong bytes; the checksums then
-/// reject the part, which is rebuilt, and results are never affected.
-#[cfg(not(any(unix, windows)))]
-fn read_exact_into(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
-    use std::io::{Read as _, Seek as _, SeekFrom};
-    let mut file = file.try_clone()?;
-    file.seek(SeekFrom::Start(offset))?;
-    file.read_exact(buf)
-}
-
-/// The whole file in one positional read: off Unix the parts are sliced out of it, as a read
-/// elsewhere may share the file position.
-#[cfg(not(unix))]
-fn read_whole(file: &File, file_len: u64) -> Result<Bytes, Rejection> {
-    let len = usize::try_from(file_len).map_err(|_| Rejection::Damaged("too large to read"))?;
-    read_at(file, 0, len, file_len)
 }
 
 /// A little-endian cursor over the header.
@@ -818,6 +810,33 @@ mod tests {
 
     use super::*;
     use crate::engine::INDEX_FILE_NAME;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_catalog_decodes_the_same_from_memory_as_from_its_file() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["a.md", "b.md", "notes.md"] {
+            let text = format!("---\nname: {name}\ntype: user\n---\n\nbody of {name}\n");
+            std::fs::write(dir.path().join(name), text).unwrap();
+        }
+        let roots = crate::MemoryRoots {
+            project: Some(dir.path().to_path_buf()),
+            user: None,
+        };
+        let cache = crate::DocumentCache::with_catalog();
+        cache.scan_recall(&roots).unwrap();
+        cache.persist_catalogs();
+        let bytes = std::fs::read(catalog_path(dir.path())).unwrap();
+
+        let from_file = load(dir.path(), Scope::Project).unwrap().unwrap().0.len();
+
+        assert_eq!(decode_bytes(&bytes).unwrap(), from_file);
+        assert_eq!(from_file, 3);
+        assert!(matches!(
+            decode_bytes(&bytes[..bytes.len() - 1]),
+            Err(Rejection::Damaged(_))
+        ));
+    }
 
     #[test]
     fn fixed_width_keys_and_times_round_trip_and_other_widths_are_rejected() {

@@ -46,3 +46,14 @@ pub use report::{
     serialize_path,
 };
 pub use topic::{EMPTY_BODY_PLACEHOLDER, ParseError, Topic, TopicError, parse_topic, render_topic};
+
+/// Entry points for the fuzz targets under `fuzz/`; not part of the API.
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing {
+    /// Decodes `bytes` as a whole catalog file: the number of entries, or why it was rejected.
+    /// Any byte string is either rejected or decoded; none panics or allocates past what its
+    /// length allows.
+    pub fn decode_catalog(bytes: &[u8]) -> Result<usize, String> {
+        crate::catalog::decode_bytes(bytes).map_err(|rejection| rejection.to_string())
+    }
+}

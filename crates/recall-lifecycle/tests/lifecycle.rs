@@ -1073,8 +1073,17 @@ mod interleavings {
         Ok(())
     }
 
+    /// 64 cases in every test run; `PROPTEST_CASES` asks for more (`cargo xtask fuzz` runs
+    /// 10,000).
+    fn cases() -> u32 {
+        std::env::var("PROPTEST_CASES")
+            .ok()
+            .and_then(|cases| cases.parse().ok())
+            .unwrap_or(64)
+    }
+
     proptest! {
-        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+        #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
 
         #[test]
         fn session_guarantees_hold_under_any_interleaving(ops in proptest::collection::vec(op(), 1..24)) {
