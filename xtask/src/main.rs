@@ -4,6 +4,7 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod chart;
 mod eval;
 mod fuzz;
 mod scan_latency;

@@ -37,6 +37,8 @@ use recall_lifecycle::{RecallSession, SessionConfig};
 use selector::{MockSelector, Selector};
 use serde::Serialize;
 
+use crate::chart::{BUDGET_COLOUR, LineChart, PALETTE, Reference, Series};
+
 /// The initial ceiling the figures are compared against.
 const BUDGET_MS: f64 = 100.0;
 const DEFAULT_SIZES: [usize; 6] = [200, 1_000, 2_000, 5_000, 10_000, 50_000];
@@ -572,105 +574,60 @@ pub fn table(report: &LatencyReport) -> String {
     out
 }
 
-/// Writes an SVG chart (median latency against topics, one line per mode, the budget as a
-/// dashed line) to `target/scan-latency.svg`.
+/// Writes the chart of [`chart`] to `target/scan-latency.svg`.
 fn write_chart(report: &LatencyReport) -> Result<PathBuf> {
     let path = crate::workspace_root()?.join("target/scan-latency.svg");
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)?;
     }
-    std::fs::write(&path, chart_svg(report))?;
+    std::fs::write(&path, chart(report).to_svg()?)?;
     Ok(path)
 }
 
-fn chart_svg(report: &LatencyReport) -> String {
-    const W: f64 = 640.0;
-    const H: f64 = 400.0;
-    const LEFT: f64 = 64.0;
-    const RIGHT: f64 = 24.0;
-    const TOP: f64 = 32.0;
-    const BOTTOM: f64 = 48.0;
-    let max_topics = report
-        .results
-        .iter()
-        .map(|r| r.topics)
-        .max()
-        .unwrap_or(1)
-        .max(1) as f64;
-    let max_ms = report
-        .results
-        .iter()
-        .map(|r| r.median_ms)
-        .fold(report.budget_ms, f64::max)
-        * 1.1;
-    let x = |topics: f64| LEFT + topics / max_topics * (W - LEFT - RIGHT);
-    let y = |ms: f64| H - BOTTOM - ms / max_ms * (H - TOP - BOTTOM);
-    let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{H}\" font-family=\"sans-serif\" font-size=\"12\">\n\
-         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
-         <text x=\"{LEFT}\" y=\"20\" font-size=\"14\">Recall call → fast result (median ms) against topics</text>\n\
-         <line x1=\"{LEFT}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"black\"/>\n\
-         <line x1=\"{LEFT}\" y1=\"{TOP}\" x2=\"{LEFT}\" y2=\"{}\" stroke=\"black\"/>\n",
-        H - BOTTOM,
-        W - RIGHT,
-        H - BOTTOM,
-        H - BOTTOM
-    );
-    let budget_y = y(report.budget_ms);
-    let _ = writeln!(
-        svg,
-        "<line x1=\"{LEFT}\" y1=\"{budget_y:.1}\" x2=\"{}\" y2=\"{budget_y:.1}\" stroke=\"red\" stroke-dasharray=\"6 4\"/>\n<text x=\"{}\" y=\"{:.1}\" fill=\"red\" text-anchor=\"end\">budget {} ms</text>",
-        W - RIGHT,
-        W - RIGHT,
-        budget_y - 4.0,
-        report.budget_ms
-    );
-    for tick in 0..=4 {
-        let ms = max_ms * f64::from(tick) / 4.0;
-        let _ = writeln!(
-            svg,
-            "<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{ms:.0}</text>",
-            LEFT - 6.0,
-            y(ms) + 4.0
-        );
-    }
-    let colours = ["#1f77b4", "#2ca02c", "#9467bd"];
-    let mut modes: Vec<&str> = report.results.iter().map(|r| r.mode).collect();
-    modes.dedup();
-    for (i, mode) in modes.iter().enumerate() {
-        let colour = colours[i % colours.len()];
-        let points: Vec<String> = report
-            .results
-            .iter()
-            .filter(|r| r.mode == *mode)
-            .map(|r| format!("{:.1},{:.1}", x(r.topics as f64), y(r.median_ms)))
-            .collect();
-        let _ = writeln!(
-            svg,
-            "<polyline fill=\"none\" stroke=\"{colour}\" stroke-width=\"2\" points=\"{}\"/>\n<text x=\"{}\" y=\"{}\" fill=\"{colour}\">{mode}</text>",
-            points.join(" "),
-            LEFT + 8.0,
-            TOP + 16.0 * (i as f64 + 1.0)
-        );
-        for r in report.results.iter().filter(|r| r.mode == *mode) {
-            let _ = writeln!(
-                svg,
-                "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"{colour}\"/>\n<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
-                x(r.topics as f64),
-                y(r.median_ms),
-                x(r.topics as f64),
-                H - BOTTOM + 16.0,
-                r.topics
-            );
+/// Median latency against topics on a logarithmic axis: per mode, in the order the modes were
+/// measured, a solid line of the medians and a dashed line of the floors in the same colour; the
+/// budget as a dashed line across.
+fn chart(report: &LatencyReport) -> LineChart {
+    let mut modes: Vec<&str> = Vec::new();
+    for row in &report.results {
+        if !modes.contains(&row.mode) {
+            modes.push(row.mode);
         }
     }
-    let _ = writeln!(
-        svg,
-        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">topics</text>\n</svg>",
-        (LEFT + W - RIGHT) / 2.0,
-        H - 8.0
-    );
-    svg
+    let mut series = Vec::new();
+    for (mode, colour) in modes.into_iter().zip(PALETTE.into_iter().cycle()) {
+        let rows = || report.results.iter().filter(move |row| row.mode == mode);
+        series.push(Series {
+            label: format!("{mode}: median"),
+            colour,
+            dashed: false,
+            points: rows()
+                .map(|row| (row.topics as f64, row.median_ms))
+                .collect(),
+        });
+        let floors: Vec<(f64, f64)> = rows()
+            .filter_map(|row| Some((row.topics as f64, row.floor_ms?)))
+            .collect();
+        if !floors.is_empty() {
+            series.push(Series {
+                label: format!("{mode}: floor"),
+                colour,
+                dashed: true,
+                points: floors,
+            });
+        }
+    }
+    LineChart {
+        title: format!("Recall call to fast result, {} build", report.profile),
+        x_title: "topics in the tree (log scale)".to_owned(),
+        y_title: "milliseconds, median of runs (log scale)".to_owned(),
+        series,
+        references: vec![Reference {
+            label: format!("budget: {} ms", report.budget_ms),
+            colour: BUDGET_COLOUR,
+            y: report.budget_ms,
+        }],
+    }
 }
 
 #[cfg(test)]
@@ -742,5 +699,77 @@ mod tests {
         let modes: Vec<&str> = report.results.iter().map(|r| r.mode).collect();
         assert_eq!(modes, vec!["scan", "catalog"]);
         assert!(report.results.iter().all(|r| r.runs_ms.len() == 1));
+    }
+
+    /// A report as `measure` makes it: the modes alternate row by row.
+    fn interleaved_report() -> LatencyReport {
+        let mut results = Vec::new();
+        for (topics, scan_ms, catalog_ms) in [
+            (1_000, 8.0, 2.0),
+            (10_000, 70.0, 12.0),
+            (50_000, 340.0, 55.0),
+        ] {
+            for (mode, ms) in [("scan", scan_ms), ("catalog", catalog_ms)] {
+                let mut row = summarise(topics, mode, vec![ms]);
+                row.floor_ms = Some(ms / 2.0);
+                results.push(row);
+            }
+        }
+        LatencyReport {
+            profile: "release",
+            budget_ms: BUDGET_MS,
+            results,
+        }
+    }
+
+    #[test]
+    fn the_chart_draws_and_names_each_series_once_in_its_colour_when_modes_interleave() {
+        use crate::chart::drawn::{LEGEND_LEFT, Line, hex, lines, texts};
+
+        let svg = chart(&interleaved_report()).to_svg().unwrap();
+        let (scan, catalog, budget) = (hex(PALETTE[0]), hex(PALETTE[1]), hex(BUDGET_COLOUR));
+        // (label, colour, dashed) per series, in drawing order.
+        let expected = [
+            ("scan: median", &scan, false),
+            ("scan: floor", &scan, true),
+            ("catalog: median", &catalog, false),
+            ("catalog: floor", &catalog, true),
+            ("budget: 100 ms", &budget, true),
+        ];
+        let seen = |lines: &[Line]| -> Vec<(String, bool)> {
+            lines
+                .iter()
+                .map(|line| (line.colour.clone(), line.pieces > 1))
+                .collect()
+        };
+        let wanted: Vec<(String, bool)> = expected
+            .iter()
+            .map(|&(_, colour, dashed)| (colour.clone(), dashed))
+            .collect();
+
+        let plotted = lines(&svg, 2, false);
+        assert_eq!(seen(&plotted), wanted, "{svg}");
+        for median in [&plotted[0], &plotted[2]] {
+            assert_eq!(median.points.len(), 3, "one point per size: {median:?}");
+        }
+
+        let texts = texts(&svg);
+        for (label, _, _) in expected {
+            let count = texts.iter().filter(|text| text.2 == label).count();
+            assert_eq!(count, 1, "{label:?} is named {count} times");
+        }
+        let legend_texts: Vec<&(i32, i32, String)> =
+            texts.iter().filter(|text| text.0 >= LEGEND_LEFT).collect();
+        let labels: Vec<&str> = legend_texts.iter().map(|text| text.2.as_str()).collect();
+        assert_eq!(labels, expected.map(|(label, _, _)| label));
+        let samples = lines(&svg, 2, true);
+        assert_eq!(seen(&samples), wanted);
+        for (sample, text) in samples.iter().zip(legend_texts) {
+            assert!(
+                sample.points.iter().all(|point| point.1 == text.1),
+                "the sample of {:?} is not on its row: {sample:?}",
+                text.2
+            );
+        }
     }
 }

@@ -1,0 +1,59 @@
+//! The README's examples are files of the repository, byte for byte, so they cannot drift: the
+//! memory file is one of the demo tree's, and the library example is the facade's example, which
+//! the facade's tests run.
+
+use std::path::{Path, PathBuf};
+
+fn repository() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the tests crate sits in the repository")
+        .to_path_buf()
+}
+
+fn read(relative: &str) -> String {
+    let path = repository().join(relative);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The text of the one block fenced as ```` ```{info} ```` in the README section headed
+/// `## {section}`, each line ending in a newline.
+fn fenced_block(section: &str, info: &str) -> String {
+    let readme = read("README.md");
+    let heading = format!("## {section}\n");
+    let start = readme
+        .find(&heading)
+        .unwrap_or_else(|| panic!("the README has no section {section:?}"))
+        + heading.len();
+    let body = &readme[start..];
+    let body = body.find("\n## ").map_or(body, |end| &body[..end]);
+    let opening = format!("```{info}\n");
+    let mut blocks = body.split(opening.as_str()).skip(1);
+    let block = blocks
+        .next()
+        .unwrap_or_else(|| panic!("section {section:?} has no {info} block"));
+    assert!(
+        blocks.next().is_none(),
+        "section {section:?} has more than one {info} block"
+    );
+    let (text, _) = block
+        .split_once("```\n")
+        .unwrap_or_else(|| panic!("the {info} block of {section:?} is not closed"));
+    text.to_owned()
+}
+
+#[test]
+fn the_readme_memory_file_is_the_demo_rollback_runbook() {
+    assert_eq!(
+        fenced_block("Memory files", "markdown"),
+        read("corpus/demo/project/release-rollback.md")
+    );
+}
+
+#[test]
+fn the_readme_library_example_is_the_facade_example_the_tests_run() {
+    assert_eq!(
+        fenced_block("Use it as a library", "rust"),
+        read("crates/recall-facade/examples/library.rs")
+    );
+}
