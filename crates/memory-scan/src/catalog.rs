@@ -79,7 +79,7 @@ pub const CATALOG_DIR_NAME: &str = ".memrecall";
 pub const CATALOG_FILE_NAME: &str = "catalog";
 /// The version of the catalog layout and of the walk rules its directory listings follow; a
 /// catalog of another version is rebuilt.
-pub const CATALOG_FORMAT_VERSION: u32 = 3;
+pub const CATALOG_FORMAT_VERSION: u32 = 4;
 
 const MAGIC: [u8; 8] = *b"memrcat\0";
 const FIXED_HEADER_BYTES: usize = 8 + 4 * 4;

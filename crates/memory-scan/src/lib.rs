@@ -28,6 +28,7 @@ mod document;
 mod engine;
 mod key;
 mod report;
+mod timestamp;
 mod topic;
 
 pub use cache::{DocumentCache, RACY_MARGIN, RecallScan};

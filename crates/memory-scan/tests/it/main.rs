@@ -8,6 +8,7 @@ mod listings;
 mod parser;
 mod props;
 mod recall;
+mod saved_time;
 mod skips;
 mod snapshots;
 mod support;
