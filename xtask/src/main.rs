@@ -5,6 +5,7 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod eval;
+mod hook_latency;
 mod scan_latency;
 
 use std::process::Command;
@@ -20,7 +21,10 @@ commands:
   scan-latency [--sizes 200,1000,2000,5000,10000,50000] [--modes scan,catalog] [--runs N] [--json]
                   time from the recall call to the fast result on real temporary trees; writes
                   target/scan-latency.svg. Always measures a release build: run from a debug
-                  build, it rebuilds and runs itself with --release";
+                  build, it rebuilds and runs itself with --release
+  hook-latency [--sizes 200,1000,10000] [--runs N]
+                  whole-process wall time of `memrecall hook` (a release build) over a warm
+                  catalog, median and worst";
 
 fn main() -> Result<()> {
     let mut args = std::env::args().skip(1);
@@ -35,6 +39,7 @@ fn main() -> Result<()> {
             run_released("scan-latency", &rest)
         }
         Some("scan-latency") => scan_latency::main(&rest),
+        Some("hook-latency") => hook_latency::main(&rest),
         // Started by `scan-latency` itself, once per new-process run; not for direct use.
         Some("scan-latency-process") => scan_latency::process_main(&rest),
         Some("-h" | "--help") | None => {
