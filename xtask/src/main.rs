@@ -7,6 +7,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod chart;
 mod eval;
 mod fuzz;
+mod hook_latency;
 mod scan_latency;
 
 use std::process::Command;
@@ -25,7 +26,10 @@ commands:
                   build, it rebuilds and runs itself with --release
   fuzz [--seconds N] [--targets a,b] [--cases N]
                   runs each fuzz target under fuzz/ (nightly, cargo-fuzz) and the lifecycle's
-                  interleaving property test for N cases; reports executions per target";
+                  interleaving property test for N cases; reports executions per target
+  hook-latency [--sizes 200,1000,10000] [--runs N]
+                  whole-process wall time of `memrecall hook` (a release build) over a warm
+                  catalog, median and worst";
 
 fn main() -> Result<()> {
     let mut args = std::env::args().skip(1);
@@ -41,6 +45,7 @@ fn main() -> Result<()> {
             run_released("scan-latency", &rest)
         }
         Some("scan-latency") => scan_latency::main(&rest),
+        Some("hook-latency") => hook_latency::main(&rest),
         // Started by `scan-latency` itself, once per new-process run; not for direct use.
         Some("scan-latency-process") => scan_latency::process_main(&rest),
         Some("-h" | "--help") | None => {

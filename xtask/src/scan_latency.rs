@@ -43,7 +43,7 @@ use crate::chart::{BUDGET_COLOUR, LineChart, PALETTE, Reference, Series};
 const BUDGET_MS: f64 = 100.0;
 const DEFAULT_SIZES: [usize; 6] = [200, 1_000, 2_000, 5_000, 10_000, 50_000];
 const DEFAULT_RUNS: usize = 7;
-const CODEWORD: &str = "quillfeather";
+pub(crate) const CODEWORD: &str = "quillfeather";
 
 /// One size and mode: every run's figure and their summary.
 #[derive(Debug, Clone, Serialize)]
@@ -393,7 +393,7 @@ fn floor(dir: &Path, mode: Mode) -> Result<f64> {
     Ok(started.elapsed().as_secs_f64() * 1_000.0)
 }
 
-fn median(values: &[f64]) -> Option<f64> {
+pub(crate) fn median(values: &[f64]) -> Option<f64> {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
     match sorted.len() {
@@ -450,7 +450,7 @@ fn peak_rss_mib() -> Option<f64> {
 
 /// Writes `reference/topic-NNNN.md` files dated a day back, as are the directories, and the
 /// catalog directory a tree in use has; the last topic carries the codeword.
-fn build_tree(root: &Path, topics: usize) -> Result<()> {
+pub(crate) fn build_tree(root: &Path, topics: usize) -> Result<()> {
     let day_ago = std::time::SystemTime::now() - Duration::from_hours(24);
     let dir = root.join(TOPIC_DIR);
     std::fs::create_dir_all(&dir)?;

@@ -57,7 +57,8 @@ pub struct Document {
 }
 
 impl Document {
-    /// Builds a document; `path` must be absolute and end with the non-empty relative
+    /// Builds a document (saved at the topic's `modified` time when it has one, else at `mtime`);
+    /// `path` must be absolute and end with the non-empty relative
     /// `relative_path` (the path below its memory root), whose components are all names (no
     /// `.` or `..`, which no walk of a root produces).
     pub fn new(
@@ -85,13 +86,18 @@ impl Document {
     }
 
     /// The scanner's constructor: the walk guarantees the path invariants.
+    ///
+    /// A topic with a `modified` time gives the document that saved time instead of `mtime`, and
+    /// is kept without it, so a document read from a file and one loaded from a catalog (which
+    /// stores only the saved time) are equal.
     pub(crate) fn from_scan(
         scope: Scope,
         path: PathBuf,
         relative_path: PathBuf,
-        topic: Topic,
+        mut topic: Topic,
         mtime: SystemTime,
     ) -> Self {
+        let mtime = topic.take_modified().unwrap_or(mtime);
         Self {
             scope,
             path,
@@ -141,7 +147,8 @@ impl Document {
         self.topic.body()
     }
 
-    /// The file's modification time, which drives recency.
+    /// The saved time, which drives recency and the age a prompt shows: the frontmatter's
+    /// `modified` time when the topic has one, else the file's modification time.
     pub fn mtime(&self) -> SystemTime {
         self.mtime
     }

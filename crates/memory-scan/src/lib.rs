@@ -32,6 +32,7 @@ mod engine;
 mod key;
 mod report;
 mod state_dir;
+mod timestamp;
 mod topic;
 
 pub use cache::{DocumentCache, RACY_MARGIN, RecallScan};

@@ -1,8 +1,11 @@
 //! The topic file format: frontmatter plus a Markdown body, parsed from text alone.
 
 use std::borrow::Cow;
+use std::time::SystemTime;
 
 use lexical_score::{ByteString, MemoryType};
+
+use crate::timestamp::{format_iso8601, parse_iso8601};
 
 /// The body a freshly created topic file carries before anything is written into it.
 pub const EMPTY_BODY_PLACEHOLDER: &str = "_No entries yet._";
@@ -24,6 +27,7 @@ pub struct Topic {
     title: ByteString,
     description: ByteString,
     body: ByteString,
+    modified: Option<SystemTime>,
 }
 
 /// Why a value cannot become a [`Topic`].
@@ -85,7 +89,16 @@ impl Topic {
             title: title.into(),
             description: description.into(),
             body: normalise_body(&normalise_newlines(body)).into(),
+            modified: None,
         })
+    }
+
+    /// The same topic saved at `modified`, which then stands for the document's saved time
+    /// (see [`Topic::modified`]).
+    #[must_use]
+    pub fn with_modified(mut self, modified: Option<SystemTime>) -> Self {
+        self.modified = modified;
+        self
     }
 
     /// Rebuilds a topic from fields stored by this crate, checking the invariants instead of
@@ -110,6 +123,7 @@ impl Topic {
             title,
             description,
             body,
+            modified: None,
         })
     }
 
@@ -132,6 +146,18 @@ impl Topic {
     pub fn body(&self) -> &str {
         &self.body
     }
+
+    /// The `modified` field: when the memory was last saved, as its writer recorded it. A
+    /// [`crate::Document`] built from the topic takes it as its saved time (its `mtime`) instead
+    /// of the file's modification time, and keeps the topic without it.
+    pub fn modified(&self) -> Option<SystemTime> {
+        self.modified
+    }
+
+    /// Moves the `modified` time out of the topic.
+    pub(crate) fn take_modified(&mut self) -> Option<SystemTime> {
+        self.modified.take()
+    }
 }
 
 /// Parses a topic file's text: frontmatter between `---` lines, then the body.
@@ -141,6 +167,11 @@ impl Topic {
 /// `key: value` line counts, splitting at the first colon; keys are case-sensitive, the first
 /// occurrence of a key wins, other lines are ignored, and a value wrapped in one pair of matching
 /// single or double quotes loses them. An empty value counts as absent.
+///
+/// Keys read: `name`, `title` (the title when `name` is absent), `description`, `type` and
+/// `modified` (an ISO-8601 timestamp, `2026-11-30T12:00:00.000Z`; a time without an offset is
+/// UTC, and a value that is not a timestamp counts as absent). Any other key, such as the
+/// `category`, `keywords` or `usage_scenarios` some agents write, is ignored without a skip.
 pub fn parse_topic(text: &str) -> Result<Topic, ParseError> {
     let text = text.strip_prefix(UTF8_BOM).unwrap_or(text);
     let text = normalise_newlines(text);
@@ -154,6 +185,7 @@ pub fn parse_topic(text: &str) -> Result<Topic, ParseError> {
     let mut title = None;
     let mut description = None;
     let mut type_value = None;
+    let mut modified = None;
     let mut body_start = None;
     // Offset of the line after the opening fence; `split` yields slices of `text`, so each line's
     // end is tracked by length rather than by searching again.
@@ -173,6 +205,7 @@ pub fn parse_topic(text: &str) -> Result<Topic, ParseError> {
             "title" => &mut title,
             "description" => &mut description,
             "type" => &mut type_value,
+            "modified" => &mut modified,
             _ => continue,
         };
         if slot.is_none() {
@@ -196,6 +229,7 @@ pub fn parse_topic(text: &str) -> Result<Topic, ParseError> {
         title: title.into(),
         description: description.unwrap_or_default().into(),
         body: normalise_body(body).into(),
+        modified: modified.and_then(parse_iso8601),
     })
 }
 
@@ -212,6 +246,10 @@ pub fn render_topic(topic: &Topic) -> String {
     }
     out.push_str("\ntype: ");
     out.push_str(topic.memory_type.as_str());
+    if let Some(modified) = topic.modified {
+        out.push_str("\nmodified: ");
+        out.push_str(&format_iso8601(modified));
+    }
     out.push_str("\n---\n");
     if !topic.body.is_empty() {
         out.push('\n');

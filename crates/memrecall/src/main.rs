@@ -13,6 +13,9 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod agent;
+mod config;
+mod hook;
 mod output;
 
 use std::path::{Path, PathBuf};
@@ -26,6 +29,8 @@ use memory_scan::{DocumentCache, MemoryRoots};
 use recall_facade::{HttpSelectorConfig, MemoryRecall, RecallConfig, SelectorChoice};
 use selector::{MockAnswer, MockSelector, MockStep};
 
+use crate::agent::{Agent, Environment, Layout, layout, settings};
+use crate::config::{Config, ConfigSelectorKind};
 use crate::output::{RankRow, RecallOutput, ScanOutput, TurnKind};
 
 /// See what your memory tree would deliver to a coding agent for a query, and why.
@@ -50,6 +55,57 @@ enum Command {
     Rank(RankArgs),
     /// List the documents found and the files skipped (with reasons), and the scan time.
     Scan(ScanArgs),
+    /// Show where a layout's project and user memory roots are for a directory, and why.
+    Roots(RootsArgs),
+    /// Run as an agent's prompt hook (event JSON on stdin, context on stdout), or install it.
+    Hook(HookArgs),
+}
+
+#[derive(Debug, Args)]
+struct RootsArgs {
+    /// Whose memory layout to resolve.
+    #[arg(long, value_enum, default_value_t = Layout::Memrecall)]
+    layout: Layout,
+    /// The working directory to resolve for [default: the current directory].
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+struct HookArgs {
+    #[command(subcommand)]
+    action: Option<HookAction>,
+    /// The agent running the hook: it decides the event names and the output shape.
+    #[arg(long, value_enum, required = true)]
+    agent: Option<Agent>,
+    /// Whose memory layout to read [default: the agent's own where it keeps memory (Claude
+    /// Code, Qwen Code), memrecall's otherwise].
+    #[arg(long, value_enum)]
+    layout: Option<Layout>,
+}
+
+#[derive(Debug, Subcommand)]
+enum HookAction {
+    /// Print the settings snippet that runs the hook before each prompt; --write merges it into
+    /// the agent's settings file.
+    Install(InstallArgs),
+    /// Remove the entry `install --write` added from the agent's settings file.
+    Uninstall(InstallArgs),
+}
+
+#[derive(Debug, Args)]
+struct InstallArgs {
+    /// The agent whose settings to change.
+    #[arg(long, value_enum)]
+    agent: Agent,
+    /// Use the project's settings file in DIR instead of the user's.
+    #[arg(long, value_name = "DIR")]
+    project: Option<PathBuf>,
+    /// Change the settings file (a backup of it is kept beside it) instead of printing the
+    /// snippet. Only for install; uninstall always writes.
+    #[arg(long)]
+    write: bool,
 }
 
 #[derive(Debug, Args)]
@@ -60,6 +116,9 @@ struct RootArgs {
     /// User memory root [default: $MEMRECALL_HOME/memories; MEMRECALL_HOME defaults to ~/.memrecall].
     #[arg(long, value_name = "DIR")]
     user: Option<PathBuf>,
+    /// Whose memory layout gives the default roots for this directory (see `memrecall roots`).
+    #[arg(long, value_enum, default_value_t = Layout::Memrecall)]
+    layout: Layout,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -79,18 +138,20 @@ struct RecallArgs {
     query: String,
     #[command(flatten)]
     roots: RootArgs,
-    /// Which selector refines the lexical result.
-    #[arg(long, value_enum, default_value_t = SelectorKind::None)]
-    selector: SelectorKind,
+    /// Which selector refines the lexical result [default: [selector] in
+    /// $MEMRECALL_HOME/config.toml, else none].
+    #[arg(long, value_enum)]
+    selector: Option<SelectorKind>,
     /// Base URL of the OpenAI-compatible server, e.g. https://api.openai.com or http://127.0.0.1:8080.
     #[arg(long, value_name = "URL")]
     selector_url: Option<String>,
     /// Model name sent to the server.
     #[arg(long, value_name = "NAME")]
     selector_model: Option<String>,
-    /// Environment variable holding the API key (none is sent when it is unset).
-    #[arg(long, value_name = "VAR", default_value = "OPENAI_API_KEY")]
-    api_key_env: String,
+    /// Environment variable holding the API key (none is sent when it is unset) [default:
+    /// api_key_env in config.toml, else OPENAI_API_KEY].
+    #[arg(long, value_name = "VAR")]
+    api_key_env: Option<String>,
     /// Latency of the mock selector, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 250)]
     mock_latency_ms: u64,
@@ -166,11 +227,34 @@ impl From<anyhow::Error> for Failure {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) if is_hook_run() && error.use_stderr() => {
+            // A hook entry with a bad command line must not exit 2 (that blocks the prompt).
+            hook::log_bad_command_line(&error.to_string());
+            return ExitCode::SUCCESS;
+        }
+        Err(error) => error.exit(),
+    };
     let result = match cli.command {
         Command::Recall(args) => run_recall(&args),
         Command::Rank(args) => run_rank(&args),
         Command::Scan(args) => run_scan(&args),
+        Command::Roots(args) => run_roots(&args),
+        Command::Hook(HookArgs {
+            action: Some(action),
+            ..
+        }) => run_hook_settings(&action),
+        Command::Hook(HookArgs {
+            action: None,
+            agent,
+            layout,
+        }) => {
+            if let Some(agent) = agent {
+                hook::run(agent, layout);
+            }
+            Ok(())
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -181,14 +265,30 @@ fn main() -> ExitCode {
     }
 }
 
-/// Resolves the roots: explicit ones must exist and be directories; defaults may be missing
-/// (an empty scope).
+/// Whether the command line asks to run a hook (not to install or uninstall one).
+fn is_hook_run() -> bool {
+    let args: Vec<String> = std::env::args().skip(1).take(2).collect();
+    args.first().is_some_and(|a| a == "hook")
+        && !args
+            .get(1)
+            .is_some_and(|a| matches!(a.as_str(), "install" | "uninstall" | "help"))
+}
+
+fn current_dir() -> Result<PathBuf, Failure> {
+    std::env::current_dir()
+        .map_err(|e| Failure::from(anyhow::anyhow!("cannot read the current directory: {e}")))
+}
+
+/// Resolves the roots: explicit ones must exist and be directories; defaults (from the layout)
+/// may be missing (an empty scope).
 fn resolve_roots(args: &RootArgs) -> Result<MemoryRoots, Failure> {
     let defaults = if args.project.is_none() || args.user.is_none() {
-        let cwd = std::env::current_dir().map_err(|e| {
-            Failure::from(anyhow::anyhow!("cannot read the current directory: {e}"))
-        })?;
-        Some(recall_facade::default_roots(&cwd).map_err(|e| Failure::root(e.to_string()))?)
+        let resolved = layout::resolve(args.layout, &current_dir()?, &Environment::from_process())
+            .map_err(|e| Failure::root(e.to_string()))?;
+        Some(MemoryRoots {
+            project: resolved.project.path,
+            user: resolved.user.path,
+        })
     } else {
         None
     };
@@ -222,8 +322,25 @@ fn check_root(dir: &Path, scope: &str) -> Result<PathBuf, Failure> {
     }
 }
 
+/// The selector: the command line's flags, each falling back to `[selector]` in config.toml.
 fn selector_choice(args: &RecallArgs) -> Result<SelectorChoice, Failure> {
-    match args.selector {
+    let needs_config = !matches!(args.selector, Some(SelectorKind::None | SelectorKind::Mock))
+        && (args.selector_url.is_none()
+            || args.selector_model.is_none()
+            || args.api_key_env.is_none());
+    let config = if needs_config {
+        match recall_facade::memory_home() {
+            Ok(home) => Config::load(&home).map_err(|e| Failure::selector(e.to_string()))?,
+            Err(_) => Config::default(),
+        }
+    } else {
+        Config::default()
+    };
+    let kind = args.selector.unwrap_or(match config.selector.kind {
+        ConfigSelectorKind::None => SelectorKind::None,
+        ConfigSelectorKind::Http => SelectorKind::Http,
+    });
+    match kind {
         SelectorKind::None => Ok(SelectorChoice::None),
         SelectorKind::Mock => {
             let mock = MockSelector::new();
@@ -234,17 +351,20 @@ fn selector_choice(args: &RecallArgs) -> Result<SelectorChoice, Failure> {
             Ok(SelectorChoice::Custom(Arc::new(mock)))
         }
         SelectorKind::Http => {
-            let url = args.selector_url.clone().ok_or_else(|| {
+            let table = config.selector;
+            let url = args.selector_url.clone().or(table.url).ok_or_else(|| {
                 Failure::selector(
                     "--selector http needs --selector-url (and --selector-model)".into(),
                 )
             })?;
-            let model = args.selector_model.clone().ok_or_else(|| {
+            let model = args.selector_model.clone().or(table.model).ok_or_else(|| {
                 Failure::selector("--selector http needs --selector-model".into())
             })?;
-            let mut config = HttpSelectorConfig::new(url, model);
-            config.api_key_env.clone_from(&args.api_key_env);
-            Ok(SelectorChoice::Http(config))
+            let mut http = HttpSelectorConfig::new(url, model);
+            if let Some(var) = args.api_key_env.clone().or(table.api_key_env) {
+                http.api_key_env = var;
+            }
+            Ok(SelectorChoice::Http(http))
         }
     }
 }
@@ -452,4 +572,70 @@ fn run_scan(args: &ScanArgs) -> Result<(), Failure> {
         emit(&output.to_text())?;
     }
     Ok(())
+}
+
+fn run_roots(args: &RootsArgs) -> Result<(), Failure> {
+    let cwd = match &args.cwd {
+        Some(dir) => dir.clone(),
+        None => current_dir()?,
+    };
+    let roots = layout::resolve(args.layout, &cwd, &Environment::from_process())
+        .map_err(|e| Failure::root(e.to_string()))?;
+    let show = |choice: &layout::RootChoice| match &choice.path {
+        Some(path) if path.is_dir() => format!("{}\n  {}", path.display(), choice.why),
+        Some(path) => format!("{} (does not exist yet)\n  {}", path.display(), choice.why),
+        None => format!("none\n  {}", choice.why),
+    };
+    emit(&format!(
+        "layout: {}\ncwd: {}\nproject: {}\nuser: {}\n",
+        roots.layout.as_str(),
+        roots.cwd.display(),
+        show(&roots.project),
+        show(&roots.user),
+    ))
+}
+
+fn run_hook_settings(action: &HookAction) -> Result<(), Failure> {
+    let env = Environment::from_process();
+    let (args, installing) = match action {
+        HookAction::Install(args) => (args, true),
+        HookAction::Uninstall(args) => (args, false),
+    };
+    let settings_error = |e: settings::SettingsError| Failure::from(anyhow::Error::from(e));
+    let path = settings::settings_path(args.agent, args.project.as_deref(), &env)
+        .map_err(settings_error)?;
+    if installing && !args.write {
+        let snippet = serde_json::to_string_pretty(&settings::snippet(args.agent))
+            .map_err(anyhow::Error::from)?;
+        emit(&format!("{snippet}\n"))?;
+        eprintln!(
+            "memrecall: merge this into {} (or run again with --write)",
+            path.display()
+        );
+        return Ok(());
+    }
+    let (mut current, existed) = settings::read(&path).map_err(settings_error)?;
+    let changed = if installing {
+        settings::merge(&mut current, args.agent, &path).map_err(settings_error)?
+    } else {
+        settings::remove(&mut current, args.agent)
+    };
+    if changed {
+        settings::write(&path, &current, existed).map_err(settings_error)?;
+    }
+    let message = match (installing, changed) {
+        (true, true) => format!("added the memrecall hook to {}", path.display()),
+        (true, false) => format!("{} already runs the memrecall hook", path.display()),
+        (false, true) => format!("removed the memrecall hook from {}", path.display()),
+        (false, false) => format!("{} has no memrecall hook to remove", path.display()),
+    };
+    let backup = if changed && existed {
+        format!(
+            " (the previous file is in {})",
+            settings::backup_path(&path).display()
+        )
+    } else {
+        String::new()
+    };
+    emit(&format!("{message}{backup}\n"))
 }

@@ -39,7 +39,7 @@ pub use delivery_telemetry::{
 pub use memory_scan::MemoryRoots;
 pub use recall_lifecycle::{
     CancelReason, Clock, DeliveredMemory, Delivery, FixedClock, Lines, RecallState, SettledRecall,
-    SystemClock, printable,
+    SystemClock, printable, render_prompt,
 };
 pub use selector::{HttpSelector, HttpSelectorConfig, Selector};
 

@@ -8,6 +8,7 @@ mod listings;
 mod parser;
 mod props;
 mod recall;
+mod saved_time;
 #[cfg(unix)]
 mod security;
 mod skips;

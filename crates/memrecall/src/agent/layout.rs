@@ -1,0 +1,474 @@
+//! Each layout's project and user memory roots for a working directory, resolved the way the
+//! agent that writes them does, with the reason for each.
+//!
+//! - **Claude Code**: `<config>/projects/<dir>/memory`, where `<config>` is `$CLAUDE_CONFIG_DIR`
+//!   or `~/.claude`, and `<dir>` is the canonical git root (a linked worktree maps to its main
+//!   repository; outside git, the working directory), NFC-normalised, with every character that
+//!   is not an ASCII letter or digit replaced by `-` once per UTF-16 unit (the agent runs the
+//!   replacement on a JavaScript string, so a character outside the Basic Multilingual Plane
+//!   gives `--`). A name over 200 units is cut to 200 and the agent appends `-<hash>`, a hash that
+//!   differs between its front ends, so the directory is found by that prefix (the one whose
+//!   `memory` changed last, when several match). Overrides, strongest first:
+//!   `CLAUDE_CODE_DISABLE_AUTO_MEMORY=1` (no project root), the `autoMemoryDirectory` setting
+//!   (in `<project>/.claude/settings.local.json`, else `<config>/settings.json`; the agent does
+//!   not accept it from a shared project's `settings.json`), then `CLAUDE_CODE_PROJECT_DIR_NAME`
+//!   (the `<dir>` name). No user root: `CLAUDE.md` files are instructions, not memory.
+//! - **Qwen Code**: `<qwen>/projects/<dir>/memory` and `<qwen>/memories`, where `<qwen>` is
+//!   `$QWEN_HOME` or `~/.qwen` and `<dir>` is the nearest ancestor holding `.git` (each linked
+//!   worktree its own), same character rule, no length cap. `QWEN_CODE_MEMORY_LOCAL=1` puts the
+//!   project root at `<project>/.qwen/memory`. The team scope (`<repo>/.qwen/team-memory`) is
+//!   not read.
+//! - **memrecall**: `<home>/projects/<dir>/memory` and `<home>/memories`, where `<home>` is
+//!   `$MEMRECALL_HOME` or `~/.memrecall` and `<dir>` is the nearest ancestor holding `.git` (else
+//!   the working directory) named by `recall_facade::sanitise_project_path`.
+
+use std::path::{Path, PathBuf};
+
+use unicode_normalization::UnicodeNormalization as _;
+
+use super::{Environment, Layout, git};
+
+/// Claude Code cuts a project directory name longer than this many UTF-16 units.
+pub const CLAUDE_CODE_MAX_DIR_NAME: usize = 200;
+
+/// One resolved root and why it is where it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RootChoice {
+    /// The root; `None` is an empty scope.
+    pub path: Option<PathBuf>,
+    /// How it was found, for `memrecall roots`.
+    pub why: String,
+}
+
+impl RootChoice {
+    fn at(path: PathBuf, why: impl Into<String>) -> Self {
+        Self {
+            path: Some(path),
+            why: why.into(),
+        }
+    }
+
+    fn none(why: impl Into<String>) -> Self {
+        Self {
+            path: None,
+            why: why.into(),
+        }
+    }
+}
+
+/// A layout's roots for one working directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedRoots {
+    /// The layout resolved.
+    pub layout: Layout,
+    /// The working directory, made absolute (and canonical when it exists).
+    pub cwd: PathBuf,
+    /// The project memory root.
+    pub project: RootChoice,
+    /// The user memory root.
+    pub user: RootChoice,
+}
+
+/// Why roots cannot be resolved.
+#[derive(Debug, thiserror::Error)]
+pub enum LayoutError {
+    /// `HOME` (or the layout's own home variable) is not set.
+    #[error("cannot find the {layout} home: set {variable} or HOME")]
+    NoHome {
+        /// The layout.
+        layout: &'static str,
+        /// The variable that would name it.
+        variable: &'static str,
+    },
+    /// The working directory could not be made absolute.
+    #[error("cannot resolve the working directory {path}: {source}")]
+    Cwd {
+        /// The directory given.
+        path: PathBuf,
+        /// What went wrong.
+        source: std::io::Error,
+    },
+}
+
+/// Resolves `layout`'s roots for the working directory `cwd`.
+pub fn resolve(
+    layout: Layout,
+    cwd: &Path,
+    env: &Environment,
+) -> Result<ResolvedRoots, LayoutError> {
+    let cwd = std::fs::canonicalize(cwd)
+        .or_else(|_| std::path::absolute(cwd))
+        .map_err(|source| LayoutError::Cwd {
+            path: cwd.to_path_buf(),
+            source,
+        })?;
+    let repository = git::find(&cwd);
+    let (project, user) = match layout {
+        Layout::ClaudeCode => claude_code(&cwd, repository.as_ref(), env)?,
+        Layout::QwenCode => qwen_code(&cwd, repository.as_ref(), env)?,
+        Layout::Memrecall => memrecall(&cwd, repository.as_ref(), env)?,
+    };
+    Ok(ResolvedRoots {
+        layout,
+        cwd,
+        project,
+        user,
+    })
+}
+
+/// The project directory and a phrase saying where it came from.
+fn project_dir(
+    cwd: &Path,
+    repository: Option<&git::GitRoot>,
+    canonical: bool,
+) -> (PathBuf, String) {
+    match repository {
+        Some(repo) if canonical && repo.main.is_some() => (
+            repo.canonical().to_path_buf(),
+            format!(
+                "the main repository {} of the linked worktree {}",
+                repo.canonical().display(),
+                repo.root.display()
+            ),
+        ),
+        Some(repo) => (
+            repo.root.clone(),
+            format!("the git root {}", repo.root.display()),
+        ),
+        None => (
+            cwd.to_path_buf(),
+            format!(
+                "the working directory {} (not in a git repository)",
+                cwd.display()
+            ),
+        ),
+    }
+}
+
+/// A path as a directory name, JavaScript style: each UTF-16 unit of a character that is not an
+/// ASCII letter or digit becomes `-`.
+pub fn js_sanitise(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for c in path.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c);
+        } else {
+            out.extend(std::iter::repeat_n('-', c.len_utf16()));
+        }
+    }
+    out
+}
+
+fn claude_code(
+    cwd: &Path,
+    repository: Option<&git::GitRoot>,
+    env: &Environment,
+) -> Result<(RootChoice, RootChoice), LayoutError> {
+    let user = RootChoice::none(
+        "Claude Code keeps no user memory directory (CLAUDE.md files are instructions)",
+    );
+    if env.is_truthy("CLAUDE_CODE_DISABLE_AUTO_MEMORY") {
+        return Ok((
+            RootChoice::none("auto memory is off: CLAUDE_CODE_DISABLE_AUTO_MEMORY is set"),
+            user,
+        ));
+    }
+    let config = match env.path("CLAUDE_CONFIG_DIR") {
+        Some(dir) => dir,
+        None => env
+            .home()
+            .map(|h| h.join(".claude"))
+            .ok_or(LayoutError::NoHome {
+                layout: "Claude Code",
+                variable: "CLAUDE_CONFIG_DIR",
+            })?,
+    };
+    let settings_project = repository.map_or(cwd, |r| r.root.as_path());
+    if let Some((dir, file)) = auto_memory_directory(settings_project, &config, env) {
+        return Ok((
+            RootChoice::at(dir, format!("autoMemoryDirectory in {}", file.display())),
+            user,
+        ));
+    }
+    let projects = config.join("projects");
+    if let Some(name) = env.var("CLAUDE_CODE_PROJECT_DIR_NAME") {
+        return Ok((
+            RootChoice::at(
+                projects.join(name).join("memory"),
+                "the project directory named by CLAUDE_CODE_PROJECT_DIR_NAME",
+            ),
+            user,
+        ));
+    }
+    let (dir, source) = project_dir(cwd, repository, true);
+    let normalised: String = dir.to_string_lossy().nfc().collect();
+    let name = js_sanitise(&normalised);
+    // The name is ASCII, so units, characters and bytes agree.
+    if name.len() <= CLAUDE_CODE_MAX_DIR_NAME {
+        return Ok((
+            RootChoice::at(
+                projects.join(&name).join("memory"),
+                format!("named after {source}"),
+            ),
+            user,
+        ));
+    }
+    let prefix = format!("{}-", &name[..CLAUDE_CODE_MAX_DIR_NAME]);
+    let project = match newest_with_prefix(&projects, &prefix) {
+        Some(found) => RootChoice::at(
+            found.join("memory"),
+            format!(
+                "named after {source}: its name is over {CLAUDE_CODE_MAX_DIR_NAME} characters, so the directory starting with the first {CLAUDE_CODE_MAX_DIR_NAME} and a hash"
+            ),
+        ),
+        None => RootChoice::none(format!(
+            "named after {source}: its name is over {CLAUDE_CODE_MAX_DIR_NAME} characters and no directory in {} starts with its first {CLAUDE_CODE_MAX_DIR_NAME} and a hash yet",
+            projects.display()
+        )),
+    };
+    Ok((project, user))
+}
+
+/// `autoMemoryDirectory` from the local project settings, else the user settings, with `~/`
+/// expanded and a relative path taken from the project directory.
+fn auto_memory_directory(
+    project: &Path,
+    config: &Path,
+    env: &Environment,
+) -> Option<(PathBuf, PathBuf)> {
+    [
+        project.join(".claude").join("settings.local.json"),
+        config.join("settings.json"),
+    ]
+    .into_iter()
+    .find_map(|file| {
+        let text = std::fs::read_to_string(&file).ok()?;
+        let value: serde_json::Value = serde_json::from_str(&text).ok()?;
+        let dir = value.get("autoMemoryDirectory")?.as_str()?.trim();
+        if dir.is_empty() {
+            return None;
+        }
+        let dir = match dir.strip_prefix("~/") {
+            Some(rest) => env.home()?.join(rest),
+            None if dir == "~" => env.home()?,
+            None => project.join(dir),
+        };
+        Some((dir, file))
+    })
+}
+
+/// The entry of `dir` whose name starts with `prefix` and whose `memory` directory (else itself)
+/// changed last; the name breaks ties.
+fn newest_with_prefix(dir: &Path, prefix: &str) -> Option<PathBuf> {
+    std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .filter(|entry| {
+            entry
+                .file_name()
+                .to_str()
+                .is_some_and(|n| n.starts_with(prefix))
+        })
+        .map(|entry| {
+            let path = entry.path();
+            let changed = std::fs::metadata(path.join("memory"))
+                .or_else(|_| std::fs::metadata(&path))
+                .and_then(|m| m.modified())
+                .ok();
+            (changed, path)
+        })
+        .max()
+        .map(|(_, path)| path)
+}
+
+fn qwen_code(
+    cwd: &Path,
+    repository: Option<&git::GitRoot>,
+    env: &Environment,
+) -> Result<(RootChoice, RootChoice), LayoutError> {
+    let home = match env.path("QWEN_HOME") {
+        Some(home) => (home, "QWEN_HOME"),
+        None => (
+            env.home()
+                .map(|h| h.join(".qwen"))
+                .ok_or(LayoutError::NoHome {
+                    layout: "Qwen Code",
+                    variable: "QWEN_HOME",
+                })?,
+            "~/.qwen",
+        ),
+    };
+    let (dir, source) = project_dir(cwd, repository, false);
+    let project = if env.is_truthy("QWEN_CODE_MEMORY_LOCAL") {
+        RootChoice::at(
+            dir.join(".qwen").join("memory"),
+            format!("inside {source}: QWEN_CODE_MEMORY_LOCAL is set"),
+        )
+    } else {
+        let name = js_sanitise(&dir.to_string_lossy());
+        #[cfg(windows)]
+        let name = name.to_lowercase();
+        RootChoice::at(
+            home.0.join("projects").join(name).join("memory"),
+            format!("in {}, named after {source}", home.1),
+        )
+    };
+    let user = RootChoice::at(
+        home.0.join("memories"),
+        format!("the user memories in {}", home.1),
+    );
+    Ok((project, user))
+}
+
+fn memrecall(
+    cwd: &Path,
+    repository: Option<&git::GitRoot>,
+    env: &Environment,
+) -> Result<(RootChoice, RootChoice), LayoutError> {
+    let home = env.memrecall_home().ok_or(LayoutError::NoHome {
+        layout: "memrecall",
+        variable: "MEMRECALL_HOME",
+    })?;
+    let (dir, source) = project_dir(cwd, repository, false);
+    let project = RootChoice::at(
+        home.join("projects")
+            .join(recall_facade::sanitise_project_path(&dir))
+            .join("memory"),
+        format!("in the memrecall home, named after {source}"),
+    );
+    let user = RootChoice::at(
+        home.join("memories"),
+        "the user memories in the memrecall home",
+    );
+    Ok((project, user))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn home_env(home: &Path) -> Environment {
+        Environment::from_pairs([("HOME", home.as_os_str().to_owned())])
+    }
+
+    #[test]
+    fn dots_underscores_and_slashes_become_dashes() {
+        assert_eq!(js_sanitise("/home/ana/my_app.v2"), "-home-ana-my-app-v2");
+    }
+
+    #[test]
+    fn a_character_outside_the_basic_plane_becomes_two_dashes() {
+        assert_eq!(js_sanitise("/a🦀b"), "-a--b");
+        assert_eq!(js_sanitise("/é"), "--");
+    }
+
+    #[test]
+    fn claude_code_without_a_repository_names_the_directory_after_the_working_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let cwd = base.join("work.dir_1");
+        std::fs::create_dir_all(&cwd).unwrap();
+        let roots = resolve(Layout::ClaudeCode, &cwd, &home_env(&base)).unwrap();
+        let expected = base
+            .join(".claude/projects")
+            .join(js_sanitise(&cwd.to_string_lossy()))
+            .join("memory");
+        assert_eq!(roots.project.path, Some(expected));
+        assert_eq!(roots.user.path, None);
+    }
+
+    #[test]
+    fn claude_code_reads_the_nfc_form_of_a_decomposed_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        // "é" as e + combining acute: two characters before NFC, one after.
+        let cwd = base.join("cafe\u{301}");
+        std::fs::create_dir_all(&cwd).unwrap();
+        let roots = resolve(Layout::ClaudeCode, &cwd, &home_env(&base)).unwrap();
+        let name = format!("{}-caf-", js_sanitise(&base.to_string_lossy()));
+        assert_eq!(
+            roots.project.path,
+            Some(base.join(".claude/projects").join(name).join("memory"))
+        );
+    }
+
+    #[test]
+    fn claude_code_config_dir_moves_the_projects_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let env = Environment::from_pairs([
+            ("HOME", base.as_os_str().to_owned()),
+            ("CLAUDE_CONFIG_DIR", base.join("cfg").into_os_string()),
+        ]);
+        let roots = resolve(Layout::ClaudeCode, &base, &env).unwrap();
+        assert!(
+            roots
+                .project
+                .path
+                .unwrap()
+                .starts_with(base.join("cfg/projects"))
+        );
+    }
+
+    #[test]
+    fn a_local_auto_memory_directory_setting_wins_over_the_derived_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(base.join("repo/.git")).unwrap();
+        std::fs::create_dir_all(base.join("repo/.claude")).unwrap();
+        std::fs::write(
+            base.join("repo/.claude/settings.local.json"),
+            r#"{"autoMemoryDirectory": "notes/memory"}"#,
+        )
+        .unwrap();
+        let roots = resolve(Layout::ClaudeCode, &base.join("repo"), &home_env(&base)).unwrap();
+        assert_eq!(roots.project.path, Some(base.join("repo/notes/memory")));
+    }
+
+    #[test]
+    fn a_user_auto_memory_directory_setting_expands_the_home_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(base.join(".claude")).unwrap();
+        std::fs::write(
+            base.join(".claude/settings.json"),
+            r#"{"autoMemoryDirectory": "~/mem"}"#,
+        )
+        .unwrap();
+        let roots = resolve(Layout::ClaudeCode, &base, &home_env(&base)).unwrap();
+        assert_eq!(roots.project.path, Some(base.join("mem")));
+    }
+
+    #[test]
+    fn qwen_code_puts_user_memories_under_its_home() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let roots = resolve(Layout::QwenCode, &base, &home_env(&base)).unwrap();
+        assert_eq!(roots.user.path, Some(base.join(".qwen/memories")));
+    }
+
+    #[test]
+    fn the_memrecall_layout_uses_the_git_root_of_a_subdirectory() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(base.join("repo/.git")).unwrap();
+        std::fs::create_dir_all(base.join("repo/src")).unwrap();
+        let roots = resolve(Layout::Memrecall, &base.join("repo/src"), &home_env(&base)).unwrap();
+        let expected = base
+            .join(".memrecall/projects")
+            .join(recall_facade::sanitise_project_path(&base.join("repo")))
+            .join("memory");
+        assert_eq!(roots.project.path, Some(expected));
+        assert_eq!(roots.user.path, Some(base.join(".memrecall/memories")));
+    }
+
+    #[test]
+    fn no_home_is_a_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let error = resolve(Layout::QwenCode, dir.path(), &Environment::default()).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "cannot find the Qwen Code home: set QWEN_HOME or HOME"
+        );
+    }
+}

@@ -1,0 +1,149 @@
+//! The agents memrecall plugs into, each in one place: where it keeps memory ([`layout`]), how
+//! it finds a project's git root ([`git`]), what its hooks read and print ([`hook_io`]) and where
+//! its hook settings live ([`settings`]). No recall logic lives here: these modules translate an
+//! agent's world into roots and a query, and a delivery back into the agent's output shape.
+
+pub mod git;
+pub mod hook_io;
+pub mod layout;
+pub mod settings;
+
+use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
+use std::path::PathBuf;
+
+use clap::ValueEnum;
+
+/// A coding agent that can run `memrecall hook` before each prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Agent {
+    /// Claude Code.
+    ClaudeCode,
+    /// Qwen Code.
+    QwenCode,
+    /// Gemini CLI.
+    GeminiCli,
+    /// Codex CLI.
+    Codex,
+}
+
+impl Agent {
+    /// The name used on the command line and in logs.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => "claude-code",
+            Agent::QwenCode => "qwen-code",
+            Agent::GeminiCli => "gemini-cli",
+            Agent::Codex => "codex",
+        }
+    }
+
+    /// The layout a hook reads when none is given: the agent's own memory where it keeps
+    /// memory, memrecall's tree otherwise.
+    pub const fn default_layout(self) -> Layout {
+        match self {
+            Agent::ClaudeCode => Layout::ClaudeCode,
+            Agent::QwenCode => Layout::QwenCode,
+            Agent::GeminiCli | Agent::Codex => Layout::Memrecall,
+        }
+    }
+}
+
+/// Where memory trees live: an agent's own layout or memrecall's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Layout {
+    /// `~/.claude/projects/<dir>/memory/`, no user root.
+    ClaudeCode,
+    /// `~/.qwen/projects/<dir>/memory/` and `~/.qwen/memories/`.
+    QwenCode,
+    /// `$MEMRECALL_HOME/projects/<dir>/memory/` and `$MEMRECALL_HOME/memories/`.
+    Memrecall,
+}
+
+impl Layout {
+    /// The name used on the command line.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Layout::ClaudeCode => "claude-code",
+            Layout::QwenCode => "qwen-code",
+            Layout::Memrecall => "memrecall",
+        }
+    }
+}
+
+/// The environment variables layouts and settings read, captured once so that resolution is a
+/// pure function of them (and testable without touching the process environment).
+#[derive(Debug, Clone, Default)]
+pub struct Environment {
+    vars: BTreeMap<&'static str, OsString>,
+}
+
+/// Every variable [`Environment`] captures.
+const VARIABLES: [&str; 8] = [
+    "CODEX_HOME",
+    "HOME",
+    "MEMRECALL_HOME",
+    "CLAUDE_CONFIG_DIR",
+    "CLAUDE_CODE_PROJECT_DIR_NAME",
+    "CLAUDE_CODE_DISABLE_AUTO_MEMORY",
+    "QWEN_HOME",
+    "QWEN_CODE_MEMORY_LOCAL",
+];
+
+impl Environment {
+    /// The process environment.
+    pub fn from_process() -> Self {
+        Self::from_pairs(
+            VARIABLES
+                .iter()
+                .filter_map(|&name| std::env::var_os(name).map(|value| (name, value))),
+        )
+    }
+
+    /// An environment holding exactly `pairs` (of the captured names; others are dropped).
+    pub fn from_pairs<V: Into<OsString>>(
+        pairs: impl IntoIterator<Item = (&'static str, V)>,
+    ) -> Self {
+        Self {
+            vars: pairs
+                .into_iter()
+                .filter(|(name, _)| VARIABLES.contains(name))
+                .map(|(name, value)| (name, value.into()))
+                .collect(),
+        }
+    }
+
+    /// A variable's value; an empty value counts as unset.
+    pub fn var(&self, name: &str) -> Option<&OsStr> {
+        self.vars
+            .get(name)
+            .map(OsString::as_os_str)
+            .filter(|v| !v.is_empty())
+    }
+
+    /// A variable as a path; an empty value counts as unset.
+    pub fn path(&self, name: &str) -> Option<PathBuf> {
+        self.var(name).map(PathBuf::from)
+    }
+
+    /// Whether a variable is set to a true value (`1`, `true`, `yes`, `on`, any case).
+    pub fn is_truthy(&self, name: &str) -> bool {
+        self.var(name).and_then(OsStr::to_str).is_some_and(|v| {
+            matches!(
+                v.trim().to_ascii_lowercase().as_str(),
+                "1" | "true" | "yes" | "on"
+            )
+        })
+    }
+
+    /// The user's home directory (`HOME`).
+    pub fn home(&self) -> Option<PathBuf> {
+        self.path("HOME")
+    }
+
+    /// memrecall's home: `$MEMRECALL_HOME`, else `~/.memrecall`.
+    pub fn memrecall_home(&self) -> Option<PathBuf> {
+        self.path("MEMRECALL_HOME")
+            .or_else(|| self.home().map(|home| home.join(".memrecall")))
+    }
+}

@@ -1,0 +1,463 @@
+//! Where each agent keeps its hook settings, the entry memrecall adds there, and merging it in
+//! and out of a settings file without disturbing anything else in it.
+//!
+//! | agent | user file | project file (`--project DIR`) | timeout unit |
+//! |---|---|---|---|
+//! | Claude Code | `$CLAUDE_CONFIG_DIR/settings.json` or `~/.claude/settings.json` | `DIR/.claude/settings.json` | seconds |
+//! | Qwen Code | `$QWEN_HOME/settings.json` or `~/.qwen/settings.json` | `DIR/.qwen/settings.json` | milliseconds |
+//! | Gemini CLI | `~/.gemini/settings.json` | `DIR/.gemini/settings.json` | milliseconds |
+//! | Codex | `$CODEX_HOME/hooks.json` or `~/.codex/hooks.json` | `DIR/.codex/hooks.json` | seconds |
+//!
+//! The entry is one group `{"hooks":[{"type":"command","command":"memrecall hook --agent A",
+//! "timeout":…}]}` under the agent's prompt event (10 seconds: the hook answers within the
+//! 100 ms ceiling plus process time, the margin is for a cold disk). Only the prompt event is
+//! installed: the tool-result event has nothing to deliver while no process outlives the prompt
+//! hook. Keys keep their order, so a merged file differs from the original only by the entry.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
+
+use super::{Agent, Environment, hook_io};
+
+/// A JSON value whose objects keep their keys in file order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Json {
+    /// `null`.
+    Null,
+    /// `true` or `false`.
+    Bool(bool),
+    /// A number.
+    Number(serde_json::Number),
+    /// A string.
+    String(String),
+    /// An array.
+    Array(Vec<Json>),
+    /// An object, keys in order.
+    Object(Vec<(String, Json)>),
+}
+
+impl Json {
+    fn object_entry<'a>(entries: &'a mut [(String, Json)], key: &str) -> Option<&'a mut Json> {
+        entries.iter_mut().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    fn get(&self, key: &str) -> Option<&Json> {
+        match self {
+            Json::Object(entries) => entries.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Json {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct JsonVisitor;
+        impl<'de> Visitor<'de> for JsonVisitor {
+            type Value = Json;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_unit<E>(self) -> Result<Json, E> {
+                Ok(Json::Null)
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<Json, E> {
+                Ok(Json::Bool(v))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Json, E> {
+                Ok(Json::Number(v.into()))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Json, E> {
+                Ok(Json::Number(v.into()))
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Json, E> {
+                serde_json::Number::from_f64(v)
+                    .map(Json::Number)
+                    .ok_or_else(|| E::custom("a number JSON cannot hold"))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Json, E> {
+                Ok(Json::String(v.to_owned()))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Json, E> {
+                Ok(Json::String(v))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Json, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element()? {
+                    items.push(item);
+                }
+                Ok(Json::Array(items))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json, A::Error> {
+                let mut entries = Vec::new();
+                while let Some((key, value)) = map.next_entry::<String, Json>()? {
+                    entries.push((key, value));
+                }
+                Ok(Json::Object(entries))
+            }
+        }
+        deserializer.deserialize_any(JsonVisitor)
+    }
+}
+
+impl Serialize for Json {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Json::Null => serializer.serialize_unit(),
+            Json::Bool(b) => serializer.serialize_bool(*b),
+            Json::Number(n) => n.serialize(serializer),
+            Json::String(s) => serializer.serialize_str(s),
+            Json::Array(items) => {
+                let mut seq = serializer.serialize_seq(Some(items.len()))?;
+                for item in items {
+                    seq.serialize_element(item)?;
+                }
+                seq.end()
+            }
+            Json::Object(entries) => {
+                let mut map = serializer.serialize_map(Some(entries.len()))?;
+                for (key, value) in entries {
+                    map.serialize_entry(key, value)?;
+                }
+                map.end()
+            }
+        }
+    }
+}
+
+/// Why a settings file cannot be changed.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    /// No home directory to find the user settings in.
+    #[error("cannot find the home directory: set HOME or pass --project")]
+    NoHome,
+    /// The file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        source: std::io::Error,
+    },
+    /// The file is not JSON; it is left untouched.
+    #[error(
+        "{path} is not valid JSON ({source}); it was left untouched: fix it or add the entry by hand"
+    )]
+    Unparsable {
+        /// The file.
+        path: PathBuf,
+        /// The parse error.
+        source: serde_json::Error,
+    },
+    /// The file's JSON does not have the shape hook settings need; it is left untouched.
+    #[error("{path}: {what}; it was left untouched: fix it or add the entry by hand")]
+    Shape {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        what: String,
+    },
+    /// The file could not be written.
+    #[error("cannot write {path}: {source}")]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        source: std::io::Error,
+    },
+}
+
+/// The settings file hooks of `agent` live in: the project's when `project` is given, else the
+/// user's.
+pub fn settings_path(
+    agent: Agent,
+    project: Option<&Path>,
+    env: &Environment,
+) -> Result<PathBuf, SettingsError> {
+    let file = if agent == Agent::Codex {
+        "hooks.json"
+    } else {
+        "settings.json"
+    };
+    let dot_dir = match agent {
+        Agent::ClaudeCode => ".claude",
+        Agent::QwenCode => ".qwen",
+        Agent::GeminiCli => ".gemini",
+        Agent::Codex => ".codex",
+    };
+    if let Some(project) = project {
+        return Ok(project.join(dot_dir).join(file));
+    }
+    let moved = match agent {
+        Agent::ClaudeCode => env.path("CLAUDE_CONFIG_DIR"),
+        Agent::QwenCode => env.path("QWEN_HOME"),
+        Agent::Codex => env.path("CODEX_HOME"),
+        Agent::GeminiCli => None,
+    };
+    let dir = match moved {
+        Some(dir) => dir,
+        None => env.home().ok_or(SettingsError::NoHome)?.join(dot_dir),
+    };
+    Ok(dir.join(file))
+}
+
+/// The command an agent runs.
+pub fn hook_command(agent: Agent) -> String {
+    format!("memrecall hook --agent {}", agent.as_str())
+}
+
+/// The hook entry memrecall adds for `agent`.
+fn hook_entry(agent: Agent) -> Json {
+    let timeout: u64 = match agent {
+        Agent::ClaudeCode | Agent::Codex => 10,
+        Agent::QwenCode | Agent::GeminiCli => 10_000,
+    };
+    let mut entry = Vec::new();
+    if agent == Agent::GeminiCli {
+        entry.push(("name".to_owned(), Json::String("memrecall".to_owned())));
+    }
+    entry.push(("type".to_owned(), Json::String("command".to_owned())));
+    entry.push(("command".to_owned(), Json::String(hook_command(agent))));
+    entry.push(("timeout".to_owned(), Json::Number(timeout.into())));
+    Json::Object(entry)
+}
+
+/// The settings snippet `install` merges: `{"hooks":{"<event>":[{"hooks":[entry]}]}}`.
+pub fn snippet(agent: Agent) -> Json {
+    let (event, _) = hook_io::event_names(agent);
+    let group = Json::Object(vec![(
+        "hooks".to_owned(),
+        Json::Array(vec![hook_entry(agent)]),
+    )]);
+    Json::Object(vec![(
+        "hooks".to_owned(),
+        Json::Object(vec![(event.to_owned(), Json::Array(vec![group]))]),
+    )])
+}
+
+fn is_ours(entry: &Json, command: &str) -> bool {
+    matches!(entry.get("command"), Some(Json::String(c)) if c == command)
+}
+
+fn shape(path: &Path, what: &str) -> SettingsError {
+    SettingsError::Shape {
+        path: path.to_path_buf(),
+        what: what.to_owned(),
+    }
+}
+
+/// Adds the agent's entry to `settings`; `false` when it was already there.
+pub fn merge(settings: &mut Json, agent: Agent, path: &Path) -> Result<bool, SettingsError> {
+    let (event, _) = hook_io::event_names(agent);
+    let command = hook_command(agent);
+    let Json::Object(root) = settings else {
+        return Err(shape(path, "the top level is not a JSON object"));
+    };
+    if Json::object_entry(root, "hooks").is_none() {
+        root.push(("hooks".to_owned(), Json::Object(Vec::new())));
+    }
+    let Some(Json::Object(hooks)) = Json::object_entry(root, "hooks") else {
+        return Err(shape(path, "`hooks` is not an object"));
+    };
+    if Json::object_entry(hooks, event).is_none() {
+        hooks.push((event.to_owned(), Json::Array(Vec::new())));
+    }
+    let Some(Json::Array(groups)) = Json::object_entry(hooks, event) else {
+        return Err(shape(path, &format!("`hooks.{event}` is not an array")));
+    };
+    let present = groups.iter().any(|group| {
+        matches!(group.get("hooks"), Some(Json::Array(entries)) if entries.iter().any(|e| is_ours(e, &command)))
+    });
+    if present {
+        return Ok(false);
+    }
+    groups.push(Json::Object(vec![(
+        "hooks".to_owned(),
+        Json::Array(vec![hook_entry(agent)]),
+    )]));
+    Ok(true)
+}
+
+/// Removes the agent's entry from `settings`, and each group, event list and `hooks` object
+/// that held only it; `false` when there was none.
+pub fn remove(settings: &mut Json, agent: Agent) -> bool {
+    let (event, _) = hook_io::event_names(agent);
+    let command = hook_command(agent);
+    let Json::Object(root) = settings else {
+        return false;
+    };
+    let Some(Json::Object(hooks)) = Json::object_entry(root, "hooks") else {
+        return false;
+    };
+    let Some(Json::Array(groups)) = Json::object_entry(hooks, event) else {
+        return false;
+    };
+    let mut removed = false;
+    groups.retain_mut(|group| {
+        let Json::Object(fields) = group else {
+            return true;
+        };
+        let Some(Json::Array(entries)) = Json::object_entry(fields, "hooks") else {
+            return true;
+        };
+        let before = entries.len();
+        entries.retain(|e| !is_ours(e, &command));
+        if entries.len() == before {
+            return true;
+        }
+        removed = true;
+        !entries.is_empty()
+    });
+    if !removed {
+        return false;
+    }
+    if groups.is_empty() {
+        hooks.retain(|(k, _)| k != event);
+    }
+    if hooks.is_empty() {
+        root.retain(|(k, _)| k != "hooks");
+    }
+    true
+}
+
+/// Reads a settings file: a missing or blank file is an empty object; anything that is not JSON
+/// is an error and the file is not touched.
+pub fn read(path: &Path) -> Result<(Json, bool), SettingsError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok((Json::Object(Vec::new()), false));
+        }
+        Err(source) => {
+            return Err(SettingsError::Read {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
+    };
+    if text.trim().is_empty() {
+        return Ok((Json::Object(Vec::new()), true));
+    }
+    let value = serde_json::from_str(&text).map_err(|source| SettingsError::Unparsable {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok((value, true))
+}
+
+/// The backup `write` keeps of the file it replaces.
+pub fn backup_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".memrecall-backup");
+    path.with_file_name(name)
+}
+
+/// Replaces `path` with `settings` atomically (a temporary file renamed over it), keeping the
+/// original's permissions and a copy of it beside it ([`backup_path`]).
+pub fn write(path: &Path, settings: &Json, existed: bool) -> Result<(), SettingsError> {
+    use std::io::Write as _;
+    let failed = |source| SettingsError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(failed)?;
+    let mut text =
+        serde_json::to_string_pretty(settings).map_err(|e| failed(std::io::Error::other(e)))?;
+    text.push('\n');
+    let permissions = if existed {
+        std::fs::copy(path, backup_path(path)).map_err(failed)?;
+        Some(std::fs::metadata(path).map_err(failed)?.permissions())
+    } else {
+        None
+    };
+    let mut temp_name = path.file_name().unwrap_or_default().to_os_string();
+    temp_name.push(format!(".memrecall-{}.tmp", std::process::id()));
+    let temp = dir.join(temp_name);
+    let written = (|| {
+        let mut file = std::fs::File::create(&temp)?;
+        file.write_all(text.as_bytes())?;
+        if let Some(permissions) = permissions {
+            file.set_permissions(permissions)?;
+        }
+        file.sync_all()?;
+        std::fs::rename(&temp, path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    written.map_err(failed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parsed(text: &str) -> Json {
+        serde_json::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn keys_keep_their_order_through_read_and_write() {
+        let text = r#"{"zeta":1,"alpha":{"b":[true,null,"s"],"a":2.5}}"#;
+        assert_eq!(serde_json::to_string(&parsed(text)).unwrap(), text);
+    }
+
+    #[test]
+    fn merging_twice_adds_the_entry_once() {
+        let mut settings = parsed(r#"{"model":"x"}"#);
+        let path = Path::new("settings.json");
+        assert!(merge(&mut settings, Agent::ClaudeCode, path).unwrap());
+        assert!(!merge(&mut settings, Agent::ClaudeCode, path).unwrap());
+        assert_eq!(
+            serde_json::to_value(&settings).unwrap(),
+            serde_json::json!({"model":"x","hooks":{"UserPromptSubmit":[{"hooks":[
+                {"type":"command","command":"memrecall hook --agent claude-code","timeout":10}
+            ]}]}})
+        );
+    }
+
+    #[test]
+    fn removing_after_merging_gives_back_the_original() {
+        let original = parsed(
+            r#"{"hooks":{"UserPromptSubmit":[{"hooks":[{"type":"command","command":"other"}]}],"Stop":[]},"x":1}"#,
+        );
+        let mut settings = original.clone();
+        merge(&mut settings, Agent::Codex, Path::new("hooks.json")).unwrap();
+        assert!(remove(&mut settings, Agent::Codex));
+        assert_eq!(settings, original);
+        assert!(!remove(&mut settings, Agent::Codex));
+    }
+
+    #[test]
+    fn gemini_cli_uses_before_agent_and_milliseconds() {
+        let value = serde_json::to_value(snippet(Agent::GeminiCli)).unwrap();
+        let entry = &value["hooks"]["BeforeAgent"][0]["hooks"][0];
+        assert_eq!(entry["timeout"], 10_000);
+        assert_eq!(entry["command"], "memrecall hook --agent gemini-cli");
+    }
+
+    #[test]
+    fn hooks_that_are_not_an_object_are_refused() {
+        let mut settings = parsed(r#"{"hooks":[]}"#);
+        let error = merge(&mut settings, Agent::QwenCode, Path::new("s.json")).unwrap_err();
+        assert!(
+            error.to_string().contains("`hooks` is not an object"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn project_settings_live_in_the_agents_dot_directory() {
+        let env = Environment::default();
+        let path = settings_path(Agent::ClaudeCode, Some(Path::new("/p")), &env).unwrap();
+        assert_eq!(path, Path::new("/p/.claude/settings.json"));
+        let path = settings_path(Agent::Codex, Some(Path::new("/p")), &env).unwrap();
+        assert_eq!(path, Path::new("/p/.codex/hooks.json"));
+    }
+}

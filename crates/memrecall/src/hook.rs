@@ -1,0 +1,286 @@
+//! `memrecall hook`: one agent hook call, from the event on stdin to the delivery on stdout.
+//!
+//! It never stands in the user's way: whatever happens (bad JSON, no home, unreadable roots, a
+//! selector that fails or never answers, a panic) it exits 0, prints nothing (Gemini CLI: `{}`
+//! when there is simply nothing to add) and writes one line to `$MEMRECALL_HOME/logs/hook.log`.
+//! Exit code 2 would block the user's prompt in every agent, so it is never used.
+//!
+//! A prompt event runs one recall turn: the recall starts, the initial point waits at most the
+//! 100 ms ceiling, and what it delivers is printed in the agent's shape, cut to whole documents
+//! under [`hook_io::MAX_CONTEXT_UTF16`]. The process then ends the turn (a selector still
+//! thinking is cancelled) and brings the catalogs up to date for the next call. Nothing outlives
+//! the call, so the tool-result event has no settled recall to deliver and prints nothing.
+
+use std::io::{Read as _, Write as _};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use memory_scan::ScannedDocument;
+use recall_facade::{HttpSelectorConfig, MemoryRecall, RecallConfig, SelectorChoice};
+
+use crate::agent::hook_io::{self, HookEvent, MAX_CONTEXT_UTF16, utf16_len};
+use crate::agent::{Agent, Environment, Layout, layout};
+use crate::config::{Config, ConfigSelectorKind};
+
+/// The most stdin a hook reads: a prompt of 100,000 characters is well under it.
+const MAX_STDIN_BYTES: u64 = 8 * 1024 * 1024;
+/// The log is moved to `hook.log.1` once it grows past this.
+const MAX_LOG_BYTES: u64 = 512 * 1024;
+/// How long the hook waits, after printing, to bring the catalogs up to date.
+const CATALOG_GRACE: Duration = Duration::from_secs(2);
+const TRUNCATED_NOTE: &str = "\n\n> NOTE: Relevant memory truncated for prompt budget.\n";
+
+/// Runs one hook call; always succeeds (see the module docs).
+pub fn run(agent: Agent, layout: Option<Layout>) {
+    let env = Environment::from_process();
+    // A panic is logged, never shown: the agent may print the hook's stderr to the user.
+    std::panic::set_hook(Box::new(|_| {}));
+    let outcome = std::panic::catch_unwind(|| serve(agent, layout, &env));
+    match outcome {
+        Ok(Ok(())) => {}
+        Ok(Err(message)) => log(&env, agent, &message),
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            log(&env, agent, &format!("internal error: {what}"));
+        }
+    }
+}
+
+/// Logs a failure to parse the hook's own command line (a bad hook entry in the agent's
+/// settings), which must not exit 2 either.
+pub fn log_bad_command_line(message: &str) {
+    let env = Environment::from_process();
+    let first = message.lines().next().unwrap_or_default();
+    write_log_line(&env, &format!("hook: bad command line: {first}"));
+}
+
+fn serve(agent: Agent, layout: Option<Layout>, env: &Environment) -> Result<(), String> {
+    let mut stdin = String::new();
+    std::io::stdin()
+        .take(MAX_STDIN_BYTES)
+        .read_to_string(&mut stdin)
+        .map_err(|e| format!("cannot read stdin: {e}"))?;
+    let input = hook_io::parse(agent, &stdin).map_err(|e| e.to_string())?;
+    let HookEvent::Prompt {
+        query,
+        repeat_is_continuation,
+    } = input.event
+    else {
+        // The tool-result point and other events: nothing outlives the prompt hook, so there
+        // is no settled recall to deliver.
+        return print(hook_io::nothing(agent));
+    };
+    if query.trim().is_empty() {
+        return print(hook_io::nothing(agent));
+    }
+    if repeat_is_continuation && is_repeat(env, agent, input.session_id.as_deref(), &query) {
+        return print(hook_io::nothing(agent));
+    }
+    let cwd = match input.cwd {
+        Some(cwd) => cwd,
+        None => {
+            std::env::current_dir().map_err(|e| format!("no cwd given and none readable: {e}"))?
+        }
+    };
+    let layout = layout.unwrap_or(agent.default_layout());
+    let roots = layout::resolve(layout, &cwd, env).map_err(|e| e.to_string())?;
+    if roots.project.path.is_none() && roots.user.path.is_none() {
+        return print(hook_io::nothing(agent));
+    }
+    let selector = selector_from_config(env).unwrap_or_else(|message| {
+        log(
+            env,
+            agent,
+            &format!("{message}; recalling without a selector"),
+        );
+        SelectorChoice::None
+    });
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let ran = runtime.block_on(async {
+        let mut config = RecallConfig::with_roots(roots.project.path, roots.user.path);
+        config.selector = selector;
+        let mut recall = MemoryRecall::new(config).map_err(|e| e.to_string())?;
+        recall.begin_turn(&query, &[]);
+        let initial = recall.initial().await;
+        let context = initial
+            .delivered()
+            .map(|memory| fit(&memory.documents, &memory.prompt, SystemTime::now()))
+            .unwrap_or_default();
+        Ok::<_, String>((recall, context))
+    });
+    let (mut recall, context) = match ran {
+        Ok(done) => done,
+        Err(message) => {
+            runtime.shutdown_timeout(Duration::ZERO);
+            return Err(message);
+        }
+    };
+    let printed = print(&hook_io::render(agent, &input.event_name, &context));
+    // After printing: the selector (if still thinking) is cancelled and the catalogs this call
+    // brought up to date are written, so the next call starts warm.
+    recall.end_turn();
+    let deadline = tokio::time::Instant::now() + CATALOG_GRACE;
+    runtime.block_on(async {
+        let _ = tokio::time::timeout_at(deadline, recall.write_catalogs()).await;
+        recall.shutdown();
+    });
+    runtime.shutdown_timeout(deadline.saturating_duration_since(tokio::time::Instant::now()));
+    printed
+}
+
+/// The prompt, or the longest run of its first documents whose prompt fits the budget, or the
+/// first document's prompt cut to it.
+fn fit(documents: &[Arc<ScannedDocument>], prompt: &str, now: SystemTime) -> String {
+    if utf16_len(prompt) <= MAX_CONTEXT_UTF16 {
+        return prompt.to_owned();
+    }
+    for keep in (1..documents.len()).rev() {
+        let shorter =
+            recall_facade::render_prompt(documents[..keep].iter().map(|d| d.document()), now);
+        if utf16_len(&shorter) <= MAX_CONTEXT_UTF16 {
+            return shorter;
+        }
+    }
+    let one = recall_facade::render_prompt(documents.iter().take(1).map(|d| d.document()), now);
+    let budget = MAX_CONTEXT_UTF16 - utf16_len(TRUNCATED_NOTE);
+    let mut used = 0;
+    let cut = one
+        .char_indices()
+        .find(|(_, c)| {
+            used += c.len_utf16();
+            used > budget
+        })
+        .map_or(one.len(), |(at, _)| at);
+    format!("{}{TRUNCATED_NOTE}", one[..cut].trim_end())
+}
+
+fn selector_from_config(env: &Environment) -> Result<SelectorChoice, String> {
+    let Some(home) = env.memrecall_home() else {
+        return Ok(SelectorChoice::None);
+    };
+    let config = Config::load(&home).map_err(|e| e.to_string())?;
+    Ok(match config.selector.kind {
+        ConfigSelectorKind::None => SelectorChoice::None,
+        ConfigSelectorKind::Http => {
+            let table = config.selector;
+            let mut http = HttpSelectorConfig::new(
+                table.url.unwrap_or_default(),
+                table.model.unwrap_or_default(),
+            );
+            if let Some(var) = table.api_key_env {
+                http.api_key_env = var;
+            }
+            SelectorChoice::Http(http)
+        }
+    })
+}
+
+/// Whether `query` repeats the last query recalled in this session (a Qwen Code continuation);
+/// remembers it otherwise. Without a session or a home, nothing is a repeat.
+fn is_repeat(env: &Environment, agent: Agent, session: Option<&str>, query: &str) -> bool {
+    let (Some(session), Some(home)) = (session, env.memrecall_home()) else {
+        return false;
+    };
+    let dir = home.join("state").join(agent.as_str());
+    let file = dir.join(format!(
+        "{:016x}",
+        twox_hash::XxHash3_64::oneshot(session.as_bytes())
+    ));
+    let fingerprint = format!("{:016x}", twox_hash::XxHash3_64::oneshot(query.as_bytes()));
+    if std::fs::read_to_string(&file).is_ok_and(|last| last.trim() == fingerprint) {
+        return true;
+    }
+    // Best effort: without the state, the next continuation is recalled like a prompt.
+    let _ = std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&file, &fingerprint));
+    false
+}
+
+fn print(text: &str) -> Result<(), String> {
+    if text.is_empty() {
+        return Ok(());
+    }
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| format!("cannot write stdout: {e}"))
+}
+
+fn log(env: &Environment, agent: Agent, message: &str) {
+    write_log_line(
+        env,
+        &format!("{}: {}", agent.as_str(), message.replace('\n', " ")),
+    );
+}
+
+/// Appends one timestamped line to `$MEMRECALL_HOME/logs/hook.log`, moving a log over
+/// [`MAX_LOG_BYTES`] to `hook.log.1` first (so at most two logs of that size exist). Failing to
+/// log is silent: there is nowhere else to say it.
+fn write_log_line(env: &Environment, line: &str) {
+    let Some(home) = env.memrecall_home() else {
+        return;
+    };
+    let _ = append_log(&home.join("logs"), line);
+}
+
+fn append_log(dir: &Path, line: &str) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let path = dir.join("hook.log");
+    if std::fs::metadata(&path).is_ok_and(|m| m.len() > MAX_LOG_BYTES) {
+        std::fs::rename(&path, rotated(&path))?;
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)?;
+    let now = humantime::format_rfc3339_seconds(SystemTime::now());
+    // One write per line, so concurrent hooks do not interleave within a line.
+    file.write_all(format!("{now} {line}\n").as_bytes())
+}
+
+fn rotated(path: &Path) -> PathBuf {
+    path.with_extension("log.1")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_log_over_its_bound_moves_aside_and_a_new_one_starts() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("hook.log");
+        std::fs::write(
+            &path,
+            vec![b'x'; usize::try_from(MAX_LOG_BYTES).unwrap() + 1],
+        )
+        .unwrap();
+        append_log(dir.path(), "fresh").unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.ends_with(" fresh\n") && text.lines().count() == 1,
+            "{text}"
+        );
+        assert!(dir.path().join("hook.log.1").is_file());
+    }
+
+    #[test]
+    fn a_repeated_query_in_the_same_session_is_a_repeat_and_a_new_one_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = Environment::from_pairs([("MEMRECALL_HOME", dir.path().as_os_str().to_owned())]);
+        assert!(!is_repeat(&env, Agent::QwenCode, Some("s1"), "first"));
+        assert!(is_repeat(&env, Agent::QwenCode, Some("s1"), "first"));
+        assert!(!is_repeat(&env, Agent::QwenCode, Some("s2"), "first"));
+        assert!(!is_repeat(&env, Agent::QwenCode, Some("s1"), "second"));
+        assert!(!is_repeat(&env, Agent::QwenCode, None, "second"));
+    }
+}

@@ -1,0 +1,199 @@
+//! `cargo xtask hook-latency`: the whole-process wall time of `memrecall hook`, as an agent pays
+//! it before each prompt: process start, reading the event, resolving the roots, one recall from
+//! a warm catalog bounded by the initial ceiling, printing the delivery, and exit.
+//!
+//! Each size gets the scan-latency tree (N topics, the last holding a codeword) placed where
+//! Claude Code keeps a project's memory, under a temporary `HOME`, for a temporary git
+//! repository. Untimed runs first write the catalog and warm the page cache, and check that the
+//! delivery names the codeword's topic; then each timed run starts the release binary, writes
+//! the event to its stdin and waits for it to exit.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail, ensure};
+
+use crate::scan_latency::{CODEWORD, build_tree, median};
+
+const DEFAULT_SIZES: [usize; 3] = [200, 1_000, 10_000];
+const DEFAULT_RUNS: usize = 21;
+const WARM_RUNS: usize = 3;
+
+const USAGE: &str = "usage: cargo xtask hook-latency [--sizes 200,1000,10000] [--runs N]";
+
+/// The targets on a 2-core machine, by topic count.
+fn target_ms(topics: usize) -> Option<f64> {
+    match topics {
+        1_000 => Some(15.0),
+        10_000 => Some(40.0),
+        _ => None,
+    }
+}
+
+pub fn main(args: &[String]) -> Result<()> {
+    let mut sizes = DEFAULT_SIZES.to_vec();
+    let mut runs = DEFAULT_RUNS;
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--sizes" => {
+                let value = args.next().context("--sizes needs a value")?;
+                sizes = value
+                    .split(',')
+                    .map(|s| {
+                        s.trim()
+                            .parse::<usize>()
+                            .map_err(|e| anyhow::anyhow!("--sizes {s:?}: {e}"))
+                    })
+                    .collect::<Result<_>>()?;
+                ensure!(sizes.iter().all(|&n| n > 0), "--sizes must be positive");
+            }
+            "--runs" => {
+                runs = args.next().context("--runs needs a value")?.parse()?;
+                ensure!(runs > 0, "--runs must be positive");
+            }
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                return Ok(());
+            }
+            other => bail!("unknown option {other:?}\n{USAGE}"),
+        }
+    }
+    let binary = build_release_binary()?;
+    println!(
+        "memrecall hook --agent claude-code, whole process, warm catalog ({runs} runs per size)"
+    );
+    println!(
+        "{:>7} | {:>10} | {:>9} | target",
+        "topics", "median ms", "worst ms"
+    );
+    for topics in sizes {
+        let (median_ms, worst_ms) = measure(&binary, topics, runs)?;
+        let target = target_ms(topics).map_or_else(String::new, |t| {
+            let verdict = if median_ms <= t { "met" } else { "missed" };
+            format!("≤ {t:.0} ms ({verdict})")
+        });
+        println!("{topics:>7} | {median_ms:>10.1} | {worst_ms:>9.1} | {target}");
+    }
+    Ok(())
+}
+
+/// Builds `memrecall` with `--release` and returns its path.
+fn build_release_binary() -> Result<PathBuf> {
+    let root = crate::workspace_root()?;
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let status = Command::new(cargo)
+        .args([
+            "build",
+            "--locked",
+            "--quiet",
+            "--release",
+            "--package",
+            "memrecall",
+        ])
+        .current_dir(&root)
+        .status()
+        .context("could not start cargo to build memrecall with --release")?;
+    ensure!(
+        status.success(),
+        "building memrecall with --release failed with {status}"
+    );
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .filter(|d| !d.is_empty())
+        .map_or_else(|| root.join("target"), |d| root.join(d));
+    let binary = target
+        .join("release")
+        .join(format!("memrecall{}", std::env::consts::EXE_SUFFIX));
+    ensure!(binary.is_file(), "no binary at {}", binary.display());
+    Ok(binary)
+}
+
+/// Claude Code's directory name for a project path.
+fn dashed(path: &Path) -> String {
+    path.to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect()
+}
+
+/// Median and worst wall time in milliseconds of `runs` hook processes over `topics` topics.
+fn measure(binary: &Path, topics: usize, runs: usize) -> Result<(f64, f64)> {
+    let dir = tempfile::tempdir()?;
+    let base = dir.path().canonicalize()?;
+    let home = base.join("home");
+    let repo = base.join("repo");
+    std::fs::create_dir_all(repo.join(".git"))?;
+    let memory = home
+        .join(".claude/projects")
+        .join(dashed(&repo))
+        .join("memory");
+    std::fs::create_dir_all(&memory)?;
+    build_tree(&memory, topics)?;
+    let event = serde_json::json!({
+        "session_id": "bench",
+        "transcript_path": "/dev/null",
+        "cwd": repo,
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": format!("what is the {CODEWORD} about?"),
+    })
+    .to_string();
+    let expected = format!("Topic {:05}", topics - 1);
+    // The first run has no catalog yet and may miss the ceiling on a large tree (then it
+    // delivers nothing); it writes the catalog the later ones start from.
+    let mut stdout = String::new();
+    for _ in 0..WARM_RUNS {
+        stdout = run_hook(binary, &base, &event)?;
+    }
+    ensure!(
+        stdout.contains(&expected),
+        "the hook over {topics} topics did not deliver {expected:?}: {stdout:?}"
+    );
+    ensure!(
+        memory
+            .join(memory_scan::CATALOG_DIR_NAME)
+            .join(memory_scan::CATALOG_FILE_NAME)
+            .is_file(),
+        "the warm-up runs wrote no catalog"
+    );
+    let mut times = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let started = Instant::now();
+        let stdout = run_hook(binary, &base, &event)?;
+        times.push(started.elapsed().as_secs_f64() * 1_000.0);
+        ensure!(
+            stdout.contains(&expected),
+            "a timed run delivered {stdout:?}"
+        );
+    }
+    let worst = times.iter().copied().fold(0.0, f64::max);
+    Ok((median(&times).unwrap_or_default(), worst))
+}
+
+/// One hook process: the event on stdin, its stdout back.
+fn run_hook(binary: &Path, base: &Path, event: &str) -> Result<String> {
+    let mut child = Command::new(binary)
+        .args(["hook", "--agent", "claude-code"])
+        .current_dir(base.join("repo"))
+        .env_clear()
+        .env("HOME", base.join("home"))
+        .env("MEMRECALL_HOME", base.join("mr"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .with_context(|| format!("cannot start {}", binary.display()))?;
+    child
+        .stdin
+        .take()
+        .context("no stdin")?
+        .write_all(event.as_bytes())?;
+    let output = child.wait_with_output()?;
+    ensure!(
+        output.status.success(),
+        "the hook exited with {}",
+        output.status
+    );
+    Ok(String::from_utf8(output.stdout)?)
+}
