@@ -201,8 +201,34 @@ fn is_repeat(env: &Environment, agent: Agent, session: Option<&str>, query: &str
         return true;
     }
     // Best effort: without the state, the next continuation is recalled like a prompt.
-    let _ = std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&file, &fingerprint));
+    let _ = private_dir(&dir).and_then(|()| {
+        private_file(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true),
+        )
+        .open(&file)?
+        .write_all(fingerprint.as_bytes())
+    });
     false
+}
+
+/// Creates `dir` and its missing parents, each private to this user (0700 on Unix): what the
+/// hook keeps under `$MEMRECALL_HOME` is about the user's prompts and memory.
+fn private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
+/// `options` creating a file private to this user (0600 on Unix).
+fn private_file(options: &mut std::fs::OpenOptions) -> &mut std::fs::OpenOptions {
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(options, 0o600);
+    options
 }
 
 fn print(text: &str) -> Result<(), String> {
@@ -233,15 +259,13 @@ fn write_log_line(env: &Environment, line: &str) {
 }
 
 fn append_log(dir: &Path, line: &str) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
+    private_dir(dir)?;
     let path = dir.join("hook.log");
     if std::fs::metadata(&path).is_ok_and(|m| m.len() > MAX_LOG_BYTES) {
         std::fs::rename(&path, rotated(&path))?;
     }
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)?;
+    let mut file =
+        private_file(std::fs::OpenOptions::new().create(true).append(true)).open(&path)?;
     let now = humantime::format_rfc3339_seconds(SystemTime::now());
     // One write per line, so concurrent hooks do not interleave within a line.
     file.write_all(format!("{now} {line}\n").as_bytes())
@@ -271,6 +295,29 @@ mod tests {
             "{text}"
         );
         assert!(dir.path().join("hook.log.1").is_file());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_log_and_the_session_state_are_private_to_the_user() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let env = Environment::from_pairs([("MEMRECALL_HOME", dir.path().as_os_str().to_owned())]);
+        write_log_line(&env, "a line");
+        is_repeat(&env, Agent::QwenCode, Some("s1"), "first");
+        let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+
+        assert_eq!(mode(&dir.path().join("logs")), 0o700);
+        assert_eq!(mode(&dir.path().join("logs/hook.log")), 0o600);
+        let state = dir.path().join("state/qwen-code");
+        assert_eq!(mode(&state), 0o700);
+        let file = std::fs::read_dir(&state)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        assert_eq!(mode(&file), 0o600);
     }
 
     #[test]
