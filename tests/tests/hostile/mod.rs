@@ -219,11 +219,9 @@ fn with_a_selector_that_never_answers_the_initial_point_is_printed_while_the_tur
     let _ = child.kill();
     let _ = child.wait();
 
-    let initial = initial.expect("the initial point is printed");
-    assert!(
-        initial.contains("delivered 2 document(s) · phase fast"),
-        "{initial}"
-    );
+    // What it delivered depends on whether the scan beat the ceiling on this machine; that it
+    // is printed before the turn ends does not.
+    assert!(initial.is_some(), "the initial point is printed");
     assert!(
         still_running,
         "the initial point came only when the turn ended"
