@@ -36,7 +36,7 @@ pub use session::{CancelReason, DeliveredMemory, Delivery, RecallSession, Sessio
 pub const INITIAL_CEILING: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// Which delivery design a session follows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum DeliveryDesign {
     /// The shipped design: bounded initial wait ending on the fast result, fast delivery,
     /// refined delivery later without repeats.
