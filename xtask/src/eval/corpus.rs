@@ -209,6 +209,9 @@ pub fn load(source: &Path, now: SystemTime) -> Result<Corpus> {
         .map(|(i, id)| (id.as_str(), i))
         .collect();
     let cases = read_cases(&source.join("cases.toml"), &index)?;
+    for case in cases.iter().filter(|c| c.slice == NOISY_SLICE) {
+        check_noisy(case, &documents, &ids)?;
+    }
     Ok(Corpus {
         dir,
         documents,
@@ -217,6 +220,43 @@ pub fn load(source: &Path, now: SystemTime) -> Result<Corpus> {
         now,
         cache,
     })
+}
+
+/// Checks that a `semantic-noisy` case fits its slice: its query shares no whole word with the
+/// scored text (title, description, body window) of any document, some query token occurs
+/// inside a longer word of a document that does not answer it, and none inside one that does.
+fn check_noisy(case: &Case, documents: &[ScannedDocument], ids: &[String]) -> Result<()> {
+    let tokens = lexical_score::QueryTokens::new(&case.query);
+    let mut noise = false;
+    for (index, (document, id)) in documents.iter().zip(ids).enumerate() {
+        let text = document.prepared();
+        for field in [text.title(), text.description(), text.body_window()] {
+            let words: std::collections::HashSet<String> =
+                lexical_score::tokenize(field).into_iter().collect();
+            for token in tokens.as_slice() {
+                ensure!(
+                    !words.contains(token),
+                    "{NOISY_SLICE} case {} shares the word {token:?} with {id}",
+                    case.id
+                );
+                if field.contains(token.as_str()) {
+                    ensure!(
+                        !case.relevant.contains(&index),
+                        "{NOISY_SLICE} case {} matches its own answer {id} inside a longer word \
+                         ({token:?}), so its lexical result is not wrong",
+                        case.id
+                    );
+                    noise = true;
+                }
+            }
+        }
+    }
+    ensure!(
+        noise,
+        "{NOISY_SLICE} case {} matches no document at all; it belongs in {SEMANTIC_SLICE}",
+        case.id
+    );
+    Ok(())
 }
 
 /// `scope/relative`, with `/` separators whatever the platform.

@@ -474,6 +474,48 @@ mod tests {
     }
 
     #[test]
+    fn corpus_with_a_noisy_case_sharing_a_whole_word_fails_to_load() {
+        let source = copy_of_corpus();
+        let cases = source.path().join("cases.toml");
+        let text = std::fs::read_to_string(&cases).unwrap();
+        std::fs::write(
+            &cases,
+            text.replacen(
+                "query = \"pls answer in nihongo\"",
+                "query = \"pls answers in nihongo\"",
+                1,
+            ),
+        )
+        .unwrap();
+        let error = corpus::load(source.path(), SystemTime::now()).unwrap_err();
+        assert!(
+            format!("{error:#}").contains("noisy-nihongo shares the word \"answers\""),
+            "{error:#}"
+        );
+    }
+
+    #[test]
+    fn corpus_with_a_noisy_case_matching_its_own_answer_fails_to_load() {
+        let source = copy_of_corpus();
+        let cases = source.path().join("cases.toml");
+        let text = std::fs::read_to_string(&cases).unwrap();
+        std::fs::write(
+            &cases,
+            text.replacen(
+                "query = \"pls answer in nihongo\"\nrelevant = [\"user/language-ja.md\"]",
+                "query = \"pls answer in nihongo\"\nrelevant = [\"user/language-ja.md\", \"user/terse.md\"]",
+                1,
+            ),
+        )
+        .unwrap();
+        let error = corpus::load(source.path(), SystemTime::now()).unwrap_err();
+        assert!(
+            format!("{error:#}").contains("matches its own answer user/terse.md"),
+            "{error:#}"
+        );
+    }
+
+    #[test]
     fn corpus_with_a_document_lacking_an_age_fails_to_load() {
         let source = copy_of_corpus();
         std::fs::copy(
