@@ -20,8 +20,9 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
 use delivery_telemetry::{DeliveryPoint, InitialWait, Phase, RecordingSink};
+use lexical_score::{ActiveToolAliases, CandidateSelection, QueryTokens};
 use memory_scan::DocumentCache;
-use recall_lifecycle::{DeliveryDesign, FixedClock, RecallSession, SessionConfig};
+use recall_lifecycle::{Delivery, DeliveryDesign, FixedClock, RecallSession, SessionConfig};
 use selector::{HttpSelector, HttpSelectorConfig, MockSelector, Selector};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -105,6 +106,9 @@ pub struct ScenarioRow {
     /// Share of turns whose initial point held a weak fast result (telemetry `initial_wait`
     /// `weak_fast_superseded` or `weak_fast_at_ceiling`); only the gated design holds.
     pub held_rate: f64,
+    /// Mean time the initial consume point waited, in milliseconds: where holding weak fast
+    /// results shows (a few turns each waiting up to the ceiling).
+    pub initial_wait_mean_ms: f64,
     /// Median time the initial consume point waited, in milliseconds.
     pub initial_wait_p50_ms: f64,
     /// 95th-percentile time the initial consume point waited, in milliseconds.
@@ -124,6 +128,8 @@ pub struct SliceFigures {
     pub first_prompt: f64,
     /// Share of turns where any delivery of the turn held a relevant document.
     pub at_all: f64,
+    /// Turns whose scan outlasted the initial ceiling (see [`delivery_gates`]).
+    pub late_scans: usize,
 }
 
 impl ScenarioRow {
@@ -158,6 +164,9 @@ struct TurnOutcome {
     terminal_events: usize,
     /// The initial point held a weak fast result, as its telemetry says.
     held: bool,
+    /// The query matches lexically, yet the initial point of a design with a fast result
+    /// delivered nothing: the scan itself outlasted the ceiling (real time only).
+    late_scan: bool,
     /// How long the initial consume point waited.
     waited: Duration,
 }
@@ -167,6 +176,9 @@ struct TurnOutcome {
 struct TurnCase {
     /// The case's slice, as named in [`corpus::SLICES`].
     slice: &'static str,
+    /// The query matches some document lexically, so the designs with a fast result have one
+    /// to deliver once the scan is done.
+    lexical: bool,
     query: String,
     relevant: HashSet<PathBuf>,
     /// The relevant paths as selector ids, i.e. what a perfect model answers.
@@ -192,8 +204,16 @@ fn turn_cases(corpus: &Corpus) -> Result<Vec<TurnCase>> {
                 .copied()
                 .find(|s| *s == case.slice)
                 .with_context(|| format!("case {} has an unknown slice", case.id))?;
+            let lexical = !CandidateSelection::select(
+                &QueryTokens::new(&case.query),
+                &corpus.documents,
+                &ActiveToolAliases::default(),
+            )
+            .fast()
+            .is_empty();
             Ok(TurnCase {
                 slice,
+                lexical,
                 query: case.query.clone(),
                 answer: paths
                     .iter()
@@ -401,9 +421,13 @@ async fn run_turn_with(
     deliveries.push(session.end_turn());
 
     let mut seen = HashSet::new();
+    let late_scan = case.lexical
+        && design != DeliveryDesign::SinglePath
+        && deliveries.first().and_then(Delivery::delivered).is_none();
     let mut outcome = TurnOutcome {
         slice: case.slice,
         waited,
+        late_scan,
         ..TurnOutcome::default()
     };
     for (i, delivery) in deliveries.iter().enumerate() {
@@ -462,6 +486,7 @@ fn row(
                 first_prompt: of_slice.iter().filter(|o| o.first_prompt).count() as f64
                     / turns as f64,
                 at_all: of_slice.iter().filter(|o| o.at_all).count() as f64 / turns as f64,
+                late_scans: of_slice.iter().filter(|o| o.late_scan).count(),
             })
         })
         .collect();
@@ -477,6 +502,11 @@ fn row(
         duplicate_rate: share(duplicate_turns),
         telemetry_violations: outcomes.iter().filter(|o| o.terminal_events != 1).count(),
         held_rate: share(outcomes.iter().filter(|o| o.held).count()),
+        initial_wait_mean_ms: if waits.is_empty() {
+            0.0
+        } else {
+            waits.iter().map(Duration::as_secs_f64).sum::<f64>() * 1_000.0 / waits.len() as f64
+        },
         initial_wait_p50_ms: percentile_ms(&waits, 50),
         initial_wait_p95_ms: percentile_ms(&waits, 95),
         slices,
@@ -501,7 +531,9 @@ fn percentile_ms(sorted: &[Duration], p: usize) -> f64 {
 ///   answer on the first prompt of every `semantic-noisy` turn (modelled, exact), or not doing
 ///   better there than the fast path (real network, where the timing is not exact);
 /// - from [`GATED_NEVER_BELOW_FROM_MS`] on, the gated design below the fast path on any slice,
-///   turn kind or selector, on the first prompt or at all.
+///   turn kind or selector, on the first prompt or at all. A real-time turn whose scan outlasted
+///   the ceiling (a loaded machine; never on the paused clock) delivers nothing under either
+///   design, so the gated design's late scans are forgiven, turn for turn, and no more.
 pub fn delivery_gates(report: &DeliveryReport) -> Vec<String> {
     let mut failures = hygiene_gates(report);
     failures.extend(gated_design_gates(report));
@@ -604,6 +636,7 @@ pub fn gated_design_gates(report: &DeliveryReport) -> Vec<String> {
             let Some(fast_slice) = fast.slice(slice.slice) else {
                 continue;
             };
+            let slack = slice.late_scans as f64 / slice.turns.max(1) as f64;
             for (what, g, f) in [
                 (
                     "on the first prompt",
@@ -612,7 +645,7 @@ pub fn gated_design_gates(report: &DeliveryReport) -> Vec<String> {
                 ),
                 ("at all", slice.at_all, fast_slice.at_all),
             ] {
-                if g < f - 1e-9 {
+                if g + slack < f - 1e-9 {
                     failures.push(format!(
                         "{} selector, {} ms, {} turn, {}: the gated design delivers {what} in {} \
                          of turns, below the fast path's {}",
@@ -728,6 +761,7 @@ mod tests {
             duplicate_rate: 0.0,
             telemetry_violations: 0,
             held_rate: 0.0,
+            initial_wait_mean_ms: 0.0,
             initial_wait_p50_ms: 0.0,
             initial_wait_p95_ms: 0.0,
             slices: Vec::new(),
@@ -842,6 +876,52 @@ mod tests {
                 .contains("600 ms, tool-using turn, english: the gated design delivers at all"),
             "{failures:#?}"
         );
+    }
+
+    #[test]
+    fn a_gated_shortfall_of_its_own_late_scans_is_forgiven_and_no_more() {
+        let corpus = real_corpus();
+        let mut report = modelled_report(&corpus);
+        let row = report
+            .modelled
+            .iter_mut()
+            .find(|r| r.design == "gated" && r.latency_ms == 250 && r.turn == "tool-free")
+            .unwrap();
+        let english = row
+            .slices
+            .iter_mut()
+            .find(|s| s.slice == "english")
+            .unwrap();
+        let one_turn = 1.0 / english.turns as f64;
+        english.first_prompt -= one_turn;
+        english.at_all -= one_turn;
+        english.late_scans = 1;
+        assert_eq!(gated_design_gates(&report), Vec::<String>::new());
+        let row = report
+            .modelled
+            .iter_mut()
+            .find(|r| r.design == "gated" && r.latency_ms == 250 && r.turn == "tool-free")
+            .unwrap();
+        let english = row
+            .slices
+            .iter_mut()
+            .find(|s| s.slice == "english")
+            .unwrap();
+        english.first_prompt -= one_turn;
+        assert_eq!(gated_design_gates(&report).len(), 1);
+    }
+
+    #[test]
+    fn no_modelled_turn_has_a_late_scan() {
+        let corpus = real_corpus();
+        let report = modelled_report(&corpus);
+        let late: usize = report
+            .modelled
+            .iter()
+            .flat_map(|r| &r.slices)
+            .map(|s| s.late_scans)
+            .sum();
+        assert_eq!(late, 0);
     }
 
     #[test]

@@ -204,11 +204,11 @@ fn render_delivery(out: &mut String, d: &DeliveryReport) {
     out.push_str(
         "(mock = modelled latency on a paused clock; http = HttpSelector against a loopback server, real time;\n \
          held = share of turns whose first prompt held a weak fast result (telemetry initial_wait);
- wait = how long the first prompt waited for memory, median and 95th percentile)\n",
+ wait = how long the first prompt waited for memory: mean, median and 95th percentile)\n",
     );
     let _ = writeln!(
         out,
-        "{:<8} {:>8}  {:<10}  {:<11}  {:>12}  {:>7}  {:>10}  {:>6}  {:>9}  {:>9}",
+        "{:<8} {:>8}  {:<10}  {:<11}  {:>12}  {:>7}  {:>10}  {:>6}  {:>9}  {:>9}  {:>9}",
         "selector",
         "latency",
         "turn",
@@ -217,13 +217,14 @@ fn render_delivery(out: &mut String, d: &DeliveryReport) {
         "at all",
         "duplicates",
         "held",
+        "wait mean",
         "wait p50",
         "wait p95"
     );
     let row = |out: &mut String, r: &ScenarioRow| {
         let _ = writeln!(
             out,
-            "{:<8} {:>5} ms  {:<10}  {:<11}  {:>12}  {:>7}  {:>10}  {:>6}  {:>6.1} ms  {:>6.1} ms",
+            "{:<8} {:>5} ms  {:<10}  {:<11}  {:>12}  {:>7}  {:>10}  {:>6}  {:>6.1} ms  {:>6.1} ms  {:>6.1} ms",
             r.selector,
             r.latency_ms,
             r.turn,
@@ -232,6 +233,7 @@ fn render_delivery(out: &mut String, d: &DeliveryReport) {
             percent(r.at_all),
             percent(r.duplicate_rate),
             percent(r.held_rate),
+            r.initial_wait_mean_ms,
             r.initial_wait_p50_ms,
             r.initial_wait_p95_ms
         );
