@@ -1238,3 +1238,27 @@ async fn gated_turn_ending_after_a_weak_fast_delivery_records_one_terminal_event
         Some(InitialWait::WeakFastAtCeiling)
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn gated_wait_held_on_a_weak_fast_result_ends_on_cancellation_without_delivery() {
+    let f = fixture();
+    let (mut session, sink) = session_with(
+        f.tree.roots(),
+        Some(mock(&[&f.terse], 3_000)),
+        DeliveryDesign::Gated,
+    );
+    session.begin_query(NOISY_QUERY, &[]);
+    let abort = session.abort_token().unwrap();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        abort.cancel();
+    });
+    let started = Instant::now();
+    let delivery = session.consume_initial().await;
+    assert_eq!(started.elapsed(), Duration::from_millis(30));
+    assert!(matches!(
+        delivery,
+        Delivery::Discarded(DiscardReason::Abort)
+    ));
+    assert_eq!(initial_waits(&sink), vec![Some(InitialWait::Cancelled)]);
+}
