@@ -190,6 +190,42 @@ fn recall_json_reports_points_strategy_scan_timings_and_telemetry() {
 }
 
 #[test]
+fn recall_json_says_the_fast_path_design_ran_by_default() {
+    let tree = Tree::standard();
+    let run = tree.run_with_roots("recall", QUERY, &["--json"]);
+    run.success().no_panic();
+    assert_eq!(run.json()["delivery_design"], "fast-path");
+}
+
+#[test]
+fn recall_json_says_the_gated_design_ran_when_config_toml_chooses_it() {
+    let tree = Tree::standard();
+    tree.write("home/config.toml", "[delivery]\ndesign = \"gated\"\n");
+    let run = tree.run_with_roots("recall", QUERY, &["--json"]);
+    run.success().no_panic();
+    assert_eq!(run.json()["delivery_design"], "gated");
+}
+
+#[test]
+fn the_delivery_flag_wins_over_config_toml() {
+    let tree = Tree::standard();
+    tree.write("home/config.toml", "[delivery]\ndesign = \"gated\"\n");
+    let run = tree.run_with_roots("recall", QUERY, &["--json", "--delivery", "fast-path"]);
+    run.success().no_panic();
+    assert_eq!(run.json()["delivery_design"], "fast-path");
+}
+
+#[test]
+fn an_unknown_delivery_design_in_config_toml_exits_with_one_line_naming_the_key() {
+    let tree = Tree::standard();
+    tree.write("home/config.toml", "[delivery]\ndesign = \"eager\"\n");
+    let run = tree.run_with_roots("recall", QUERY, &[]);
+    let line = run.one_line_failure(4);
+    assert!(line.contains("delivery.design"), "{line}");
+    assert!(line.contains("eager"), "{line}");
+}
+
+#[test]
 fn rank_json_lists_ranked_documents_with_path_scope_type_title_and_score() {
     let tree = Tree::standard();
     let run = tree.run_with_roots("rank", QUERY, &["--json"]);

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::event::{
-    DeliveredAt, DeliveryEvent, DeliveryPoint, DiscardReason, Phase, Strategy, TelemetryEvent,
-    duration_ms,
+    DeliveredAt, DeliveryEvent, DeliveryPoint, DiscardReason, FastWait, InitialWait, Phase,
+    Strategy, TelemetryEvent, duration_ms,
 };
 use crate::sink::TelemetrySink;
 
@@ -16,11 +16,11 @@ use crate::sink::TelemetrySink;
 /// ```
 /// use std::sync::Arc;
 /// use std::time::Duration;
-/// use delivery_telemetry::{DeliveredAt, DeliveryTelemetry, RecordingSink, Strategy};
+/// use delivery_telemetry::{DeliveredAt, DeliveryTelemetry, FastWait, RecordingSink, Strategy};
 ///
 /// let sink = Arc::new(RecordingSink::new());
 /// let (fast, terminal) = DeliveryTelemetry::new(sink.clone());
-/// fast.emit(2, Duration::from_millis(100));
+/// fast.emit(FastWait::Published, 2, Duration::from_millis(100));
 /// terminal.delivered(DeliveredAt::ToolResult, Strategy::Model, 3, Duration::from_millis(900));
 /// assert_eq!(sink.deliveries().len(), 2);
 /// ```
@@ -31,11 +31,11 @@ use crate::sink::TelemetrySink;
 /// ```compile_fail,E0382
 /// use std::sync::Arc;
 /// use std::time::Duration;
-/// use delivery_telemetry::{DeliveryTelemetry, RecordingSink};
+/// use delivery_telemetry::{DeliveryTelemetry, FastWait, RecordingSink};
 ///
 /// let (fast, _terminal) = DeliveryTelemetry::new(Arc::new(RecordingSink::new()));
-/// fast.emit(2, Duration::from_millis(100));
-/// fast.emit(2, Duration::from_millis(100)); // use of moved value: `fast`
+/// fast.emit(FastWait::Published, 2, Duration::from_millis(100));
+/// fast.emit(FastWait::Published, 2, Duration::from_millis(100)); // use of moved value: `fast`
 /// ```
 ///
 /// ```compile_fail,E0382
@@ -66,6 +66,7 @@ impl DeliveryTelemetry {
             TerminalDelivery {
                 sink: Some(sink),
                 on_drop: DropContext::default(),
+                initial: None,
             },
         )
     }
@@ -80,11 +81,12 @@ pub struct FastDelivery {
 }
 
 impl FastDelivery {
-    /// Emits the fast event: phase `fast`, delivery point `initial`, strategy `heuristic`.
+    /// Emits the fast event: phase `fast`, delivery point `initial`, strategy `heuristic`, and
+    /// `wait`, how the initial wait that delivered it ended.
     ///
     /// A fast result is always the deterministic lexical top, delivered on the first prompt, so
     /// point and strategy are fixed. `latency` is measured by the caller from the recall start.
-    pub fn emit(self, docs_selected: usize, latency: Duration) {
+    pub fn emit(self, wait: FastWait, docs_selected: usize, latency: Duration) {
         self.sink.emit(&TelemetryEvent::Delivery(DeliveryEvent {
             phase: Phase::Fast,
             delivery_point: DeliveryPoint::Initial,
@@ -92,6 +94,7 @@ impl FastDelivery {
             strategy: Strategy::Heuristic,
             docs_selected,
             latency_ms: duration_ms(latency),
+            initial_wait: Some(wait.into()),
         }));
     }
 }
@@ -133,6 +136,8 @@ pub struct TerminalDelivery {
     // `None` once the terminal event has been emitted, so `Drop` stays silent.
     sink: Option<Arc<dyn TelemetrySink>>,
     on_drop: DropContext,
+    /// How the recall's initial point ended, once it has; carried by the terminal event.
+    initial: Option<InitialWait>,
 }
 
 impl TerminalDelivery {
@@ -151,6 +156,7 @@ impl TerminalDelivery {
             strategy,
             docs_selected,
             latency_ms: duration_ms(latency),
+            initial_wait: None,
         });
     }
 
@@ -176,8 +182,16 @@ impl TerminalDelivery {
         };
     }
 
-    fn finish(&mut self, event: DeliveryEvent) {
+    /// Records how the recall's initial consume point ended, for the terminal event (whenever it
+    /// comes) to carry as `initial_wait`. A recall has one initial point: a second call replaces
+    /// the first. Never emits anything itself.
+    pub fn note_initial(&mut self, wait: InitialWait) {
+        self.initial = Some(wait);
+    }
+
+    fn finish(&mut self, mut event: DeliveryEvent) {
         if let Some(sink) = self.sink.take() {
+            event.initial_wait = self.initial;
             sink.emit(&TelemetryEvent::Delivery(event));
         }
     }
@@ -196,6 +210,7 @@ fn discard_event(
         strategy,
         docs_selected,
         latency_ms: duration_ms(latency),
+        initial_wait: None,
     }
 }
 

@@ -127,6 +127,73 @@ impl DiscardReason {
     }
 }
 
+/// How the initial consume point of a recall ended: the `initial_wait` field of
+/// `memory.recall.delivery`.
+///
+/// The delivery design decides which values occur: the single-path design only ever records
+/// [`ZeroWait`](Self::ZeroWait); the fast-path design [`Settled`](Self::Settled),
+/// [`Fast`](Self::Fast), [`Empty`](Self::Empty) or [`Cancelled`](Self::Cancelled); the gated
+/// design any of those but `ZeroWait` and `Fast`, plus the three fast-result judgements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InitialWait {
+    /// The single-path design: no wait; whatever had settled at that instant was taken.
+    ZeroWait,
+    /// The recall settled inside the wait with no fast result held; the settled result was taken.
+    Settled,
+    /// The fast-path design: the wait ended on the fast result as soon as it was published.
+    Fast,
+    /// The gated design: a confident fast result ended the wait as soon as it was published.
+    ConfidentFast,
+    /// The gated design: a weak fast result was held and the recall settled before the ceiling,
+    /// so the settled result was taken instead.
+    WeakFastSuperseded,
+    /// The gated design: a weak fast result was held until the ceiling and delivered there.
+    WeakFastAtCeiling,
+    /// The ceiling passed with nothing to deliver.
+    Empty,
+    /// The turn was cancelled during the wait.
+    Cancelled,
+}
+
+impl InitialWait {
+    /// The wire name, as it appears in JSON and tracing fields.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ZeroWait => "zero_wait",
+            Self::Settled => "settled",
+            Self::Fast => "fast",
+            Self::ConfidentFast => "confident_fast",
+            Self::WeakFastSuperseded => "weak_fast_superseded",
+            Self::WeakFastAtCeiling => "weak_fast_at_ceiling",
+            Self::Empty => "empty",
+            Self::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// How an initial wait that delivered the fast result ended: the subset of [`InitialWait`] a
+/// `fast` event can carry, so a fast event claiming "settled" cannot be built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FastWait {
+    /// The fast-path design: delivered as soon as it was published.
+    Published,
+    /// The gated design: confident, delivered as soon as it was published.
+    Confident,
+    /// The gated design: weak, held until the ceiling and delivered there.
+    WeakAtCeiling,
+}
+
+impl From<FastWait> for InitialWait {
+    fn from(wait: FastWait) -> Self {
+        match wait {
+            FastWait::Published => Self::Fast,
+            FastWait::Confident => Self::ConfidentFast,
+            FastWait::WeakAtCeiling => Self::WeakFastAtCeiling,
+        }
+    }
+}
+
 macro_rules! display_as_str {
     ($($ty:ty),*) => {$(
         impl fmt::Display for $ty {
@@ -137,7 +204,14 @@ macro_rules! display_as_str {
     )*};
 }
 
-display_as_str!(Strategy, Phase, DeliveryPoint, DeliveredAt, DiscardReason);
+display_as_str!(
+    Strategy,
+    Phase,
+    DeliveryPoint,
+    DeliveredAt,
+    DiscardReason,
+    InitialWait
+);
 
 impl DeliveredAt {
     /// The wire name, as it appears in JSON and tracing fields.
@@ -183,6 +257,10 @@ pub struct DeliveryEvent {
     pub docs_selected: usize,
     /// Milliseconds since the recall started.
     pub latency_ms: f64,
+    /// How the recall's initial consume point ended. Always set on a `fast` event; on the
+    /// terminal event, `null` only when the recall ended before its initial point was consumed.
+    #[serde(default)]
+    pub initial_wait: Option<InitialWait>,
 }
 
 /// Either event, tagged with its name under `"event"` when serialized.

@@ -12,6 +12,10 @@
 //! - [`DeliveryTelemetry::new`] hands out one [`FastDelivery`] (at most one `fast` event) and one
 //!   [`TerminalDelivery`] (exactly one `refined`/`discarded` event, an `abort` discard if dropped
 //!   unused) per recall.
+//! - [`InitialWait`] on every delivery event says how the recall's initial consume point ended
+//!   (for example a confident fast result, or a weak one held until the ceiling); the fast token
+//!   takes the narrower [`FastWait`], and the terminal token carries what
+//!   [`TerminalDelivery::note_initial`] recorded into its one event.
 //! - Sinks: [`TracingSink`], [`RecordingSink`], [`JsonLinesSink`], [`FanOutSink`], [`NullSink`].
 //!   Emitting never fails for the caller; a sink that cannot write logs a warning instead.
 //! - Latencies are measured by the caller and passed in as [`std::time::Duration`]s: this crate
@@ -25,8 +29,8 @@ mod sink;
 pub use delivery::{DeliveryTelemetry, FastDelivery, TerminalDelivery};
 pub use error::TelemetryError;
 pub use event::{
-    DeliveredAt, DeliveryEvent, DeliveryPoint, DiscardReason, Phase, RecallEvent, Strategy,
-    TelemetryEvent, duration_ms,
+    DeliveredAt, DeliveryEvent, DeliveryPoint, DiscardReason, FastWait, InitialWait, Phase,
+    RecallEvent, Strategy, TelemetryEvent, duration_ms,
 };
 pub use sink::{
     DroppedEvents, FanOutSink, JsonLinesSink, NullSink, RecordingSink, TelemetrySink, TracingSink,

@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use delivery_telemetry::{
     DeliveredAt, DeliveryEvent, DeliveryPoint, DeliveryTelemetry, DiscardReason, FanOutSink,
-    JsonLinesSink, Phase, RecallEvent, RecordingSink, Strategy, TelemetryError, TelemetryEvent,
-    TelemetrySink, TracingSink, duration_ms, emit_recall, read_json_lines,
+    FastWait, InitialWait, JsonLinesSink, Phase, RecallEvent, RecordingSink, Strategy,
+    TelemetryError, TelemetryEvent, TelemetrySink, TracingSink, duration_ms, emit_recall,
+    read_json_lines,
 };
 
 fn recall_event() -> RecallEvent {
@@ -33,6 +34,7 @@ fn fast_event() -> DeliveryEvent {
         strategy: Strategy::Heuristic,
         docs_selected: 2,
         latency_ms: 100.0,
+        initial_wait: Some(InitialWait::Fast),
     }
 }
 
@@ -44,6 +46,7 @@ fn discarded_event() -> DeliveryEvent {
         strategy: Strategy::Model,
         docs_selected: 4,
         latency_ms: 1500.75,
+        initial_wait: None,
     }
 }
 
@@ -162,7 +165,7 @@ fn duration_ms_keeps_sub_millisecond_precision() {
 #[test]
 fn fast_token_emits_fast_initial_heuristic_event() {
     let (sink, fast, terminal) = tokens();
-    fast.emit(2, Duration::from_millis(100));
+    fast.emit(FastWait::Published, 2, Duration::from_millis(100));
     assert_eq!(sink.deliveries(), vec![fast_event()]);
     terminal.delivered(
         DeliveredAt::Initial,
@@ -198,6 +201,7 @@ fn terminal_delivered_emits_refined_event_at_the_given_point() {
             strategy: Strategy::Heuristic,
             docs_selected: 3,
             latency_ms: 2_500.0,
+            initial_wait: None,
         }]
     );
 }
@@ -244,6 +248,7 @@ fn dropping_unused_terminal_token_emits_abort_discard() {
             strategy: Strategy::None,
             docs_selected: 0,
             latency_ms: 0.0,
+            initial_wait: None,
         }]
     );
 }
@@ -264,10 +269,64 @@ fn dropped_terminal_token_reports_last_noted_progress() {
 }
 
 #[test]
+fn terminal_event_carries_the_noted_initial_wait() {
+    let (sink, _fast, mut terminal) = tokens();
+    terminal.note_initial(InitialWait::WeakFastSuperseded);
+    terminal.delivered(
+        DeliveredAt::Initial,
+        Strategy::Model,
+        1,
+        Duration::from_millis(40),
+    );
+    assert_eq!(
+        sink.deliveries()[0].initial_wait,
+        Some(InitialWait::WeakFastSuperseded)
+    );
+}
+
+#[test]
+fn fast_event_carries_the_wait_that_delivered_it() {
+    let (sink, fast, _terminal) = tokens();
+    fast.emit(FastWait::WeakAtCeiling, 2, Duration::from_millis(100));
+    assert_eq!(
+        sink.deliveries()[0].initial_wait,
+        Some(InitialWait::WeakFastAtCeiling)
+    );
+}
+
+#[test]
+fn abort_on_drop_carries_the_noted_initial_wait() {
+    let (sink, _fast, mut terminal) = tokens();
+    terminal.note_initial(InitialWait::ConfidentFast);
+    drop(terminal);
+    assert_eq!(
+        sink.deliveries()[0].initial_wait,
+        Some(InitialWait::ConfidentFast)
+    );
+}
+
+#[test]
+fn initial_wait_wire_names_are_snake_case_and_match_as_str() {
+    for wait in [
+        InitialWait::ZeroWait,
+        InitialWait::Settled,
+        InitialWait::Fast,
+        InitialWait::ConfidentFast,
+        InitialWait::WeakFastSuperseded,
+        InitialWait::WeakFastAtCeiling,
+        InitialWait::Empty,
+        InitialWait::Cancelled,
+    ] {
+        let json = serde_json::to_value(wait).unwrap();
+        assert_eq!(json.as_str(), Some(wait.as_str()));
+    }
+}
+
+#[test]
 fn terminal_token_dropped_by_a_panic_still_emits_abort() {
     let (sink, fast, terminal) = tokens();
     let outcome = catch_unwind(AssertUnwindSafe(move || {
-        fast.emit(1, Duration::from_millis(100));
+        fast.emit(FastWait::Published, 1, Duration::from_millis(100));
         let _owned = terminal;
         panic!("turn handler failed");
     }));
@@ -370,7 +429,7 @@ fn json_lines_sink_writes_one_tagged_object_per_line() {
     let sink = Arc::new(JsonLinesSink::create(&path).unwrap());
     emit_recall(sink.as_ref(), recall_event());
     let (fast, terminal) = DeliveryTelemetry::new(sink.clone());
-    fast.emit(2, Duration::from_millis(100));
+    fast.emit(FastWait::Published, 2, Duration::from_millis(100));
     terminal.discarded(
         DiscardReason::NoSafeDeliveryPoint,
         Strategy::Model,

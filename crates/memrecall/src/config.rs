@@ -6,7 +6,14 @@
 //! url = "http://127.0.0.1:8080"    # needed for kind = "http"
 //! model = "qwen3-4b"               # needed for kind = "http"
 //! api_key_env = "OPENAI_API_KEY"   # optional; the variable holding the key
+//!
+//! [delivery]
+//! design = "gated"                 # "fast-path" (the default) or "gated"
 //! ```
+//!
+//! `delivery.design = "gated"` ends the first prompt's wait early only on a confident fast result
+//! (its lead memory shares a whole word with the query); a weak one is held for the selector
+//! until the 100 ms ceiling. Worth turning on with a selector that answers well inside 100 ms.
 //!
 //! A missing file is the defaults. Unknown keys and wrong types are errors naming the key, so a
 //! typo never silently turns the selector off. The command line's flags win over the file.
@@ -25,6 +32,54 @@ pub struct Config {
     /// The `[selector]` table.
     #[serde(default)]
     pub selector: SelectorTable,
+    /// The `[delivery]` table.
+    #[serde(default)]
+    pub delivery: DeliveryTable,
+}
+
+/// The `[delivery]` table.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeliveryTable {
+    /// `design`.
+    #[serde(default)]
+    pub design: ConfigDeliveryDesign,
+}
+
+/// The delivery designs a configuration may choose (the single-path design is for measurement
+/// only and cannot be chosen). Read from a string so that a wrong value gets an error naming
+/// the key, which the TOML parser's own message leaves out.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "String")]
+pub enum ConfigDeliveryDesign {
+    /// The fast path of the design document.
+    #[default]
+    FastPath,
+    /// The confidence-gated fast path.
+    Gated,
+}
+
+impl TryFrom<String> for ConfigDeliveryDesign {
+    type Error = String;
+
+    fn try_from(value: String) -> Result<Self, Self::Error> {
+        match value.as_str() {
+            "fast-path" => Ok(Self::FastPath),
+            "gated" => Ok(Self::Gated),
+            _ => Err(format!(
+                "delivery.design must be \"fast-path\" or \"gated\", not {value:?}"
+            )),
+        }
+    }
+}
+
+impl From<ConfigDeliveryDesign> for recall_facade::DeliveryDesign {
+    fn from(design: ConfigDeliveryDesign) -> Self {
+        match design {
+            ConfigDeliveryDesign::FastPath => Self::FastPath,
+            ConfigDeliveryDesign::Gated => Self::Gated,
+        }
+    }
 }
 
 /// Which selector hooks (and recalls without `--selector`) use.
@@ -150,6 +205,34 @@ mod tests {
     fn an_unknown_kind_is_an_error_naming_the_value() {
         let error = parse("[selector]\nkind = \"grpc\"\n").unwrap_err();
         assert!(error.to_string().contains("grpc"), "{error}");
+    }
+
+    #[test]
+    fn the_default_delivery_design_is_the_fast_path() {
+        assert_eq!(
+            parse("").unwrap().delivery.design,
+            ConfigDeliveryDesign::FastPath
+        );
+    }
+
+    #[test]
+    fn a_gated_delivery_design_is_read() {
+        let config = parse("[delivery]\ndesign = \"gated\"\n").unwrap();
+        assert_eq!(config.delivery.design, ConfigDeliveryDesign::Gated);
+    }
+
+    #[test]
+    fn an_unknown_delivery_design_is_an_error_naming_the_key_and_value() {
+        let error = parse("[delivery]\ndesign = \"single-path\"\n").unwrap_err();
+        let message = error.to_string();
+        assert!(message.contains("delivery.design"), "{message}");
+        assert!(message.contains("single-path"), "{message}");
+    }
+
+    #[test]
+    fn an_unknown_delivery_key_is_an_error_naming_it() {
+        let error = parse("[delivery]\ndesgin = \"gated\"\n").unwrap_err();
+        assert!(error.to_string().contains("desgin"), "{error}");
     }
 
     #[test]

@@ -17,7 +17,9 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use memory_scan::ScannedDocument;
-use recall_facade::{HttpSelectorConfig, MemoryRecall, RecallConfig, SelectorChoice};
+use recall_facade::{
+    DeliveryDesign, HttpSelectorConfig, MemoryRecall, RecallConfig, SelectorChoice,
+};
 
 use crate::agent::hook_io::{self, HookEvent, MAX_CONTEXT_UTF16, utf16_len};
 use crate::agent::{Agent, Environment, Layout, layout};
@@ -92,13 +94,13 @@ fn serve(agent: Agent, layout: Option<Layout>, env: &Environment) -> Result<(), 
     if roots.project.path.is_none() && roots.user.path.is_none() {
         return print(hook_io::nothing(agent));
     }
-    let selector = selector_from_config(env).unwrap_or_else(|message| {
+    let (selector, design) = settings_from_config(env).unwrap_or_else(|message| {
         log(
             env,
             agent,
             &format!("{message}; recalling without a selector"),
         );
-        SelectorChoice::None
+        (SelectorChoice::None, DeliveryDesign::FastPath)
     });
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -109,6 +111,7 @@ fn serve(agent: Agent, layout: Option<Layout>, env: &Environment) -> Result<(), 
     let ran = runtime.block_on(async {
         let mut config = RecallConfig::with_roots(roots.project.path, roots.user.path);
         config.selector = selector;
+        config.delivery = design;
         let mut recall = MemoryRecall::new(config).map_err(|e| e.to_string())?;
         recall.begin_turn(&query, &[]);
         let initial = recall.initial().await;
@@ -164,12 +167,14 @@ fn fit(documents: &[Arc<ScannedDocument>], prompt: &str, now: SystemTime) -> Str
     format!("{}{TRUNCATED_NOTE}", one[..cut].trim_end())
 }
 
-fn selector_from_config(env: &Environment) -> Result<SelectorChoice, String> {
+/// The selector and delivery design `config.toml` chooses (none and fast-path without a home).
+fn settings_from_config(env: &Environment) -> Result<(SelectorChoice, DeliveryDesign), String> {
     let Some(home) = env.memrecall_home() else {
-        return Ok(SelectorChoice::None);
+        return Ok((SelectorChoice::None, DeliveryDesign::FastPath));
     };
     let config = Config::load(&home).map_err(|e| e.to_string())?;
-    Ok(match config.selector.kind {
+    let design = config.delivery.design.into();
+    let selector = match config.selector.kind {
         ConfigSelectorKind::None => SelectorChoice::None,
         ConfigSelectorKind::Http => {
             let table = config.selector;
@@ -182,7 +187,8 @@ fn selector_from_config(env: &Environment) -> Result<SelectorChoice, String> {
             }
             SelectorChoice::Http(http)
         }
-    })
+    };
+    Ok((selector, design))
 }
 
 /// Whether `query` repeats the last query recalled in this session (a Qwen Code continuation);

@@ -26,7 +26,9 @@ use std::time::{Duration, Instant};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use delivery_telemetry::{FanOutSink, JsonLinesSink, RecordingSink, TelemetrySink};
 use memory_scan::{DocumentCache, MemoryRoots};
-use recall_facade::{HttpSelectorConfig, MemoryRecall, RecallConfig, SelectorChoice};
+use recall_facade::{
+    DeliveryDesign, HttpSelectorConfig, MemoryRecall, RecallConfig, SelectorChoice,
+};
 use selector::{MockAnswer, MockSelector, MockStep};
 
 use crate::agent::{Agent, Environment, Layout, layout, settings};
@@ -121,6 +123,25 @@ struct RootArgs {
     layout: Layout,
 }
 
+/// The delivery designs the command line may choose.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum DeliveryArg {
+    /// The fast result ends the first prompt's wait as soon as it is published.
+    FastPath,
+    /// Only a confident fast result ends the wait early; a weak one is held for the selector
+    /// until the 100 ms ceiling.
+    Gated,
+}
+
+impl From<DeliveryArg> for DeliveryDesign {
+    fn from(arg: DeliveryArg) -> Self {
+        match arg {
+            DeliveryArg::FastPath => Self::FastPath,
+            DeliveryArg::Gated => Self::Gated,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum SelectorKind {
     /// No model: recall settles with the lexical result.
@@ -152,6 +173,10 @@ struct RecallArgs {
     /// api_key_env in config.toml, else OPENAI_API_KEY].
     #[arg(long, value_name = "VAR")]
     api_key_env: Option<String>,
+    /// The delivery design [default: [delivery] design in $MEMRECALL_HOME/config.toml, else
+    /// fast-path].
+    #[arg(long, value_enum)]
+    delivery: Option<DeliveryArg>,
     /// Latency of the mock selector, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 250)]
     mock_latency_ms: u64,
@@ -322,6 +347,18 @@ fn check_root(dir: &Path, scope: &str) -> Result<PathBuf, Failure> {
     }
 }
 
+/// The delivery design: `--delivery`, else `[delivery] design` in config.toml, else fast-path.
+fn delivery_design(args: &RecallArgs) -> Result<DeliveryDesign, Failure> {
+    if let Some(arg) = args.delivery {
+        return Ok(arg.into());
+    }
+    let config = match recall_facade::memory_home() {
+        Ok(home) => Config::load(&home).map_err(|e| Failure::selector(e.to_string()))?,
+        Err(_) => Config::default(),
+    };
+    Ok(config.delivery.design.into())
+}
+
 /// The selector: the command line's flags, each falling back to `[selector]` in config.toml.
 fn selector_choice(args: &RecallArgs) -> Result<SelectorChoice, Failure> {
     let needs_config = !matches!(args.selector, Some(SelectorKind::None | SelectorKind::Mock))
@@ -430,6 +467,7 @@ fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
 fn run_recall(args: &RecallArgs) -> Result<(), Failure> {
     let roots = resolve_roots(&args.roots)?;
     let selector = selector_choice(args)?;
+    let design = delivery_design(args)?;
     let recording = Arc::new(RecordingSink::new());
     let (sink, telemetry_file) = telemetry_sink(args.telemetry.as_deref(), &recording)?;
     let turn = if args.tool_using {
@@ -443,6 +481,7 @@ fn run_recall(args: &RecallArgs) -> Result<(), Failure> {
         config.selector = selector;
         config.telemetry = sink;
         config.catalog = !args.no_catalog;
+        config.delivery = design;
         let mut recall = MemoryRecall::new(config).map_err(|e| Failure::selector(e.to_string()))?;
         recall.begin_turn(&args.query, &[]);
         let initial = recall.initial().await;
@@ -455,6 +494,7 @@ fn run_recall(args: &RecallArgs) -> Result<(), Failure> {
             let head = RecallOutput::build(
                 &args.query,
                 turn,
+                recall.design(),
                 &roots,
                 &initial,
                 None,
@@ -482,6 +522,7 @@ fn run_recall(args: &RecallArgs) -> Result<(), Failure> {
         let output = RecallOutput::build(
             &args.query,
             turn,
+            recall.design(),
             &roots,
             &initial,
             tool_result.as_ref(),

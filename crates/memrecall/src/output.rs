@@ -194,6 +194,8 @@ pub struct TimingsOut {
 pub struct RecallOutput {
     query: String,
     turn: TurnKind,
+    /// The delivery design that ran: `fast-path` or `gated`.
+    delivery_design: &'static str,
     roots: RootsOut,
     documents_scanned: Option<usize>,
     scan: Option<ScanReport>,
@@ -229,6 +231,7 @@ impl RecallOutput {
     pub fn build(
         query: &str,
         turn: TurnKind,
+        design: recall_facade::DeliveryDesign,
         roots: &MemoryRoots,
         initial: &Delivery,
         tool_result: Option<&Delivery>,
@@ -243,6 +246,7 @@ impl RecallOutput {
         Self {
             query: query.to_owned(),
             turn,
+            delivery_design: design.as_str(),
             roots: RootsOut::new(roots),
             documents_scanned: scan.as_ref().map(|s| s.docs_scanned),
             scan: scan.as_ref().map(|s| (*s.report).clone()),

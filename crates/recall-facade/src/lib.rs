@@ -38,8 +38,8 @@ pub use delivery_telemetry::{
 };
 pub use memory_scan::MemoryRoots;
 pub use recall_lifecycle::{
-    CancelReason, Clock, DeliveredMemory, Delivery, FixedClock, Lines, RecallState, SettledRecall,
-    SystemClock, printable, render_prompt,
+    CancelReason, Clock, DeliveredMemory, Delivery, DeliveryDesign, FixedClock, Lines, RecallState,
+    SettledRecall, SystemClock, printable, render_prompt,
 };
 pub use selector::{HttpSelector, HttpSelectorConfig, Selector};
 
@@ -75,6 +75,11 @@ pub struct RecallConfig {
     /// recall of a process then reads only files that changed since the catalog was written. See
     /// `memory_scan::DocumentCache::with_catalog`.
     pub catalog: bool,
+    /// The delivery design (default [`DeliveryDesign::FastPath`], the design document's
+    /// behaviour). [`DeliveryDesign::Gated`] ends the first prompt's wait early only on a
+    /// confident fast result, so a fast model's answer can replace a weak lexical match;
+    /// [`DeliveryDesign::SinglePath`] exists to be measured against, not to be run.
+    pub delivery: DeliveryDesign,
 }
 
 /// Why a recall session could not be built.
@@ -119,6 +124,7 @@ impl RecallConfig {
             clock: Arc::new(SystemClock),
             limit: selector::DEFAULT_LIMIT,
             catalog: true,
+            delivery: DeliveryDesign::FastPath,
         }
     }
 
@@ -195,6 +201,7 @@ pub fn sanitise_project_path(path: &Path) -> String {
 #[derive(Debug)]
 pub struct MemoryRecall {
     session: recall_lifecycle::RecallSession,
+    design: DeliveryDesign,
 }
 
 impl MemoryRecall {
@@ -219,12 +226,19 @@ impl MemoryRecall {
         session.selector = selector;
         session.clock = config.clock;
         session.limit = config.limit;
+        session.design = config.delivery;
         if config.catalog {
             session.cache = Arc::new(memory_scan::DocumentCache::with_catalog());
         }
         Ok(Self {
+            design: config.delivery,
             session: recall_lifecycle::RecallSession::new(session),
         })
+    }
+
+    /// The delivery design this session follows.
+    pub fn design(&self) -> DeliveryDesign {
+        self.design
     }
 
     /// Begins a user turn: starts recall for `query` (cancelling any recall of the previous
@@ -302,6 +316,22 @@ mod tests {
         for limit in 1..=selector::DEFAULT_LIMIT {
             assert!(MemoryRecall::new(config(limit)).is_ok(), "{limit}");
         }
+    }
+
+    #[test]
+    fn the_default_delivery_design_is_the_fast_path() {
+        assert_eq!(
+            RecallConfig::with_roots(None, None).delivery,
+            DeliveryDesign::FastPath
+        );
+    }
+
+    #[tokio::test]
+    async fn a_session_reports_the_delivery_design_it_was_built_with() {
+        let mut config = RecallConfig::with_roots(None, None);
+        config.delivery = DeliveryDesign::Gated;
+        let recall = MemoryRecall::new(config).unwrap();
+        assert_eq!(recall.design(), DeliveryDesign::Gated);
     }
 
     #[test]

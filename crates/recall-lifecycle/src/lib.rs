@@ -9,15 +9,19 @@
 //!    selector → settle).
 //! 2. [`RecallSession::consume_initial`] waits at most [`INITIAL_CEILING`]: a settled result is
 //!    delivered `refined`; otherwise a published fast result (≤ 2 documents) is delivered `fast`
-//!    and the recall stays pending; otherwise nothing.
+//!    and the recall stays pending; otherwise nothing. Under [`DeliveryDesign::Gated`] only a
+//!    confident fast result ends the wait early (see [`judge_fast`]); a weak one is held until
+//!    the recall settles or the ceiling passes.
 //! 3. [`RecallSession::consume_tool_result`] (after each tool result, zero wait) delivers a
 //!    settled recall minus what the fast phase already sent.
 //! 4. [`RecallSession::end_turn`] discards a recall that is still pending.
 
+mod confidence;
 mod prompt;
 mod recall;
 mod session;
 
+pub use confidence::{FastConfidence, judge_fast};
 pub use prompt::{
     Clock, FixedClock, Lines, MAX_DOC_BODY_CHARS, SystemClock, age_in_days, printable,
     render_prompt,
@@ -32,7 +36,7 @@ pub use session::{CancelReason, DeliveredMemory, Delivery, RecallSession, Sessio
 pub const INITIAL_CEILING: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// Which delivery design a session follows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum DeliveryDesign {
     /// The shipped design: bounded initial wait ending on the fast result, fast delivery,
     /// refined delivery later without repeats.
@@ -41,4 +45,20 @@ pub enum DeliveryDesign {
     /// The earlier single-path design, kept only to measure against: a zero-wait initial
     /// consume and no fast result.
     SinglePath,
+    /// The confidence-gated fast path: the initial wait ends early on a settled recall or on a
+    /// [`FastConfidence::Confident`] fast result only. A weak fast result is held: a recall that
+    /// settles before the ceiling is delivered instead, otherwise the weak result is delivered at
+    /// the ceiling and the recall stays pending for the tool-result point, as in the fast path.
+    Gated,
+}
+
+impl DeliveryDesign {
+    /// The name used in configuration, reports and `recall --json`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::FastPath => "fast-path",
+            Self::SinglePath => "single-path",
+            Self::Gated => "gated",
+        }
+    }
 }

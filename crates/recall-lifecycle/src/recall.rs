@@ -15,6 +15,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::DeliveryDesign;
+use crate::confidence::{FastConfidence, judge_fast};
 
 /// The deterministic result published before the selector is asked: the lexical top two.
 #[derive(Debug, Clone)]
@@ -23,6 +24,9 @@ pub struct FastResult {
     pub documents: Vec<Arc<ScannedDocument>>,
     /// Time from the recall call to this publication.
     pub published_after: Duration,
+    /// Whether its lead document shares a whole word with the query (see [`judge_fast`]);
+    /// judged for every fast result, acted on only by the gated design.
+    pub confidence: FastConfidence,
 }
 
 /// Where the time of a recall went (the scan's own time is [`ScanOutcome::duration`]).
@@ -118,6 +122,8 @@ impl Scorable for PoolDocument {
 struct Ranked {
     pool: Vec<PoolDocument>,
     selection: CandidateSelection,
+    /// The judgement of the fast result; `None` when nothing matched.
+    fast_confidence: Option<FastConfidence>,
     docs_scanned: usize,
     report: ScanReport,
 }
@@ -176,14 +182,18 @@ pub(crate) async fn run_recall(
     // Without a selector there is nothing to arrive first: the recall settles at once with the
     // lexical result, which the initial consume then delivers as `refined`.
     let selector_asked = ctx.selector.is_some();
-    let fast_result = (ctx.design == DeliveryDesign::FastPath
-        && selector_asked
-        && !fast.is_empty()
-        && !cancel.is_cancelled())
-    .then(|| FastResult {
-        documents: documents_at(&ranked.pool, fast.iter().map(|r| r.index)),
-        published_after: started.elapsed(),
-    });
+    let publishes_fast = match ctx.design {
+        DeliveryDesign::FastPath | DeliveryDesign::Gated => true,
+        DeliveryDesign::SinglePath => false,
+    };
+    let fast_result = ranked
+        .fast_confidence
+        .filter(|_| publishes_fast && selector_asked && !fast.is_empty() && !cancel.is_cancelled())
+        .map(|confidence| FastResult {
+            documents: documents_at(&ranked.pool, fast.iter().map(|r| r.index)),
+            published_after: started.elapsed(),
+            confidence,
+        });
     let fast_published = fast_result.as_ref().map(|f| f.published_after);
     let scanned = Arc::new(ScanOutcome {
         docs_scanned: ranked.docs_scanned,
@@ -372,9 +382,15 @@ fn scan_and_rank(
     // Derived once per recall, never per document (design document, verification list).
     let aliases = ActiveToolAliases::from_tool_names(tools);
     let selection = CandidateSelection::select(&tokens, &pool, &aliases);
+    let fast_confidence = selection
+        .fast()
+        .first()
+        .and_then(|lead| pool.get(lead.index))
+        .map(|lead| judge_fast(&tokens, lead));
     Ok(Ranked {
         pool,
         selection,
+        fast_confidence,
         docs_scanned,
         report: scan.report,
     })

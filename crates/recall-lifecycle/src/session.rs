@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use delivery_telemetry::{
-    DeliveredAt, DeliveryTelemetry, DiscardReason, FastDelivery, Phase, Strategy, TelemetrySink,
-    TerminalDelivery,
+    DeliveredAt, DeliveryTelemetry, DiscardReason, FastDelivery, FastWait, InitialWait, Phase,
+    Strategy, TelemetrySink, TerminalDelivery,
 };
 use memory_scan::{DocumentCache, MemoryRoots, ScannedDocument};
 use selector::Selector;
@@ -16,9 +16,86 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use crate::confidence::FastConfidence;
 use crate::prompt::{Clock, SystemClock, render_prompt};
-use crate::recall::{RecallContext, RecallInput, RecallState, SettledRecall, run_recall};
+use crate::recall::{
+    FastResult, RecallContext, RecallInput, RecallState, SettledRecall, run_recall,
+};
 use crate::{DeliveryDesign, INITIAL_CEILING};
+
+/// What the initial consume point does once its wait is over, decided from one reading of the
+/// recall's state. Each variant carries only the waits that can lead to it, so the recorded
+/// `initial_wait` cannot disagree with what was delivered.
+#[derive(Debug)]
+enum InitialDecision {
+    /// The turn was cancelled: nothing is delivered and the recall is discarded (`abort`).
+    Cancelled,
+    /// The recall has settled: its result is delivered (or discarded when nothing remains).
+    Settled(SettledWait),
+    /// The fast result is delivered and the recall stays pending.
+    Fast(Arc<FastResult>, FastWait),
+    /// Nothing is ready: nothing now, the recall stays pending.
+    Nothing(NothingWait),
+}
+
+/// How a wait that ended with a settled recall went.
+#[derive(Debug, Clone, Copy)]
+enum SettledWait {
+    ZeroWait,
+    Settled,
+    WeakFastSuperseded,
+}
+
+/// How a wait that ended with nothing to deliver went.
+#[derive(Debug, Clone, Copy)]
+enum NothingWait {
+    ZeroWait,
+    Empty,
+}
+
+impl InitialDecision {
+    fn of(design: DeliveryDesign, cancelled: bool, state: &RecallState) -> Self {
+        if cancelled {
+            return Self::Cancelled;
+        }
+        if state.settled.is_some() {
+            return Self::Settled(match (design, &state.fast) {
+                (DeliveryDesign::SinglePath, _) => SettledWait::ZeroWait,
+                (DeliveryDesign::Gated, Some(fast)) if fast.confidence == FastConfidence::Weak => {
+                    SettledWait::WeakFastSuperseded
+                }
+                _ => SettledWait::Settled,
+            });
+        }
+        match (design, &state.fast) {
+            (DeliveryDesign::SinglePath, _) => Self::Nothing(NothingWait::ZeroWait),
+            (_, None) => Self::Nothing(NothingWait::Empty),
+            (DeliveryDesign::FastPath, Some(fast)) => {
+                Self::Fast(Arc::clone(fast), FastWait::Published)
+            }
+            (DeliveryDesign::Gated, Some(fast)) => {
+                let wait = match fast.confidence {
+                    FastConfidence::Confident => FastWait::Confident,
+                    FastConfidence::Weak => FastWait::WeakAtCeiling,
+                };
+                Self::Fast(Arc::clone(fast), wait)
+            }
+        }
+    }
+
+    fn wait(&self) -> InitialWait {
+        match self {
+            Self::Cancelled => InitialWait::Cancelled,
+            Self::Settled(SettledWait::ZeroWait) | Self::Nothing(NothingWait::ZeroWait) => {
+                InitialWait::ZeroWait
+            }
+            Self::Settled(SettledWait::Settled) => InitialWait::Settled,
+            Self::Settled(SettledWait::WeakFastSuperseded) => InitialWait::WeakFastSuperseded,
+            Self::Fast(_, wait) => (*wait).into(),
+            Self::Nothing(NothingWait::Empty) => InitialWait::Empty,
+        }
+    }
+}
 
 /// Everything a session is built from.
 #[derive(Debug, Clone)]
@@ -292,8 +369,9 @@ impl RecallSession {
     }
 
     /// The initial consume point of a user-query turn: waits at most [`INITIAL_CEILING`],
-    /// ending early when the recall settles, the fast result is published or the turn is
-    /// cancelled.
+    /// ending early when the recall settles, the turn is cancelled, or a fast result is
+    /// published (under [`DeliveryDesign::Gated`], only a confident one). The single-path design
+    /// does not wait.
     pub async fn consume_initial(&mut self) -> Delivery {
         let design = self.ctx.design;
         let Some(active) = self.active.as_mut() else {
@@ -302,11 +380,20 @@ impl RecallSession {
         if active.initial_consumed {
             return Delivery::Pending;
         }
-        if design == DeliveryDesign::FastPath {
+        let ends_wait: Option<fn(&RecallState) -> bool> = match design {
+            DeliveryDesign::SinglePath => None,
+            DeliveryDesign::FastPath => Some(|s| s.settled.is_some() || s.fast.is_some()),
+            DeliveryDesign::Gated => Some(|s| {
+                s.settled.is_some()
+                    || s.fast
+                        .as_ref()
+                        .is_some_and(|f| f.confidence == FastConfidence::Confident)
+            }),
+        };
+        if let Some(ends_wait) = ends_wait {
             let mut state = active.state.clone();
-            let ready = state.wait_for(|s| s.settled.is_some() || s.fast.is_some());
             tokio::select! {
-                _ = ready => {}
+                _ = state.wait_for(ends_wait) => {}
                 () = active.cancel.cancelled() => {}
                 () = tokio::time::sleep(INITIAL_CEILING) => {}
             }
@@ -314,30 +401,32 @@ impl RecallSession {
         // Marked only after the wait, the last await: a call dropped mid-wait (a timeout, a
         // `select!`) consumes nothing, and every call that gets past here returns its result.
         active.initial_consumed = true;
-        if active.cancel.is_cancelled() {
-            return self.cancel(CancelReason::Abort);
+        let decision =
+            InitialDecision::of(design, active.cancel.is_cancelled(), &active.state.borrow());
+        if let Some(terminal) = active.terminal.as_mut() {
+            terminal.note_initial(decision.wait());
         }
-        let snapshot = active.state.borrow().clone();
-        if snapshot.settled.is_some() {
-            return self.deliver_settled(DeliveredAt::Initial);
+        match decision {
+            InitialDecision::Cancelled => self.cancel(CancelReason::Abort),
+            InitialDecision::Settled(_) => self.deliver_settled(DeliveredAt::Initial),
+            InitialDecision::Nothing(_) => Delivery::Pending,
+            InitialDecision::Fast(fast, wait) => {
+                let Some(token) = active.fast.take() else {
+                    return Delivery::Pending;
+                };
+                let latency = active.started.elapsed();
+                token.emit(wait, fast.documents.len(), latency);
+                active.fast_delivered.clone_from(&fast.documents);
+                let documents = fast.documents.clone();
+                Delivery::Delivered(self.record_delivery(
+                    Phase::Fast,
+                    Strategy::Heuristic,
+                    DeliveredAt::Initial,
+                    documents,
+                    latency,
+                ))
+            }
         }
-        let Some(fast) = snapshot.fast else {
-            return Delivery::Pending;
-        };
-        let Some(token) = active.fast.take() else {
-            return Delivery::Pending;
-        };
-        let latency = active.started.elapsed();
-        token.emit(fast.documents.len(), latency);
-        active.fast_delivered.clone_from(&fast.documents);
-        let documents = fast.documents.clone();
-        Delivery::Delivered(self.record_delivery(
-            Phase::Fast,
-            Strategy::Heuristic,
-            DeliveredAt::Initial,
-            documents,
-            latency,
-        ))
     }
 
     /// The tool-result consume point: never waits; only a settled recall is consumed.

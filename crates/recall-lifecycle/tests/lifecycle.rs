@@ -6,12 +6,13 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use delivery_telemetry::{
-    DeliveryEvent, DeliveryPoint, DiscardReason, Phase, RecordingSink, Strategy, TelemetrySink,
+    DeliveryEvent, DeliveryPoint, DiscardReason, InitialWait, Phase, RecordingSink, Strategy,
+    TelemetrySink,
 };
 use memory_scan::MemoryRoots;
 use recall_lifecycle::{
-    CancelReason, Delivery, DeliveryDesign, FixedClock, INITIAL_CEILING, RecallSession,
-    SessionConfig, render_prompt,
+    CancelReason, Delivery, DeliveryDesign, FastConfidence, FixedClock, INITIAL_CEILING,
+    RecallSession, SessionConfig, render_prompt,
 };
 use selector::{MockAnswer, MockSelector, MockStep, Selector, SelectorError};
 use tempfile::TempDir;
@@ -1096,4 +1097,168 @@ mod interleavings {
             prop_assert!(outcome.is_ok(), "{}", outcome.unwrap_err());
         }
     }
+}
+
+// ---- the confidence-gated design --------------------------------------------------------------
+
+/// Shares no whole word with any document of the fixture, but `ease` occurs inside "release" in
+/// the rollback runbook's title and description and in the checklist's description, so the fast
+/// result is the runbook: a weak one. The terse-answers preference is what it asks about.
+const NOISY_QUERY: &str = "ease up, less length";
+
+fn initial_waits(sink: &RecordingSink) -> Vec<Option<InitialWait>> {
+    sink.deliveries().iter().map(|e| e.initial_wait).collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn gated_confident_fast_result_ends_the_initial_wait_at_once() {
+    let f = fixture();
+    let (mut session, sink) = session_with(
+        f.tree.roots(),
+        Some(mock(&[&f.checklist], 40)),
+        DeliveryDesign::Gated,
+    );
+    session.begin_query(ROLLBACK_QUERY, &[]);
+    let started = Instant::now();
+    let delivery = session.consume_initial().await;
+    assert_eq!(started.elapsed(), Duration::ZERO);
+    let memory = delivery
+        .delivered()
+        .expect("confident fast result delivered");
+    assert_eq!(memory.phase, Phase::Fast);
+    assert_eq!(paths(&delivery)[0], f.rollback);
+    assert_eq!(initial_waits(&sink), vec![Some(InitialWait::ConfidentFast)]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn gated_weak_fast_result_is_held_and_a_settle_at_40_ms_is_delivered_instead() {
+    let f = fixture();
+    let (mut session, sink) = session_with(
+        f.tree.roots(),
+        Some(mock(&[&f.terse], 40)),
+        DeliveryDesign::Gated,
+    );
+    session.begin_query(NOISY_QUERY, &[]);
+    let fast = {
+        assert!(session.wait_published(INITIAL_CEILING).await);
+        session
+            .latest_recall()
+            .and_then(|s| s.fast)
+            .expect("a fast result")
+    };
+    assert_eq!(fast.confidence, FastConfidence::Weak);
+    assert_eq!(fast.documents[0].path(), f.rollback);
+    let started = Instant::now();
+    let delivery = session.consume_initial().await;
+    assert_eq!(started.elapsed(), Duration::from_millis(40));
+    let memory = delivery.delivered().expect("settled result delivered");
+    assert_eq!(memory.phase, Phase::Refined);
+    assert_eq!(memory.strategy, Strategy::Model);
+    assert_eq!(paths(&delivery), vec![f.terse.clone()]);
+    let events = sink.deliveries();
+    assert_eq!(events.len(), 1, "no fast event: {events:?}");
+    assert_eq!(events[0].delivery_point, DeliveryPoint::Initial);
+    assert_eq!(
+        events[0].initial_wait,
+        Some(InitialWait::WeakFastSuperseded)
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn gated_weak_fast_result_with_a_slow_selector_is_delivered_at_exactly_the_ceiling() {
+    let f = fixture();
+    let (mut session, sink) = session_with(
+        f.tree.roots(),
+        Some(mock(&[&f.rollback, &f.terse], 600)),
+        DeliveryDesign::Gated,
+    );
+    session.begin_query(NOISY_QUERY, &[]);
+    let started = Instant::now();
+    let initial = session.consume_initial().await;
+    assert_eq!(started.elapsed(), INITIAL_CEILING);
+    let memory = initial
+        .delivered()
+        .expect("weak fast result delivered at the ceiling");
+    assert_eq!(memory.phase, Phase::Fast);
+    let fast = paths(&initial);
+    assert_eq!(fast[0], f.rollback);
+    assert!(session.has_pending_recall());
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let later = session.consume_tool_result();
+    let refined = paths(&later);
+    // The model picked the runbook again and the preference: only the preference is new.
+    assert_eq!(refined, vec![f.terse.clone()]);
+    assert!(refined.iter().all(|p| !fast.contains(p)));
+    assert_eq!(later.delivered().unwrap().strategy, Strategy::Model);
+    assert_eq!(
+        initial_waits(&sink),
+        vec![
+            Some(InitialWait::WeakFastAtCeiling),
+            Some(InitialWait::WeakFastAtCeiling)
+        ]
+    );
+    assert_eq!(terminal_events(&sink).len(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn fast_path_delivers_the_weak_fast_result_at_once_where_gated_waits() {
+    let f = fixture();
+    let (mut session, sink) = session_with(
+        f.tree.roots(),
+        Some(mock(&[&f.terse], 40)),
+        DeliveryDesign::FastPath,
+    );
+    session.begin_query(NOISY_QUERY, &[]);
+    let started = Instant::now();
+    let delivery = session.consume_initial().await;
+    assert_eq!(started.elapsed(), Duration::ZERO);
+    assert_eq!(paths(&delivery)[0], f.rollback);
+    assert_eq!(initial_waits(&sink), vec![Some(InitialWait::Fast)]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn gated_turn_ending_after_a_weak_fast_delivery_records_one_terminal_event() {
+    let f = fixture();
+    let (mut session, sink) = session_with(
+        f.tree.roots(),
+        Some(mock(&[&f.terse], 3_000)),
+        DeliveryDesign::Gated,
+    );
+    session.begin_query(NOISY_QUERY, &[]);
+    session.consume_initial().await;
+    session.end_turn();
+    let terminal = terminal_events(&sink);
+    assert_eq!(terminal.len(), 1);
+    assert_eq!(
+        terminal[0].discard_reason,
+        Some(DiscardReason::NoSafeDeliveryPoint)
+    );
+    assert_eq!(
+        terminal[0].initial_wait,
+        Some(InitialWait::WeakFastAtCeiling)
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn gated_wait_held_on_a_weak_fast_result_ends_on_cancellation_without_delivery() {
+    let f = fixture();
+    let (mut session, sink) = session_with(
+        f.tree.roots(),
+        Some(mock(&[&f.terse], 3_000)),
+        DeliveryDesign::Gated,
+    );
+    session.begin_query(NOISY_QUERY, &[]);
+    let abort = session.abort_token().unwrap();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        abort.cancel();
+    });
+    let started = Instant::now();
+    let delivery = session.consume_initial().await;
+    assert_eq!(started.elapsed(), Duration::from_millis(30));
+    assert!(matches!(
+        delivery,
+        Delivery::Discarded(DiscardReason::Abort)
+    ));
+    assert_eq!(initial_waits(&sink), vec![Some(InitialWait::Cancelled)]);
 }

@@ -18,6 +18,9 @@ use tempfile::TempDir;
 
 /// The slice whose cases are answerable but share no token with their document.
 pub const SEMANTIC_SLICE: &str = "semantic-no-lexical";
+/// The slice whose cases are answerable and share no whole word with any document, but whose
+/// tokens occur inside longer words of other documents: the lexical result is wrong.
+pub const NOISY_SLICE: &str = "semantic-noisy";
 /// The slice whose cases nothing in the corpus answers.
 pub const NO_RESULT_SLICE: &str = "no-result";
 /// The slice that compares the shipped scorer against the frozen one.
@@ -25,7 +28,7 @@ pub const ENGLISH_SLICE: &str = "english";
 
 /// Every slice the corpus may use, in report order. A case naming another slice is an error, so
 /// a typo cannot quietly take a case out of every gate.
-pub const SLICES: [&str; 11] = [
+pub const SLICES: [&str; 12] = [
     ENGLISH_SLICE,
     "chinese",
     "japanese",
@@ -36,6 +39,7 @@ pub const SLICES: [&str; 11] = [
     "non-ascii-alphabetic",
     "tie-break",
     SEMANTIC_SLICE,
+    NOISY_SLICE,
     NO_RESULT_SLICE,
 ];
 
@@ -205,6 +209,9 @@ pub fn load(source: &Path, now: SystemTime) -> Result<Corpus> {
         .map(|(i, id)| (id.as_str(), i))
         .collect();
     let cases = read_cases(&source.join("cases.toml"), &index)?;
+    for case in cases.iter().filter(|c| c.slice == NOISY_SLICE) {
+        check_noisy(case, &documents, &ids)?;
+    }
     Ok(Corpus {
         dir,
         documents,
@@ -213,6 +220,43 @@ pub fn load(source: &Path, now: SystemTime) -> Result<Corpus> {
         now,
         cache,
     })
+}
+
+/// Checks that a `semantic-noisy` case fits its slice: its query shares no whole word with the
+/// scored text (title, description, body window) of any document, some query token occurs
+/// inside a longer word of a document that does not answer it, and none inside one that does.
+fn check_noisy(case: &Case, documents: &[ScannedDocument], ids: &[String]) -> Result<()> {
+    let tokens = lexical_score::QueryTokens::new(&case.query);
+    let mut noise = false;
+    for (index, (document, id)) in documents.iter().zip(ids).enumerate() {
+        let text = document.prepared();
+        for field in [text.title(), text.description(), text.body_window()] {
+            let words: std::collections::HashSet<String> =
+                lexical_score::tokenize(field).into_iter().collect();
+            for token in tokens.as_slice() {
+                ensure!(
+                    !words.contains(token),
+                    "{NOISY_SLICE} case {} shares the word {token:?} with {id}",
+                    case.id
+                );
+                if field.contains(token.as_str()) {
+                    ensure!(
+                        !case.relevant.contains(&index),
+                        "{NOISY_SLICE} case {} matches its own answer {id} inside a longer word \
+                         ({token:?}), so its lexical result is not wrong",
+                        case.id
+                    );
+                    noise = true;
+                }
+            }
+        }
+    }
+    ensure!(
+        noise,
+        "{NOISY_SLICE} case {} matches no document at all; it belongs in {SEMANTIC_SLICE}",
+        case.id
+    );
+    Ok(())
 }
 
 /// `scope/relative`, with `/` separators whatever the platform.

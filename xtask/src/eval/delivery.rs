@@ -19,21 +19,36 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
-use delivery_telemetry::{DeliveryPoint, Phase, RecordingSink};
+use delivery_telemetry::{DeliveryPoint, InitialWait, Phase, RecordingSink};
+use lexical_score::{ActiveToolAliases, CandidateSelection, QueryTokens};
 use memory_scan::DocumentCache;
-use recall_lifecycle::{DeliveryDesign, FixedClock, RecallSession, SessionConfig};
+use recall_lifecycle::{Delivery, DeliveryDesign, FixedClock, RecallSession, SessionConfig};
 use selector::{HttpSelector, HttpSelectorConfig, MockSelector, Selector};
 use serde::Serialize;
 use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
-use super::corpus::Corpus;
+use super::corpus::{self, Corpus};
+use super::quality::percent;
 
 /// Modelled selector latencies, in milliseconds (spec §6).
 pub const MODELLED_LATENCIES_MS: [u64; 5] = [40, 250, 600, 1_500, 3_000];
-/// Selector latencies of the real-network run, in milliseconds.
-pub const HTTP_LATENCIES_MS: [u64; 2] = [40, 250];
+/// Selector latencies of the real-network run, in milliseconds: the same as the modelled ones.
+pub const HTTP_LATENCIES_MS: [u64; 5] = MODELLED_LATENCIES_MS;
+/// Every delivery design, in report order.
+pub const DESIGNS: [DeliveryDesign; 3] = [
+    DeliveryDesign::SinglePath,
+    DeliveryDesign::FastPath,
+    DeliveryDesign::Gated,
+];
+/// From this selector latency on, the model cannot land inside the initial ceiling, so the gated
+/// design may cost wait time but must never deliver less than the fast path.
+pub const GATED_NEVER_BELOW_FROM_MS: u64 = 250;
+/// The selector latency at which the gated design must deliver the model's answer on the first
+/// prompt of every `semantic-noisy` turn (modelled), where the fast path delivers the wrong
+/// lexical result.
+pub const GATED_WINS_AT_MS: u64 = 40;
 /// When the tool result of a tool-using turn arrives, after the query.
 pub const TOOL_RESULT_AFTER: Duration = Duration::from_secs(5);
 /// Gap between the starts of concurrent real-time turns, so their scans do not all compete for
@@ -62,10 +77,7 @@ impl TurnKind {
 
 /// The name printed for a delivery design.
 pub fn design_name(design: DeliveryDesign) -> &'static str {
-    match design {
-        DeliveryDesign::FastPath => "fast-path",
-        DeliveryDesign::SinglePath => "single-path",
-    }
+    design.as_str()
 }
 
 /// One scenario's figures over the answerable cases.
@@ -77,7 +89,7 @@ pub struct ScenarioRow {
     pub latency_ms: u64,
     /// `tool-free` or `tool-using`.
     pub turn: &'static str,
-    /// `single-path` (old) or `fast-path` (shipped).
+    /// `single-path` (old), `fast-path` (shipped default) or `gated`.
     pub design: &'static str,
     /// Turns run (answerable cases).
     pub turns: usize,
@@ -91,6 +103,40 @@ pub struct ScenarioRow {
     pub duplicate_rate: f64,
     /// Turns whose recall did not record exactly one terminal delivery event.
     pub telemetry_violations: usize,
+    /// Share of turns whose initial point held a weak fast result (telemetry `initial_wait`
+    /// `weak_fast_superseded` or `weak_fast_at_ceiling`); only the gated design holds.
+    pub held_rate: f64,
+    /// Mean time the initial consume point waited, in milliseconds: where holding weak fast
+    /// results shows (a few turns each waiting up to the ceiling).
+    pub initial_wait_mean_ms: f64,
+    /// Median time the initial consume point waited, in milliseconds.
+    pub initial_wait_p50_ms: f64,
+    /// 95th-percentile time the initial consume point waited, in milliseconds.
+    pub initial_wait_p95_ms: f64,
+    /// The same shares per corpus slice, in slice order.
+    pub slices: Vec<SliceFigures>,
+}
+
+/// One scenario's figures over the answerable cases of one slice.
+#[derive(Debug, Clone, Serialize)]
+pub struct SliceFigures {
+    /// The slice name.
+    pub slice: &'static str,
+    /// Turns run.
+    pub turns: usize,
+    /// Share of turns whose initial delivery held at least one relevant document.
+    pub first_prompt: f64,
+    /// Share of turns where any delivery of the turn held a relevant document.
+    pub at_all: f64,
+    /// Turns whose scan outlasted the initial ceiling (see [`delivery_gates`]).
+    pub late_scans: usize,
+}
+
+impl ScenarioRow {
+    /// The figures of one slice, when it has turns.
+    pub fn slice(&self, name: &str) -> Option<&SliceFigures> {
+        self.slices.iter().find(|s| s.slice == name)
+    }
 }
 
 /// The delivery section of the evaluation.
@@ -98,24 +144,41 @@ pub struct ScenarioRow {
 pub struct DeliveryReport {
     /// When the tool result of a tool-using turn arrives, in milliseconds.
     pub tool_result_after_ms: u64,
-    /// Modelled-latency scenarios, both designs.
+    /// Modelled-latency scenarios, every design.
     pub modelled: Vec<ScenarioRow>,
-    /// Real-network scenarios, shipped design only.
+    /// Real-network scenarios, every design.
     pub http: Vec<ScenarioRow>,
 }
 
 /// What one turn delivered.
 #[derive(Debug, Clone, Copy, Default)]
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "independent facts of one turn, each counted on its own"
+)]
 struct TurnOutcome {
+    slice: &'static str,
     first_prompt: bool,
     at_all: bool,
     duplicate: bool,
     terminal_events: usize,
+    /// The initial point held a weak fast result, as its telemetry says.
+    held: bool,
+    /// The query matches lexically, yet the initial point of a design with a fast result
+    /// delivered nothing: the scan itself outlasted the ceiling (real time only).
+    late_scan: bool,
+    /// How long the initial consume point waited.
+    waited: Duration,
 }
 
 /// One answerable case as a turn needs it.
 #[derive(Debug, Clone)]
 struct TurnCase {
+    /// The case's slice, as named in [`corpus::SLICES`].
+    slice: &'static str,
+    /// The query matches some document lexically, so the designs with a fast result have one
+    /// to deliver once the scan is done.
+    lexical: bool,
     query: String,
     relevant: HashSet<PathBuf>,
     /// The relevant paths as selector ids, i.e. what a perfect model answers.
@@ -136,7 +199,21 @@ fn turn_cases(corpus: &Corpus) -> Result<Vec<TurnCase>> {
                         .with_context(|| format!("case {} names a missing document", case.id))
                 })
                 .collect::<Result<Vec<_>>>()?;
+            let slice = corpus::SLICES
+                .iter()
+                .copied()
+                .find(|s| *s == case.slice)
+                .with_context(|| format!("case {} has an unknown slice", case.id))?;
+            let lexical = !CandidateSelection::select(
+                &QueryTokens::new(&case.query),
+                &corpus.documents,
+                &ActiveToolAliases::default(),
+            )
+            .fast()
+            .is_empty();
             Ok(TurnCase {
+                slice,
+                lexical,
                 query: case.query.clone(),
                 answer: paths
                     .iter()
@@ -169,7 +246,7 @@ fn modelled_scenarios(corpus: &Corpus, cases: &[TurnCase]) -> Result<Vec<Scenari
     for latency_ms in MODELLED_LATENCIES_MS {
         let latency = Duration::from_millis(latency_ms);
         for kind in [TurnKind::ToolFree, TurnKind::ToolUsing] {
-            for design in [DeliveryDesign::SinglePath, DeliveryDesign::FastPath] {
+            for design in DESIGNS {
                 let outcomes = runtime.block_on(async {
                     let mut outcomes = Vec::with_capacity(cases.len());
                     for case in cases {
@@ -218,62 +295,69 @@ fn http_scenarios(corpus: &Corpus, cases: &[TurnCase]) -> Result<Vec<ScenarioRow
             servers.push(server);
 
             // A tool-free turn ends within the 100 ms initial wait, so these simply run in turn.
-            let mut outcomes = Vec::with_capacity(cases.len());
-            for case in cases {
-                let selector = Arc::clone(&selector);
-                let turn = run_turn(
-                    corpus,
-                    selector,
-                    DeliveryDesign::FastPath,
+            for design in DESIGNS {
+                let mut outcomes = Vec::with_capacity(cases.len());
+                for case in cases {
+                    let selector = Arc::clone(&selector);
+                    let turn = run_turn(corpus, selector, design, TurnKind::ToolFree, case);
+                    outcomes.push(turn.await);
+                }
+                rows.push(row(
+                    "http",
+                    latency_ms,
                     TurnKind::ToolFree,
-                    case,
-                );
-                outcomes.push(turn.await);
+                    design,
+                    &outcomes,
+                ));
             }
-            rows.push(row(
-                "http",
-                latency_ms,
-                TurnKind::ToolFree,
-                DeliveryDesign::FastPath,
-                &outcomes,
-            ));
             selectors.push((latency_ms, selector));
         }
 
         // Every tool-using turn waits 5 s for its tool result: run them all side by side.
         let mut turns = tokio::task::JoinSet::new();
         let scheduled = selectors.iter().flat_map(|(latency_ms, selector)| {
-            cases.iter().map(move |case| (*latency_ms, selector, case))
+            DESIGNS.into_iter().flat_map(move |design| {
+                cases
+                    .iter()
+                    .map(move |case| (*latency_ms, selector, design, case))
+            })
         });
-        for (i, (latency_ms, selector, case)) in scheduled.enumerate() {
+        for (i, (latency_ms, selector, design, case)) in scheduled.enumerate() {
             let handle = CorpusHandle::of(corpus);
             let selector = Arc::clone(selector);
             let case = case.clone();
             let start = HTTP_STAGGER.saturating_mul(u32::try_from(i).unwrap_or(u32::MAX));
             turns.spawn(async move {
                 tokio::time::sleep(start).await;
-                let design = DeliveryDesign::FastPath;
                 let outcome =
                     run_turn_with(&handle, selector, design, TurnKind::ToolUsing, &case).await;
-                (latency_ms, outcome)
+                (latency_ms, design, outcome)
             });
         }
-        let mut by_latency: HashMap<u64, Vec<TurnOutcome>> = HashMap::new();
+        let mut by_scenario: HashMap<(u64, DeliveryDesign), Vec<TurnOutcome>> = HashMap::new();
         while let Some(joined) = turns.join_next().await {
-            let (latency_ms, outcome) = joined.context("a tool-using turn panicked")?;
-            by_latency.entry(latency_ms).or_default().push(outcome);
+            let (latency_ms, design, outcome) = joined.context("a tool-using turn panicked")?;
+            by_scenario
+                .entry((latency_ms, design))
+                .or_default()
+                .push(outcome);
         }
         for latency_ms in HTTP_LATENCIES_MS {
-            let outcomes = by_latency.remove(&latency_ms).unwrap_or_default();
-            rows.push(row(
-                "http",
-                latency_ms,
-                TurnKind::ToolUsing,
-                DeliveryDesign::FastPath,
-                &outcomes,
-            ));
+            for design in DESIGNS {
+                let outcomes = by_scenario
+                    .remove(&(latency_ms, design))
+                    .unwrap_or_default();
+                rows.push(row(
+                    "http",
+                    latency_ms,
+                    TurnKind::ToolUsing,
+                    design,
+                    &outcomes,
+                ));
+            }
         }
         drop(servers);
+        // Stable: within one latency and turn kind, the designs stay in report order.
         rows.sort_by_key(|r| (r.latency_ms, r.turn));
         Ok(rows)
     })
@@ -326,7 +410,9 @@ async fn run_turn_with(
     let mut session = RecallSession::new(config);
 
     session.begin_query(&case.query, &[]);
+    let asked = tokio::time::Instant::now();
     let initial = session.consume_initial().await;
+    let waited = asked.elapsed();
     let mut deliveries = vec![initial];
     if kind == TurnKind::ToolUsing {
         tokio::time::sleep(TOOL_RESULT_AFTER).await;
@@ -335,7 +421,15 @@ async fn run_turn_with(
     deliveries.push(session.end_turn());
 
     let mut seen = HashSet::new();
-    let mut outcome = TurnOutcome::default();
+    let late_scan = case.lexical
+        && design != DeliveryDesign::SinglePath
+        && deliveries.first().and_then(Delivery::delivered).is_none();
+    let mut outcome = TurnOutcome {
+        slice: case.slice,
+        waited,
+        late_scan,
+        ..TurnOutcome::default()
+    };
     for (i, delivery) in deliveries.iter().enumerate() {
         let Some(memory) = delivery.delivered() else {
             continue;
@@ -348,6 +442,12 @@ async fn run_turn_with(
             outcome.duplicate |= !seen.insert(path.to_path_buf());
         }
     }
+    outcome.held = sink.deliveries().iter().any(|e| {
+        matches!(
+            e.initial_wait,
+            Some(InitialWait::WeakFastSuperseded | InitialWait::WeakFastAtCeiling)
+        )
+    });
     outcome.terminal_events = sink
         .deliveries()
         .iter()
@@ -372,6 +472,24 @@ fn row(
         }
     };
     let duplicate_turns = outcomes.iter().filter(|o| o.duplicate).count();
+    let mut waits: Vec<Duration> = outcomes.iter().map(|o| o.waited).collect();
+    waits.sort_unstable();
+    let slices = corpus::SLICES
+        .iter()
+        .filter_map(|&slice| {
+            let of_slice: Vec<&TurnOutcome> =
+                outcomes.iter().filter(|o| o.slice == slice).collect();
+            let turns = of_slice.len();
+            (turns > 0).then(|| SliceFigures {
+                slice,
+                turns,
+                first_prompt: of_slice.iter().filter(|o| o.first_prompt).count() as f64
+                    / turns as f64,
+                at_all: of_slice.iter().filter(|o| o.at_all).count() as f64 / turns as f64,
+                late_scans: of_slice.iter().filter(|o| o.late_scan).count(),
+            })
+        })
+        .collect();
     ScenarioRow {
         selector,
         latency_ms,
@@ -383,12 +501,48 @@ fn row(
         duplicate_turns,
         duplicate_rate: share(duplicate_turns),
         telemetry_violations: outcomes.iter().filter(|o| o.terminal_events != 1).count(),
+        held_rate: share(outcomes.iter().filter(|o| o.held).count()),
+        initial_wait_mean_ms: if waits.is_empty() {
+            0.0
+        } else {
+            waits.iter().map(Duration::as_secs_f64).sum::<f64>() * 1_000.0 / waits.len() as f64
+        },
+        initial_wait_p50_ms: percentile_ms(&waits, 50),
+        initial_wait_p95_ms: percentile_ms(&waits, 95),
+        slices,
     }
 }
 
-/// Every delivery gate the report fails: a document delivered twice in a turn, or a recall
-/// without exactly one terminal delivery event.
+/// The nearest-rank `p`th percentile of sorted durations, in milliseconds; 0 when empty.
+fn percentile_ms(sorted: &[Duration], p: usize) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = (p * sorted.len()).div_ceil(100).max(1);
+    sorted
+        .get(rank - 1)
+        .map_or(0.0, |d| d.as_secs_f64() * 1_000.0)
+}
+
+/// Every delivery gate the report fails:
+/// - a document delivered twice in a turn, or a recall without exactly one terminal delivery
+///   event (every row);
+/// - at [`GATED_WINS_AT_MS`] on tool-free turns, the gated design not delivering the model's
+///   answer on the first prompt of every `semantic-noisy` turn (modelled, exact), or not doing
+///   better there than the fast path (real network, where the timing is not exact);
+/// - from [`GATED_NEVER_BELOW_FROM_MS`] on, the gated design below the fast path on any slice,
+///   turn kind or selector, on the first prompt or at all. A real-time turn whose scan outlasted
+///   the ceiling (a loaded machine; never on the paused clock) delivers nothing under either
+///   design, so the gated design's late scans are forgiven, turn for turn, and no more.
 pub fn delivery_gates(report: &DeliveryReport) -> Vec<String> {
+    let mut failures = hygiene_gates(report);
+    failures.extend(gated_design_gates(report));
+    failures
+}
+
+/// The gates every design must pass: no document delivered twice in a turn, exactly one
+/// terminal delivery event per recall.
+pub fn hygiene_gates(report: &DeliveryReport) -> Vec<String> {
     let mut failures = Vec::new();
     for row in report.modelled.iter().chain(&report.http) {
         let scenario = format!(
@@ -406,6 +560,104 @@ pub fn delivery_gates(report: &DeliveryReport) -> Vec<String> {
                 "{scenario}: {} of {} recalls did not record exactly one terminal delivery event",
                 row.telemetry_violations, row.turns
             ));
+        }
+    }
+    failures
+}
+
+/// The claims of the gated design (see [`delivery_gates`]), checked for each selector that has
+/// rows in the report.
+pub fn gated_design_gates(report: &DeliveryReport) -> Vec<String> {
+    let mut failures = Vec::new();
+    let rows = || report.modelled.iter().chain(&report.http);
+    let find = |selector: &str, latency_ms: u64, turn: &str, design: DeliveryDesign| {
+        rows().find(|r| {
+            r.selector == selector
+                && r.latency_ms == latency_ms
+                && r.turn == turn
+                && r.design == design_name(design)
+        })
+    };
+    let tool_free = TurnKind::ToolFree.as_str();
+    let selectors = ["mock", "http"]
+        .into_iter()
+        .filter(|&selector| rows().any(|r| r.selector == selector));
+    for selector in selectors {
+        let gated = find(selector, GATED_WINS_AT_MS, tool_free, DeliveryDesign::Gated);
+        let fast = find(
+            selector,
+            GATED_WINS_AT_MS,
+            tool_free,
+            DeliveryDesign::FastPath,
+        );
+        let noisy = |row: Option<&ScenarioRow>| {
+            row.and_then(|r| r.slice(corpus::NOISY_SLICE))
+                .map(|s| s.first_prompt)
+        };
+        let (Some(gated), Some(fast)) = (noisy(gated), noisy(fast)) else {
+            failures.push(format!(
+                "{selector} selector, {GATED_WINS_AT_MS} ms: no tool-free {} figures for the gated \
+                 and fast-path designs",
+                corpus::NOISY_SLICE
+            ));
+            continue;
+        };
+        let wins = if selector == "mock" {
+            gated >= 1.0 - 1e-9
+        } else {
+            gated > fast + 1e-9
+        };
+        if !wins {
+            failures.push(format!(
+                "{selector} selector, {GATED_WINS_AT_MS} ms, tool-free turn: the gated design \
+                 delivers the model's answer on the first prompt of {} of {} turns (fast path: {})",
+                percent(gated),
+                corpus::NOISY_SLICE,
+                percent(fast)
+            ));
+        }
+    }
+    for gated in rows().filter(|r| {
+        r.design == design_name(DeliveryDesign::Gated) && r.latency_ms >= GATED_NEVER_BELOW_FROM_MS
+    }) {
+        let Some(fast) = find(
+            gated.selector,
+            gated.latency_ms,
+            gated.turn,
+            DeliveryDesign::FastPath,
+        ) else {
+            failures.push(format!(
+                "{} selector, {} ms, {} turn: no fast-path row to compare the gated design with",
+                gated.selector, gated.latency_ms, gated.turn
+            ));
+            continue;
+        };
+        for slice in &gated.slices {
+            let Some(fast_slice) = fast.slice(slice.slice) else {
+                continue;
+            };
+            let slack = slice.late_scans as f64 / slice.turns.max(1) as f64;
+            for (what, g, f) in [
+                (
+                    "on the first prompt",
+                    slice.first_prompt,
+                    fast_slice.first_prompt,
+                ),
+                ("at all", slice.at_all, fast_slice.at_all),
+            ] {
+                if g + slack < f - 1e-9 {
+                    failures.push(format!(
+                        "{} selector, {} ms, {} turn, {}: the gated design delivers {what} in {} \
+                         of turns, below the fast path's {}",
+                        gated.selector,
+                        gated.latency_ms,
+                        gated.turn,
+                        slice.slice,
+                        percent(g),
+                        percent(f)
+                    ));
+                }
+            }
         }
     }
     failures
@@ -508,6 +760,11 @@ mod tests {
             duplicate_turns: 0,
             duplicate_rate: 0.0,
             telemetry_violations: 0,
+            held_rate: 0.0,
+            initial_wait_mean_ms: 0.0,
+            initial_wait_p50_ms: 0.0,
+            initial_wait_p95_ms: 0.0,
+            slices: Vec::new(),
         };
         let duplicated = ScenarioRow {
             duplicate_turns: 1,
@@ -524,7 +781,7 @@ mod tests {
             modelled: vec![clean, duplicated],
             http: vec![untracked],
         };
-        let failures = delivery_gates(&report);
+        let failures = hygiene_gates(&report);
         assert_eq!(failures.len(), 2, "{failures:#?}");
         assert!(failures[0].contains("delivered twice in 1 of 10 turns"));
         assert!(failures[1].starts_with("http selector"));
@@ -535,7 +792,7 @@ mod tests {
         let corpus = real_corpus();
         let cases = turn_cases(&corpus).unwrap();
         let rows = modelled_scenarios(&corpus, &cases).unwrap();
-        assert_eq!(rows.len(), MODELLED_LATENCIES_MS.len() * 2 * 2);
+        assert_eq!(rows.len(), MODELLED_LATENCIES_MS.len() * 2 * DESIGNS.len());
         assert!(
             rows.iter()
                 .all(|r| r.turns == cases.len() && r.duplicate_turns == 0)
@@ -550,6 +807,130 @@ mod tests {
         let rows = modelled_scenarios(&corpus, &cases).unwrap();
         for row in rows.iter().filter(|r| r.turn == "tool-using") {
             assert!((row.at_all - 1.0).abs() < 1e-12, "{row:?}");
+        }
+    }
+
+    fn modelled_report(corpus: &Corpus) -> DeliveryReport {
+        let cases = turn_cases(corpus).unwrap();
+        DeliveryReport {
+            tool_result_after_ms: millis(TOOL_RESULT_AFTER),
+            modelled: modelled_scenarios(corpus, &cases).unwrap(),
+            http: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_gated_design_passes_its_gates_on_the_modelled_scenarios() {
+        let corpus = real_corpus();
+        assert_eq!(
+            gated_design_gates(&modelled_report(&corpus)),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn a_gated_design_that_ends_the_wait_on_any_fast_result_fails_the_noisy_gate() {
+        let corpus = real_corpus();
+        let mut report = modelled_report(&corpus);
+        let fast_path: Vec<ScenarioRow> = report
+            .modelled
+            .iter()
+            .filter(|r| r.design == "fast-path")
+            .cloned()
+            .collect();
+        for row in report.modelled.iter_mut().filter(|r| r.design == "gated") {
+            if let Some(fast) = fast_path
+                .iter()
+                .find(|f| f.latency_ms == row.latency_ms && f.turn == row.turn)
+            {
+                row.slices.clone_from(&fast.slices);
+            }
+        }
+        let failures = gated_design_gates(&report);
+        assert_eq!(failures.len(), 1, "{failures:#?}");
+        assert!(
+            failures[0].starts_with("mock selector, 40 ms, tool-free turn: the gated design"),
+            "{failures:#?}"
+        );
+    }
+
+    #[test]
+    fn a_gated_design_below_the_fast_path_on_a_slice_from_250_ms_fails_a_gate() {
+        let corpus = real_corpus();
+        let mut report = modelled_report(&corpus);
+        let row = report
+            .modelled
+            .iter_mut()
+            .find(|r| r.design == "gated" && r.latency_ms == 600 && r.turn == "tool-using")
+            .unwrap();
+        let english = row
+            .slices
+            .iter_mut()
+            .find(|s| s.slice == "english")
+            .unwrap();
+        english.at_all = 0.5;
+        let failures = gated_design_gates(&report);
+        assert_eq!(failures.len(), 1, "{failures:#?}");
+        assert!(
+            failures[0]
+                .contains("600 ms, tool-using turn, english: the gated design delivers at all"),
+            "{failures:#?}"
+        );
+    }
+
+    #[test]
+    fn a_gated_shortfall_of_its_own_late_scans_is_forgiven_and_no_more() {
+        let corpus = real_corpus();
+        let mut report = modelled_report(&corpus);
+        let row = report
+            .modelled
+            .iter_mut()
+            .find(|r| r.design == "gated" && r.latency_ms == 250 && r.turn == "tool-free")
+            .unwrap();
+        let english = row
+            .slices
+            .iter_mut()
+            .find(|s| s.slice == "english")
+            .unwrap();
+        let one_turn = 1.0 / english.turns as f64;
+        english.first_prompt -= one_turn;
+        english.at_all -= one_turn;
+        english.late_scans = 1;
+        assert_eq!(gated_design_gates(&report), Vec::<String>::new());
+        let row = report
+            .modelled
+            .iter_mut()
+            .find(|r| r.design == "gated" && r.latency_ms == 250 && r.turn == "tool-free")
+            .unwrap();
+        let english = row
+            .slices
+            .iter_mut()
+            .find(|s| s.slice == "english")
+            .unwrap();
+        english.first_prompt -= one_turn;
+        assert_eq!(gated_design_gates(&report).len(), 1);
+    }
+
+    #[test]
+    fn no_modelled_turn_has_a_late_scan() {
+        let corpus = real_corpus();
+        let report = modelled_report(&corpus);
+        let late: usize = report
+            .modelled
+            .iter()
+            .flat_map(|r| &r.slices)
+            .map(|s| s.late_scans)
+            .sum();
+        assert_eq!(late, 0);
+    }
+
+    #[test]
+    fn only_the_gated_design_holds_a_weak_fast_result() {
+        let corpus = real_corpus();
+        let report = modelled_report(&corpus);
+        for row in &report.modelled {
+            let held = row.held_rate > 0.0;
+            assert_eq!(held, row.design == "gated", "{row:?}");
         }
     }
 }

@@ -4,12 +4,17 @@
 //! real scanner:
 //! - [`quality`]: Recall@5, top-1 and no-result handling per slice, shipped scorer beside the
 //!   frozen pre-change one, with the random floor; gated.
-//! - [`delivery`]: how often a perfect selection reaches the model, per selector latency, turn kind
-//!   and delivery design, through the real recall lifecycle; the duplicate-delivery rate is gated.
+//! - [`delivery`]: how often a perfect selection reaches the model, per selector latency, turn kind,
+//!   delivery design (single-path, fast-path, gated) and slice, and how long the first prompt
+//!   waited, through the real recall lifecycle; duplicates and the gated design's claims are
+//!   gated.
+//! - [`confidence`]: the gated design's confidence rule beside the alternatives it was chosen
+//!   over, on the corpus.
 //! - [`latency`]: the scorer's own time per query, as a share of the 100 ms initial ceiling.
 //!
 //! Then the small scan-latency report. Every failed gate is listed and the command exits non-zero.
 
+mod confidence;
 mod corpus;
 mod delivery;
 mod latency;
@@ -21,6 +26,7 @@ use std::time::SystemTime;
 use anyhow::{Result, bail};
 use serde::Serialize;
 
+use self::confidence::ConfidenceReport;
 use self::delivery::{DeliveryReport, ScenarioRow};
 use self::latency::LatencyReport;
 use self::quality::{GroupMetrics, QualityReport, optional_percent, percent};
@@ -32,6 +38,7 @@ const USAGE: &str = "usage: cargo xtask eval [--json]";
 struct EvalReport {
     quality: QualityReport,
     delivery: DeliveryReport,
+    confidence: ConfidenceReport,
     scoring_latency: LatencyReport,
     gates: Gates,
 }
@@ -60,12 +67,15 @@ pub fn main(args: &[String]) -> Result<()> {
     let quality =
         quality::quality_report(&corpus, &quality::shipped_scorer, &quality::frozen_scorer);
     let delivery = delivery::delivery_report(&corpus)?;
+    let confidence = confidence::confidence_report(&corpus);
     let scoring_latency = latency::latency_report(&corpus);
     let mut failures = quality::quality_gates(&quality);
     failures.extend(delivery::delivery_gates(&delivery));
+    failures.extend(confidence::confidence_gates(&confidence));
     let report = EvalReport {
         quality,
         delivery,
+        confidence,
         scoring_latency,
         gates: Gates {
             passed: failures.is_empty(),
@@ -98,6 +108,8 @@ fn render(report: &EvalReport) -> String {
     render_quality(&mut out, &report.quality);
     out.push('\n');
     render_delivery(&mut out, &report.delivery);
+    out.push('\n');
+    render_confidence(&mut out, &report.confidence);
     out.push('\n');
     render_latency(&mut out, &report.scoring_latency);
     out.push('\n');
@@ -190,28 +202,124 @@ fn render_delivery(out: &mut String, d: &DeliveryReport) {
         d.tool_result_after_ms
     );
     out.push_str(
-        "(mock = modelled latency on a paused clock; http = HttpSelector against a loopback server, real time)\n",
+        "(mock = modelled latency on a paused clock; http = HttpSelector against a loopback server, real time;\n \
+         held = share of turns whose first prompt held a weak fast result (telemetry initial_wait);
+ wait = how long the first prompt waited for memory: mean, median and 95th percentile)\n",
     );
     let _ = writeln!(
         out,
-        "{:<8} {:>8}  {:<10}  {:<11}  {:>12}  {:>7}  {:>10}",
-        "selector", "latency", "turn", "design", "first prompt", "at all", "duplicates"
+        "{:<8} {:>8}  {:<10}  {:<11}  {:>12}  {:>7}  {:>10}  {:>6}  {:>9}  {:>9}  {:>9}",
+        "selector",
+        "latency",
+        "turn",
+        "design",
+        "first prompt",
+        "at all",
+        "duplicates",
+        "held",
+        "wait mean",
+        "wait p50",
+        "wait p95"
     );
     let row = |out: &mut String, r: &ScenarioRow| {
         let _ = writeln!(
             out,
-            "{:<8} {:>5} ms  {:<10}  {:<11}  {:>12}  {:>7}  {:>10}",
+            "{:<8} {:>5} ms  {:<10}  {:<11}  {:>12}  {:>7}  {:>10}  {:>6}  {:>6.1} ms  {:>6.1} ms  {:>6.1} ms",
             r.selector,
             r.latency_ms,
             r.turn,
             r.design,
             percent(r.first_prompt),
             percent(r.at_all),
-            percent(r.duplicate_rate)
+            percent(r.duplicate_rate),
+            percent(r.held_rate),
+            r.initial_wait_mean_ms,
+            r.initial_wait_p50_ms,
+            r.initial_wait_p95_ms
         );
     };
     for r in d.modelled.iter().chain(&d.http) {
         row(out, r);
+    }
+    for (selector, rows) in [("mock", &d.modelled), ("http", &d.http)] {
+        render_slices(out, selector, rows);
+    }
+}
+
+/// First-prompt share per slice on tool-free turns, each latency's designs side by side.
+fn render_slices(out: &mut String, selector: &str, rows: &[ScenarioRow]) {
+    let tool_free: Vec<&ScenarioRow> = rows.iter().filter(|r| r.turn == "tool-free").collect();
+    let mut latencies: Vec<u64> = tool_free.iter().map(|r| r.latency_ms).collect();
+    latencies.dedup();
+    let designs: Vec<&str> = delivery::DESIGNS
+        .iter()
+        .map(|&d| delivery::design_name(d))
+        .collect();
+    let _ = writeln!(
+        out,
+        "\nFirst prompt by slice, tool-free turns, {selector} selector ({}):",
+        designs.join(" / ")
+    );
+    let _ = write!(out, "{:<22}", "slice");
+    for latency in &latencies {
+        let _ = write!(out, " {:>16}", format!("{latency} ms"));
+    }
+    out.push('\n');
+    let Some(first) = tool_free.first() else {
+        return;
+    };
+    for slice in first.slices.iter().map(|s| s.slice) {
+        let _ = write!(out, "{slice:<22}");
+        for &latency in &latencies {
+            let cells: Vec<String> = designs
+                .iter()
+                .map(|design| {
+                    tool_free
+                        .iter()
+                        .find(|r| r.latency_ms == latency && r.design == *design)
+                        .and_then(|r| r.slice(slice))
+                        .map_or_else(
+                            || "-".to_owned(),
+                            |s| format!("{:.0}", s.first_prompt * 100.0),
+                        )
+                })
+                .collect();
+            let _ = write!(out, " {:>16}", cells.join("/"));
+        }
+        out.push('\n');
+    }
+}
+
+fn render_confidence(out: &mut String, c: &ConfidenceReport) {
+    out.push_str(
+        "Gated design, confidence rules on the corpus (lead document of the fast result; \
+         wrong = no relevant document in it):\n",
+    );
+    let _ = writeln!(
+        out,
+        "{:<22} {:>9} {:>15} {:>15} {:>10} {:>10} {:>14} {:>19}",
+        "rule",
+        "with fast",
+        "confident-right",
+        "confident-wrong",
+        "weak-right",
+        "weak-wrong",
+        "noisy-confident",
+        "no-result-confident"
+    );
+    for r in &c.rules {
+        let _ = writeln!(
+            out,
+            "{:<22} {:>9} {:>15} {:>15} {:>10} {:>10} {:>14} {:>19}",
+            r.rule,
+            r.answerable_with_fast,
+            r.confident_right,
+            r.confident_wrong,
+            r.weak_right,
+            r.weak_wrong,
+            r.noisy_confident,
+            r.no_result_confident
+        );
     }
 }
 
@@ -363,6 +471,48 @@ mod tests {
         let error = corpus::load(source.path(), SystemTime::now()).unwrap_err();
         assert!(
             format!("{error:#}").contains("unknown document project/nope.md"),
+            "{error:#}"
+        );
+    }
+
+    #[test]
+    fn corpus_with_a_noisy_case_sharing_a_whole_word_fails_to_load() {
+        let source = copy_of_corpus();
+        let cases = source.path().join("cases.toml");
+        let text = std::fs::read_to_string(&cases).unwrap();
+        std::fs::write(
+            &cases,
+            text.replacen(
+                "query = \"pls answer in nihongo\"",
+                "query = \"pls answers in nihongo\"",
+                1,
+            ),
+        )
+        .unwrap();
+        let error = corpus::load(source.path(), SystemTime::now()).unwrap_err();
+        assert!(
+            format!("{error:#}").contains("noisy-nihongo shares the word \"answers\""),
+            "{error:#}"
+        );
+    }
+
+    #[test]
+    fn corpus_with_a_noisy_case_matching_its_own_answer_fails_to_load() {
+        let source = copy_of_corpus();
+        let cases = source.path().join("cases.toml");
+        let text = std::fs::read_to_string(&cases).unwrap();
+        std::fs::write(
+            &cases,
+            text.replacen(
+                "query = \"pls answer in nihongo\"\nrelevant = [\"user/language-ja.md\"]",
+                "query = \"pls answer in nihongo\"\nrelevant = [\"user/language-ja.md\", \"user/terse.md\"]",
+                1,
+            ),
+        )
+        .unwrap();
+        let error = corpus::load(source.path(), SystemTime::now()).unwrap_err();
+        assert!(
+            format!("{error:#}").contains("matches its own answer user/terse.md"),
             "{error:#}"
         );
     }
