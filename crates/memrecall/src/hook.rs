@@ -164,7 +164,7 @@ fn fit(documents: &[Arc<ScannedDocument>], prompt: &str, now: SystemTime) -> Str
     format!("{}{TRUNCATED_NOTE}", one[..cut].trim_end())
 }
 
-fn selector_from_config(env: &Environment) -> Result<SelectorChoice, String> {
+pub(crate) fn selector_from_config(env: &Environment) -> Result<SelectorChoice, String> {
     let Some(home) = env.memrecall_home() else {
         return Ok(SelectorChoice::None);
     };
