@@ -4,6 +4,7 @@
 mod hook;
 #[cfg(unix)]
 mod hostile;
+mod mcp;
 mod support;
 
 use std::time::Duration;

@@ -168,7 +168,9 @@ fn fit(documents: &[Arc<ScannedDocument>], prompt: &str, now: SystemTime) -> Str
 }
 
 /// The selector and delivery design `config.toml` chooses (none and fast-path without a home).
-fn settings_from_config(env: &Environment) -> Result<(SelectorChoice, DeliveryDesign), String> {
+pub(crate) fn settings_from_config(
+    env: &Environment,
+) -> Result<(SelectorChoice, DeliveryDesign), String> {
     let Some(home) = env.memrecall_home() else {
         return Ok((SelectorChoice::None, DeliveryDesign::FastPath));
     };

@@ -16,6 +16,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod agent;
 mod config;
 mod hook;
+mod mcp;
 mod output;
 
 use std::path::{Path, PathBuf};
@@ -61,6 +62,9 @@ enum Command {
     Roots(RootsArgs),
     /// Run as an agent's prompt hook (event JSON on stdin, context on stdout), or install it.
     Hook(HookArgs),
+    /// Serve recall, listing, ranking explanations and saving as a Model Context Protocol
+    /// server on stdin and stdout, for agents that look memory up themselves.
+    Mcp(mcp::McpArgs),
 }
 
 #[derive(Debug, Args)]
@@ -266,6 +270,7 @@ fn main() -> ExitCode {
         Command::Rank(args) => run_rank(&args),
         Command::Scan(args) => run_scan(&args),
         Command::Roots(args) => run_roots(&args),
+        Command::Mcp(args) => mcp::run(&args),
         Command::Hook(HookArgs {
             action: Some(action),
             ..

@@ -173,7 +173,7 @@ impl PointOut {
     }
 }
 
-fn enum_word<T: Serialize>(value: Option<&T>) -> String {
+pub(crate) fn enum_word<T: Serialize>(value: Option<&T>) -> String {
     value
         .and_then(|v| serde_json::to_value(v).ok())
         .and_then(|v| v.as_str().map(str::to_owned))

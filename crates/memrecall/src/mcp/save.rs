@@ -1,0 +1,429 @@
+//! `save_memory`: one topic file written atomically inside a memory root, and nowhere else.
+//!
+//! The file name is either given (a relative path of plain names ending in `.md`) or derived
+//! from the title. Nothing leaves the root: absolute paths, `.` and `..`, hidden names and
+//! symlinks anywhere on the way are refused. An existing file is replaced only when asked, and
+//! the new file is never half-written: it is written beside its final name, flushed, then linked
+//! (or, to replace, renamed) into place.
+
+use std::io::Write as _;
+use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use memory_scan::{INDEX_FILE_NAME, MAX_TOPIC_BYTES, Topic, render_topic};
+
+/// The largest body `save_memory` accepts, in bytes: a memory is a note, not a document dump.
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
+/// The longest file name (one path segment) accepted, in bytes.
+const MAX_NAME_BYTES: usize = 255;
+/// How many characters of the title a derived file name keeps.
+const DERIVED_NAME_CHARS: usize = 60;
+
+/// Why a memory was not saved; each message tells the caller what to change.
+#[derive(Debug, thiserror::Error)]
+pub enum SaveError {
+    /// The chosen scope has no root.
+    #[error("there is no {0} memory root in this server's configuration")]
+    NoRoot(&'static str),
+    /// The file name is not a plain relative `*.md` path.
+    #[error("file {file:?} is refused: {why}")]
+    BadName {
+        /// The name given.
+        file: String,
+        /// What is wrong with it.
+        why: &'static str,
+    },
+    /// A symlink stands on the way to the file, or is the file.
+    #[error("{0} is a symlink; memories are only written to plain files inside the root")]
+    Symlink(String),
+    /// The file exists and replacing was not asked for.
+    #[error("{0} already exists; pass replace: true to overwrite it, or choose another file name")]
+    Exists(String),
+    /// The body is over [`MAX_BODY_BYTES`].
+    #[error("the body is {size} bytes; a memory body may be at most {MAX_BODY_BYTES} bytes")]
+    BodyTooLarge {
+        /// Its size.
+        size: usize,
+    },
+    /// The rendered file would be larger than recall reads.
+    #[error("the memory would be {size} bytes; recall reads files of at most {MAX_TOPIC_BYTES}")]
+    FileTooLarge {
+        /// Its size.
+        size: usize,
+    },
+    /// Title or description cannot be stored.
+    #[error(transparent)]
+    Topic(#[from] memory_scan::TopicError),
+    /// The file system refused.
+    #[error("cannot write {path}: {source}")]
+    Io {
+        /// What was being written or created.
+        path: PathBuf,
+        /// What went wrong.
+        source: std::io::Error,
+    },
+}
+
+/// The path below the root to write: `file` checked, or a name derived from `title`.
+pub fn relative_path(file: Option<&str>, title: &str) -> Result<PathBuf, SaveError> {
+    match file {
+        Some(file) => checked_relative(file),
+        None => Ok(PathBuf::from(derived_name(title))),
+    }
+}
+
+fn checked_relative(file: &str) -> Result<PathBuf, SaveError> {
+    let refuse = |why| SaveError::BadName {
+        file: file.to_owned(),
+        why,
+    };
+    if file.is_empty() {
+        return Err(refuse("it is empty"));
+    }
+    if file.contains('\0') || file.contains('\\') {
+        return Err(refuse("it holds a NUL or a backslash"));
+    }
+    let path = Path::new(file);
+    if path.has_root() || path.is_absolute() {
+        return Err(refuse(
+            "absolute paths are not allowed; give a path below the root",
+        ));
+    }
+    let mut names = Vec::new();
+    for component in path.components() {
+        match component {
+            Component::Normal(name) => names.push(name),
+            Component::ParentDir | Component::CurDir => {
+                return Err(refuse("`.` and `..` are not allowed"));
+            }
+            Component::RootDir | Component::Prefix(_) => {
+                return Err(refuse(
+                    "absolute paths are not allowed; give a path below the root",
+                ));
+            }
+        }
+    }
+    // `components` drops `.` segments inside a path; they are refused all the same.
+    if file
+        .split('/')
+        .any(|segment| segment == "." || segment == "..")
+    {
+        return Err(refuse("`.` and `..` are not allowed"));
+    }
+    for name in &names {
+        let bytes = name.as_encoded_bytes();
+        if bytes.starts_with(b".") {
+            return Err(refuse("hidden names (starting with `.`) are not allowed"));
+        }
+        if bytes.len() > MAX_NAME_BYTES {
+            return Err(refuse("a name in it is longer than 255 bytes"));
+        }
+    }
+    let Some(last) = names.last() else {
+        return Err(refuse("it names no file"));
+    };
+    if !last.as_encoded_bytes().ends_with(b".md") || last.len() <= 3 {
+        return Err(refuse("the file name must end in `.md`"));
+    }
+    if *last == INDEX_FILE_NAME {
+        return Err(refuse("MEMORY.md is the index, not a memory"));
+    }
+    Ok(names.iter().collect())
+}
+
+/// A file name from a title: letters and digits of any script kept (lowercased), every run of
+/// anything else one `-`, at most [`DERIVED_NAME_CHARS`] characters, then `.md`.
+pub fn derived_name(title: &str) -> String {
+    let mut name = String::new();
+    for c in title.chars() {
+        if name.chars().count() >= DERIVED_NAME_CHARS {
+            break;
+        }
+        if c.is_alphanumeric() {
+            name.extend(c.to_lowercase());
+        } else if !name.is_empty() && !name.ends_with('-') {
+            name.push('-');
+        }
+    }
+    let name = name.trim_end_matches('-');
+    if name.is_empty() {
+        "memory.md".to_owned()
+    } else {
+        format!("{name}.md")
+    }
+}
+
+/// Writes `topic` at `relative` below `root`, creating `root` and the directories between them
+/// (private to the user) when missing. Returns the file's full path.
+pub fn write(
+    root: &Path,
+    relative: &Path,
+    topic: &Topic,
+    replace: bool,
+) -> Result<PathBuf, SaveError> {
+    if topic.body().len() > MAX_BODY_BYTES {
+        return Err(SaveError::BodyTooLarge {
+            size: topic.body().len(),
+        });
+    }
+    let text = render_topic(topic);
+    if u64::try_from(text.len()).unwrap_or(u64::MAX) > MAX_TOPIC_BYTES {
+        return Err(SaveError::FileTooLarge { size: text.len() });
+    }
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| SaveError::Io { path, source }
+    };
+    if !root.exists() {
+        private_dir_builder(true).create(root).map_err(io(root))?;
+    }
+    let shown = relative.display().to_string();
+    let mut dir = root.to_path_buf();
+    let mut components = relative.components().peekable();
+    let mut file_name = None;
+    while let Some(component) = components.next() {
+        if components.peek().is_none() {
+            file_name = Some(component.as_os_str().to_owned());
+            break;
+        }
+        dir.push(component);
+        match std::fs::symlink_metadata(&dir) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                return Err(SaveError::Symlink(shown_below(root, &dir)));
+            }
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => {
+                return Err(SaveError::BadName {
+                    file: shown,
+                    why: "a part of it is a file, not a directory",
+                });
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                private_dir_builder(false).create(&dir).map_err(io(&dir))?;
+            }
+            Err(source) => return Err(SaveError::Io { path: dir, source }),
+        }
+    }
+    let Some(file_name) = file_name else {
+        return Err(SaveError::BadName {
+            file: shown,
+            why: "it names no file",
+        });
+    };
+    let target = dir.join(&file_name);
+    match std::fs::symlink_metadata(&target) {
+        Ok(meta) if meta.file_type().is_symlink() => return Err(SaveError::Symlink(shown)),
+        Ok(meta) if !meta.is_file() => {
+            return Err(SaveError::BadName {
+                file: shown,
+                why: "it is not a regular file",
+            });
+        }
+        Ok(_) if !replace => return Err(SaveError::Exists(shown)),
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(source) => {
+            return Err(SaveError::Io {
+                path: target,
+                source,
+            });
+        }
+    }
+
+    let temporary = dir.join(temporary_name(&file_name));
+    let written = write_new(&temporary, text.as_bytes()).and_then(|()| {
+        if replace {
+            std::fs::rename(&temporary, &target)
+        } else {
+            // A link never replaces an existing name: a file that appeared since the check above
+            // is kept, and this save fails.
+            std::fs::hard_link(&temporary, &target)
+        }
+    });
+    let _ = std::fs::remove_file(&temporary);
+    match written {
+        Ok(()) => Ok(target),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(SaveError::Exists(shown)),
+        Err(source) => Err(SaveError::Io {
+            path: target,
+            source,
+        }),
+    }
+}
+
+fn shown_below(root: &Path, path: &Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
+
+/// A hidden name beside the file that the scan never takes for a topic (it does not end in
+/// `.md`), unique within this process and across processes.
+fn temporary_name(file_name: &std::ffi::OsStr) -> std::ffi::OsString {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let mut name = std::ffi::OsString::from(".");
+    name.push(file_name);
+    name.push(format!(
+        ".{}.{}.tmp",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    name
+}
+
+/// Creates `path` (it must not exist), private to the user, with `bytes`, flushed to disk.
+fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(path)?;
+    file.write_all(bytes)?;
+    file.sync_all()
+}
+
+fn private_dir_builder(recursive: bool) -> std::fs::DirBuilder {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(recursive);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memory_scan::MemoryType;
+
+    fn topic(title: &str) -> Topic {
+        Topic::new(MemoryType::Project, title, "what it is", "the body").unwrap()
+    }
+
+    #[test]
+    fn a_title_gives_a_lowercase_name_of_its_letters_and_digits() {
+        assert_eq!(
+            derived_name("Deploy: the v2 Checklist!"),
+            "deploy-the-v2-checklist.md"
+        );
+    }
+
+    #[test]
+    fn a_chinese_title_keeps_its_characters_in_the_name() {
+        assert_eq!(derived_name("数据库 迁移规范"), "数据库-迁移规范.md");
+    }
+
+    #[test]
+    fn a_title_without_letters_or_digits_gives_a_generic_name() {
+        assert_eq!(derived_name("!!!"), "memory.md");
+    }
+
+    #[test]
+    fn parent_current_absolute_hidden_and_index_names_are_refused() {
+        for file in [
+            "../x.md",
+            "a/../../x.md",
+            "./x.md",
+            "a/./x.md",
+            "/etc/x.md",
+            ".hidden.md",
+            "a/.git/x.md",
+            "MEMORY.md",
+            "notes.txt",
+            ".md",
+            "",
+            "a\\..\\x.md",
+        ] {
+            assert!(
+                matches!(
+                    relative_path(Some(file), "t"),
+                    Err(SaveError::BadName { .. })
+                ),
+                "{file}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_plain_nested_name_is_accepted() {
+        assert_eq!(
+            relative_path(Some("db/migrations.md"), "t").unwrap(),
+            PathBuf::from("db/migrations.md")
+        );
+    }
+
+    #[test]
+    fn an_existing_file_is_kept_unless_replacing() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::write(root.path().join("a.md"), "old").unwrap();
+        let error = write(root.path(), Path::new("a.md"), &topic("New"), false).unwrap_err();
+        assert!(matches!(error, SaveError::Exists(_)), "{error}");
+        assert_eq!(
+            std::fs::read_to_string(root.path().join("a.md")).unwrap(),
+            "old"
+        );
+        write(root.path(), Path::new("a.md"), &topic("New"), true).unwrap();
+        let text = std::fs::read_to_string(root.path().join("a.md")).unwrap();
+        assert!(text.contains("name: New"), "{text}");
+    }
+
+    #[test]
+    fn the_written_file_parses_back_to_the_same_topic_and_leaves_no_temporary() {
+        let root = tempfile::tempdir().unwrap();
+        let saved = topic("Round trip");
+        let path = write(root.path(), Path::new("n/x.md"), &saved, false).unwrap();
+        let text = std::fs::read_to_string(path).unwrap();
+        assert_eq!(memory_scan::parse_topic(&text).unwrap(), saved);
+        let names: Vec<_> = std::fs::read_dir(root.path().join("n")).unwrap().collect();
+        assert_eq!(names.len(), 1);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlinked_directory_on_the_way_is_refused() {
+        let root = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.path().join("out")).unwrap();
+        let error = write(root.path(), Path::new("out/x.md"), &topic("T"), false).unwrap_err();
+        assert!(matches!(error, SaveError::Symlink(_)), "{error}");
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlinked_file_is_not_replaced() {
+        let root = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let secret = outside.path().join("secret.md");
+        std::fs::write(&secret, "keep").unwrap();
+        std::os::unix::fs::symlink(&secret, root.path().join("x.md")).unwrap();
+        let error = write(root.path(), Path::new("x.md"), &topic("T"), true).unwrap_err();
+        assert!(matches!(error, SaveError::Symlink(_)), "{error}");
+        assert_eq!(std::fs::read_to_string(secret).unwrap(), "keep");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_saved_file_is_private_to_the_user() {
+        use std::os::unix::fs::PermissionsExt;
+        let root = tempfile::tempdir().unwrap();
+        let path = write(root.path(), Path::new("x.md"), &topic("T"), false).unwrap();
+        let mode = std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
+
+    #[test]
+    fn a_body_over_the_bound_is_refused() {
+        let root = tempfile::tempdir().unwrap();
+        let big = Topic::new(
+            MemoryType::Project,
+            "T",
+            "",
+            &"x".repeat(MAX_BODY_BYTES + 1),
+        )
+        .unwrap();
+        let error = write(root.path(), Path::new("x.md"), &big, false).unwrap_err();
+        assert!(matches!(error, SaveError::BodyTooLarge { .. }), "{error}");
+        assert_eq!(std::fs::read_dir(root.path()).unwrap().count(), 0);
+    }
+}
