@@ -4,9 +4,10 @@
 //! from the title. Nothing leaves the root: absolute paths, `.` and `..`, hidden names and
 //! symlinks anywhere on the way are refused. An existing file is replaced only when asked, and
 //! the new file is never half-written: it is written beside its final name, flushed, then linked
-//! (or, to replace, renamed) into place.
+//! (or, to replace, renamed) into place. On Unix every step is taken from directory handles
+//! without following a symlink (see [`beneath`]), so a link swapped in during a save cannot lead
+//! the write out of the root.
 
-use std::io::Write as _;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -170,84 +171,217 @@ pub fn write(
     if u64::try_from(text.len()).unwrap_or(u64::MAX) > MAX_TOPIC_BYTES {
         return Err(SaveError::FileTooLarge { size: text.len() });
     }
-    let io = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| SaveError::Io { path, source }
-    };
     if !root.exists() {
-        private_dir_builder(true).create(root).map_err(io(root))?;
+        private_dir_builder(true)
+            .create(root)
+            .map_err(|source| SaveError::Io {
+                path: root.to_path_buf(),
+                source,
+            })?;
     }
-    let shown = relative.display().to_string();
-    let mut dir = root.to_path_buf();
-    let mut components = relative.components().peekable();
-    let mut file_name = None;
-    while let Some(component) = components.next() {
-        if components.peek().is_none() {
-            file_name = Some(component.as_os_str().to_owned());
-            break;
-        }
-        dir.push(component);
-        match std::fs::symlink_metadata(&dir) {
-            Ok(meta) if meta.file_type().is_symlink() => {
-                return Err(SaveError::Symlink(shown_below(root, &dir)));
+    beneath::write(root, relative, text.as_bytes(), replace)
+}
+
+/// The file system steps of a save on Unix: every directory below the root is created with
+/// `mkdirat` and opened with `openat(…, O_NOFOLLOW)` from its parent's handle, and the file is
+/// written, linked and renamed by name in its directory's handle, so a symlink swapped in while
+/// a save runs is never followed out of the root.
+#[cfg(unix)]
+mod beneath {
+    use std::ffi::OsStr;
+    use std::path::{Path, PathBuf};
+
+    use rustix::fd::{AsFd, OwnedFd};
+    use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+    use rustix::io::Errno;
+
+    use super::{SaveError, shown_below, temporary_name};
+
+    pub(super) fn write(
+        root: &Path,
+        relative: &Path,
+        bytes: &[u8],
+        replace: bool,
+    ) -> Result<PathBuf, SaveError> {
+        let shown = relative.display().to_string();
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |errno: Errno| SaveError::Io {
+                path,
+                source: errno.into(),
             }
-            Ok(meta) if meta.is_dir() => {}
-            Ok(_) => {
-                return Err(SaveError::BadName {
-                    file: shown,
-                    why: "a part of it is a file, not a directory",
-                });
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                private_dir_builder(false).create(&dir).map_err(io(&dir))?;
-            }
-            Err(source) => return Err(SaveError::Io { path: dir, source }),
-        }
-    }
-    let Some(file_name) = file_name else {
-        return Err(SaveError::BadName {
-            file: shown,
-            why: "it names no file",
-        });
-    };
-    let target = dir.join(&file_name);
-    match std::fs::symlink_metadata(&target) {
-        Ok(meta) if meta.file_type().is_symlink() => return Err(SaveError::Symlink(shown)),
-        Ok(meta) if !meta.is_file() => {
+        };
+        let directory = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let mut dir: OwnedFd =
+            rustix::fs::open(root, directory, Mode::empty()).map_err(io(root))?;
+        let mut dir_path = root.to_path_buf();
+        let names: Vec<&OsStr> = relative.iter().collect();
+        let Some((file_name, parents)) = names.split_last() else {
             return Err(SaveError::BadName {
                 file: shown,
-                why: "it is not a regular file",
+                why: "it names no file",
             });
+        };
+        for name in parents {
+            dir_path.push(name);
+            match rustix::fs::mkdirat(&dir, *name, Mode::from_raw_mode(0o700)) {
+                Ok(()) | Err(Errno::EXIST) => {}
+                Err(errno) => return Err(io(&dir_path)(errno)),
+            }
+            dir = match rustix::fs::openat(&dir, *name, directory | OFlags::NOFOLLOW, Mode::empty())
+            {
+                Ok(next) => next,
+                Err(Errno::LOOP | Errno::NOTDIR) => {
+                    return Err(match kind(&dir, name) {
+                        Some(FileType::Symlink) => SaveError::Symlink(shown_below(root, &dir_path)),
+                        _ => SaveError::BadName {
+                            file: shown,
+                            why: "a part of it is a file, not a directory",
+                        },
+                    });
+                }
+                Err(errno) => return Err(io(&dir_path)(errno)),
+            };
         }
-        Ok(_) if !replace => return Err(SaveError::Exists(shown)),
-        Ok(_) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(source) => {
-            return Err(SaveError::Io {
-                path: target,
-                source,
-            });
+        let target = dir_path.join(file_name);
+        match kind(&dir, file_name) {
+            Some(FileType::Symlink) => return Err(SaveError::Symlink(shown)),
+            Some(FileType::RegularFile) if !replace => return Err(SaveError::Exists(shown)),
+            Some(FileType::RegularFile) | None => {}
+            Some(_) => {
+                return Err(SaveError::BadName {
+                    file: shown,
+                    why: "it is not a regular file",
+                });
+            }
+        }
+        let temporary = temporary_name(file_name);
+        let written = write_new(&dir, &temporary, bytes).and_then(|()| {
+            if replace {
+                // A rename replaces the name itself: a symlink put there since is replaced, not
+                // followed.
+                rustix::fs::renameat(&dir, &temporary, &dir, *file_name)
+            } else {
+                // A link never replaces an existing name: a file that appeared since the check
+                // above is kept, and this save fails.
+                rustix::fs::linkat(&dir, &temporary, &dir, *file_name, AtFlags::empty())
+            }
+        });
+        let _ = rustix::fs::unlinkat(&dir, &temporary, AtFlags::empty());
+        match written {
+            Ok(()) => Ok(target),
+            Err(Errno::EXIST) => Err(SaveError::Exists(shown)),
+            Err(errno) => Err(io(&target)(errno)),
         }
     }
 
-    let temporary = dir.join(temporary_name(&file_name));
-    let written = write_new(&temporary, text.as_bytes()).and_then(|()| {
-        if replace {
-            std::fs::rename(&temporary, &target)
-        } else {
-            // A link never replaces an existing name: a file that appeared since the check above
-            // is kept, and this save fails.
-            std::fs::hard_link(&temporary, &target)
+    /// What `name` in `dir` is, without following a symlink; `None` when there is nothing.
+    fn kind(dir: &OwnedFd, name: &OsStr) -> Option<FileType> {
+        rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
+            .ok()
+            .map(|stat| FileType::from_raw_mode(stat.st_mode))
+    }
+
+    /// Creates `name` in `dir` (it must not exist), private to the user, with `bytes`, flushed
+    /// to disk.
+    fn write_new(dir: &OwnedFd, name: &OsStr, mut bytes: &[u8]) -> Result<(), Errno> {
+        let flags =
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let file = rustix::fs::openat(dir, name, flags, Mode::from_raw_mode(0o600))?;
+        while !bytes.is_empty() {
+            match rustix::io::write(&file, bytes) {
+                Ok(0) => return Err(Errno::IO),
+                Ok(written) => bytes = bytes.get(written..).unwrap_or_default(),
+                Err(Errno::INTR) => {}
+                Err(errno) => return Err(errno),
+            }
         }
-    });
-    let _ = std::fs::remove_file(&temporary);
-    match written {
-        Ok(()) => Ok(target),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(SaveError::Exists(shown)),
-        Err(source) => Err(SaveError::Io {
-            path: target,
-            source,
-        }),
+        rustix::fs::fsync(file.as_fd())
+    }
+}
+
+/// Off Unix, the same steps by path: checked, then used.
+#[cfg(not(unix))]
+mod beneath {
+    use std::io::Write as _;
+    use std::path::{Path, PathBuf};
+
+    use super::{SaveError, shown_below, temporary_name};
+
+    pub(super) fn write(
+        root: &Path,
+        relative: &Path,
+        bytes: &[u8],
+        replace: bool,
+    ) -> Result<PathBuf, SaveError> {
+        let shown = relative.display().to_string();
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| SaveError::Io { path, source }
+        };
+        let mut dir = root.to_path_buf();
+        let names: Vec<_> = relative.iter().collect();
+        let Some((file_name, parents)) = names.split_last() else {
+            return Err(SaveError::BadName {
+                file: shown,
+                why: "it names no file",
+            });
+        };
+        for name in parents {
+            dir.push(name);
+            match std::fs::symlink_metadata(&dir) {
+                Ok(meta) if meta.file_type().is_symlink() => {
+                    return Err(SaveError::Symlink(shown_below(root, &dir)));
+                }
+                Ok(meta) if meta.is_dir() => {}
+                Ok(_) => {
+                    return Err(SaveError::BadName {
+                        file: shown,
+                        why: "a part of it is a file, not a directory",
+                    });
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    std::fs::create_dir(&dir).map_err(io(&dir))?;
+                }
+                Err(source) => return Err(SaveError::Io { path: dir, source }),
+            }
+        }
+        let target = dir.join(file_name);
+        match std::fs::symlink_metadata(&target) {
+            Ok(meta) if meta.file_type().is_symlink() => return Err(SaveError::Symlink(shown)),
+            Ok(meta) if !meta.is_file() => {
+                return Err(SaveError::BadName {
+                    file: shown,
+                    why: "it is not a regular file",
+                });
+            }
+            Ok(_) if !replace => return Err(SaveError::Exists(shown)),
+            _ => {}
+        }
+        let temporary = dir.join(temporary_name(file_name));
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temporary)
+            .and_then(|mut file| file.write_all(bytes).and_then(|()| file.sync_all()))
+            .and_then(|()| {
+                if replace {
+                    std::fs::rename(&temporary, &target)
+                } else {
+                    std::fs::hard_link(&temporary, &target)
+                }
+            });
+        let _ = std::fs::remove_file(&temporary);
+        match written {
+            Ok(()) => Ok(target),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                Err(SaveError::Exists(shown))
+            }
+            Err(source) => Err(SaveError::Io {
+                path: target,
+                source,
+            }),
+        }
     }
 }
 
@@ -270,17 +404,6 @@ fn temporary_name(file_name: &std::ffi::OsStr) -> std::ffi::OsString {
         NEXT.fetch_add(1, Ordering::Relaxed)
     ));
     name
-}
-
-/// Creates `path` (it must not exist), private to the user, with `bytes`, flushed to disk.
-fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut file = options.open(path)?;
-    file.write_all(bytes)?;
-    file.sync_all()
 }
 
 fn private_dir_builder(recursive: bool) -> std::fs::DirBuilder {
