@@ -16,7 +16,7 @@ use crate::text::{normalize, normalize_into};
 /// The version of everything a stored [`PreparedText`] depends on: the normaliser, the tokenizer,
 /// the index and the stored form. A store of prepared texts (the persistent catalog) records it
 /// and discards texts stored under any other version, so it must change with any of them.
-pub const PREPARED_TEXT_VERSION: u32 = 6;
+pub const PREPARED_TEXT_VERSION: u32 = 7;
 
 /// How many characters of the trimmed body a prompt shows, and so how many are scored.
 pub const BODY_WINDOW_CHARS: usize = 1_200;
