@@ -46,12 +46,14 @@ pub struct ScoreBreakdown {
     /// Query tokens found in the title, in query order.
     pub title_hits: Vec<String>,
     /// Query tokens found in the keywords but not the title, in query order; each earns the
-    /// title's points.
+    /// title's points. Left out of the serialised form when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub keyword_hits: Vec<String>,
     /// Query tokens found in the description, in query order.
     pub description_hits: Vec<String>,
     /// Query tokens found in the usage scenarios but not the description, in query order; each
-    /// earns the description's points.
+    /// earns the description's points. Left out of the serialised form when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub usage_scenario_hits: Vec<String>,
     /// Query tokens found in the body window, in query order.
     pub body_hits: Vec<String>,
