@@ -578,6 +578,9 @@ struct EntryIn<'a> {
 
 /// Texts are read as bytes (postcard writes a string and a byte string alike) and checked to be
 /// UTF-8 once, as they become shared strings.
+// Each entry is decoded into this on the stack and taken apart at once: boxing the large
+// variant would allocate once per document for nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Deserialize)]
 enum VerdictIn<'a> {
     Document {

@@ -150,22 +150,20 @@ fn render_quality(out: &mut String, q: &QualityReport) {
             f.map_or_else(|| "n/a".to_owned(), |f| f.silent.to_string()),
         )
     };
-    let row = |out: &mut String,
-               s: &GroupMetrics,
-               d: Option<&GroupMetrics>,
-               f: Option<&GroupMetrics>| {
-        let _ = writeln!(
-            out,
-            "{:<22} {:>5} | {:>11} {:>7} {:>6} | {} | {}",
-            s.name,
-            s.cases,
-            optional_percent(s.recall_at_5),
-            optional_percent(s.top_1),
-            s.silent,
-            columns(d),
-            columns(f),
-        );
-    };
+    let row =
+        |out: &mut String, s: &GroupMetrics, d: Option<&GroupMetrics>, f: Option<&GroupMetrics>| {
+            let _ = writeln!(
+                out,
+                "{:<22} {:>5} | {:>11} {:>7} {:>6} | {} | {}",
+                s.name,
+                s.cases,
+                optional_percent(s.recall_at_5),
+                optional_percent(s.top_1),
+                s.silent,
+                columns(d),
+                columns(f),
+            );
+        };
     for slice in &q.shipped.slices {
         row(
             out,
