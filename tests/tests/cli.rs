@@ -4,6 +4,7 @@
 mod hook;
 #[cfg(unix)]
 mod hostile;
+mod rank_keywords;
 mod support;
 
 use std::time::Duration;
