@@ -555,21 +555,35 @@ fn finish_run<'t>(
     let Some(run) = run else {
         return;
     };
-    let Some(text) = normalized.get(run.start..end) else {
+    if run.segmented {
+        finish_segmented_run(normalized, run.start, end, mode, emit);
+    } else if run.chars >= MIN_RUN_CHARS
+        && let Some(text) = normalized.get(run.start..end)
+    {
+        emit(run.start, text);
+    }
+}
+
+/// [`finish_run`] for a stretch of a segmented script: the stretch itself when `mode` asks for
+/// index terms, then its words of at least two code points. Kept out of line, so that the scan
+/// of other scripts stays as tight as before segmentation.
+#[inline(never)]
+fn finish_segmented_run<'t>(
+    normalized: &'t str,
+    start: usize,
+    end: usize,
+    mode: Scan,
+    emit: &mut impl FnMut(usize, &'t str),
+) {
+    let Some(text) = normalized.get(start..end) else {
         return;
     };
-    if !run.segmented {
-        if run.chars >= MIN_RUN_CHARS {
-            emit(run.start, text);
-        }
-        return;
-    }
     if mode == Scan::IndexTerms {
-        emit(run.start, text);
+        emit(start, text);
     }
     for_each_segmented_word(text, |offset, word| {
         if word.chars().nth(MIN_SEGMENTED_WORD_CHARS - 1).is_some() {
-            emit(run.start + offset, word);
+            emit(start + offset, word);
         }
     });
 }
