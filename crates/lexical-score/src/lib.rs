@@ -103,7 +103,7 @@ pub mod fuzzing {
         collect(|emit| {
             crate::text::for_each_general_token(normalized, crate::text::Scan::Tokens, &mut {
                 emit
-            })
+            });
         })
     }
 
