@@ -5,6 +5,7 @@ mod hook;
 #[cfg(unix)]
 mod hostile;
 mod mcp;
+mod rank_keywords;
 mod support;
 
 use std::time::Duration;

@@ -28,7 +28,7 @@
 use bytes::Bytes;
 
 use crate::query::MAX_QUERY_TOKENS;
-use crate::text::for_each_token;
+use crate::text::{Scan, scan};
 
 /// Field bit of the title.
 pub(crate) const TITLE: u8 = 1;
@@ -196,7 +196,7 @@ impl TermIndex {
         // term to the table already; see the module documentation.)
         let mut scratch = ScratchTable::default();
         for (&bit, text) in FIELD_BITS.iter().zip(fields) {
-            for_each_token(text, |term| {
+            scan(text, Scan::IndexTerms, |_, term| {
                 let entry = (term_hash(term.as_bytes()) & !FIELD_MASK) | u64::from(bit);
                 if !scratch.merge(entry) {
                     return;

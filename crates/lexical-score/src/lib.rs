@@ -10,8 +10,11 @@
 //!
 //! Decisions the specification leaves open, written down here:
 //! - Scoring is substring-based on normalised text, so `owner` matches inside `ownership`.
-//! - Scripts without word separators outside the CJK class (Thai, Khmer, Lao) yield one token per
-//!   whole run; that is not segmentation, and such queries usually still match nothing.
+//! - Scripts without word separators outside the CJK class (Thai, Lao, Khmer, Myanmar) are split
+//!   into words by ICU4X's word segmenter with its compiled dictionaries; each word of at least
+//!   two code points is a token. Within a run of letters, only the stretches of those scripts are
+//!   segmented (`ภาษาthai` is `ภาษา` and `thai`); every other script is tokenized as before, and
+//!   CJK keeps its bigrams. The segmenter is set up on the first such stretch a process meets.
 //! - Lowercasing is Rust's `str::to_lowercase`, which writes a word-final Greek sigma as `ς`.
 //! - A document's body window is the normalised form of its first 1,200 original characters, so
 //!   the scored text is exactly what a prompt can show even when NFKC changes lengths.
@@ -64,6 +67,26 @@ pub use prepared::{
 pub use query::{MAX_QUERY_TOKENS, QueryTokens, tokenize};
 pub use score::{PARALLEL_THRESHOLD, Ranked, Scorable, ScoreBreakdown, explain, rank, score};
 
+/// Whether this process has set up the word segmenter of Thai, Lao, Khmer and Myanmar text. It is
+/// set up the first time a query or document with a run of those scripts is tokenized, and never
+/// in a process that sees none.
+pub fn word_segmenter_is_loaded() -> bool {
+    text::segmenter_is_set_up()
+}
+
+/// The previous release's rules, kept for comparisons only (the `design` column of the
+/// evaluation): runs of Thai, Lao, Khmer and Myanmar are not segmented but stay whole tokens.
+/// Documents scored with these rules are prepared without keywords and usage scenarios.
+pub mod design {
+    use crate::QueryTokens;
+    use crate::text::Scan;
+
+    /// The query tokens of `query` under the previous release's rules.
+    pub fn query_tokens(query: &str) -> QueryTokens {
+        QueryTokens::scanned(query, Scan::Unsegmented)
+    }
+}
+
 /// Entry points for the fuzz targets under `fuzz/`; not part of the API.
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing {
@@ -77,7 +100,11 @@ pub mod fuzzing {
 
     /// The tokens of `normalized` (with their byte offsets) from the general scanner.
     pub fn general_scanner_tokens(normalized: &str) -> Vec<(usize, String)> {
-        collect(|emit| crate::text::for_each_general_token(normalized, &mut { emit }))
+        collect(|emit| {
+            crate::text::for_each_general_token(normalized, crate::text::Scan::Tokens, &mut {
+                emit
+            });
+        })
     }
 
     /// The normalised form of `text`, as queries and documents get it.

@@ -16,7 +16,7 @@ use crate::text::{normalize, normalize_into};
 /// The version of everything a stored [`PreparedText`] depends on: the normaliser, the tokenizer,
 /// the index and the stored form. A store of prepared texts (the persistent catalog) records it
 /// and discards texts stored under any other version, so it must change with any of them.
-pub const PREPARED_TEXT_VERSION: u32 = 6;
+pub const PREPARED_TEXT_VERSION: u32 = 7;
 
 /// How many characters of the trimmed body a prompt shows, and so how many are scored.
 pub const BODY_WINDOW_CHARS: usize = 1_200;
@@ -44,9 +44,16 @@ pub const BODY_WINDOW_CHARS: usize = 1_200;
 /// whole.
 #[derive(Debug, Clone)]
 pub struct PreparedText {
+    /// The title, then, when the document has keywords, a newline and its keywords one per line.
     title: Normalized,
+    /// The description, then, when the document has usage scenarios, a newline and its usage
+    /// scenarios one per line.
     description: Normalized,
     body: Normalized,
+    /// Where the title ends in `title` (its length when there are no keywords).
+    title_end: usize,
+    /// Where the description ends in `description` (its length when there are no usage scenarios).
+    description_end: usize,
     window_end: usize,
     /// Built on first use (see above); a restored text has it from the start.
     index: OnceLock<TermIndex>,
@@ -105,8 +112,10 @@ impl Normalized {
 /// the index and markers of a text that has none yet.
 impl PartialEq for PreparedText {
     fn eq(&self, other: &Self) -> bool {
-        self.title() == other.title()
-            && self.description() == other.description()
+        self.title.get() == other.title.get()
+            && self.description.get() == other.description.get()
+            && self.title_end == other.title_end
+            && self.description_end == other.description_end
             && self.body() == other.body()
             && self.window_end == other.window_end
             && self.index() == other.index()
@@ -119,6 +128,32 @@ impl Eq for PreparedText {}
 impl PreparedText {
     /// Normalises a document. `body` is the trimmed body as the scanner stores it.
     pub fn new(title: &str, description: &str, body: &str) -> Self {
+        Self::structured(title, "", description, "", body)
+    }
+
+    /// Normalises a document with the structured fields some agents write: `keywords` (one per
+    /// line) are scored with the title's weight and `usage_scenarios` (one per line) with the
+    /// description's. A query token found in the title or the keywords earns the title's points
+    /// once; likewise for the description and the usage scenarios. Empty structured fields give
+    /// exactly [`PreparedText::new`].
+    pub fn structured(
+        title: &str,
+        keywords: &str,
+        description: &str,
+        usage_scenarios: &str,
+        body: &str,
+    ) -> Self {
+        let with_extra = |main: &str, extra: &str| {
+            let mut field = normalize(main);
+            let end = field.len();
+            if !extra.is_empty() {
+                field.push('\n');
+                normalize_into(extra, &mut field);
+            }
+            (field, end)
+        };
+        let (title, title_end) = with_extra(title, keywords);
+        let (description, description_end) = with_extra(description, usage_scenarios);
         let split = if body.len() <= BODY_WINDOW_CHARS {
             // At most 1,200 bytes, so at most 1,200 characters.
             body.len()
@@ -135,9 +170,11 @@ impl PreparedText {
         let window_end = normalized_body.len();
         normalize_into(rest, &mut normalized_body);
         Self {
-            title: Normalized::Text(normalize(title).into()),
-            description: Normalized::Text(normalize(description).into()),
+            title: Normalized::Text(title.into()),
+            description: Normalized::Text(description.into()),
             body: Normalized::Text(normalized_body.into()),
+            title_end,
+            description_end,
             window_end,
             index: OnceLock::new(),
             markers: OnceLock::new(),
@@ -160,7 +197,7 @@ impl PreparedText {
     /// The term index of the scored fields, built now if it is not yet.
     fn index(&self) -> &TermIndex {
         self.index.get_or_init(|| {
-            TermIndex::build([self.title(), self.description(), self.body_window()])
+            TermIndex::build([self.title.get(), self.description.get(), self.body_window()])
         })
     }
 
@@ -188,12 +225,37 @@ impl PreparedText {
 
     /// The normalised title.
     pub fn title(&self) -> &str {
-        self.title.get()
+        let title = self.title.get();
+        title.get(..self.title_end).unwrap_or(title)
+    }
+
+    /// The normalised keywords, one per line; empty when the document has none.
+    pub fn keywords(&self) -> &str {
+        extra_part(self.title.get(), self.title_end)
     }
 
     /// The normalised description.
     pub fn description(&self) -> &str {
-        self.description.get()
+        let description = self.description.get();
+        description
+            .get(..self.description_end)
+            .unwrap_or(description)
+    }
+
+    /// The normalised usage scenarios, one per line; empty when the document has none.
+    pub fn usage_scenarios(&self) -> &str {
+        extra_part(self.description.get(), self.description_end)
+    }
+
+    /// Whether `term`, found in the title or its keywords (`position` 0) or in the description
+    /// or its usage scenarios (1), was found in the structured field only.
+    pub(crate) fn found_only_in_structured_field(&self, position: usize, term: &QueryTerm) -> bool {
+        let (field, end) = match position {
+            0 => (&self.title, self.title_end),
+            _ => (&self.description, self.description_end),
+        };
+        let text = field.get();
+        end < text.len() && !term.is_in(text.get(..end).unwrap_or(text))
     }
 
     /// The normalised full body (used for noise detection, never for scoring).
@@ -255,14 +317,18 @@ impl PreparedText {
         description: &str,
         body: &str,
     ) -> StoredPreparedTextRef<'a> {
-        let unless_derivable = |normalized: &'a Normalized, source: &str| {
-            (!source.is_ascii()).then(|| normalized.get())
+        // A field with a structured part is never derivable from its source alone.
+        let unless_derivable = |normalized: &'a Normalized, source: &str, end: usize| {
+            let field = normalized.get();
+            (!source.is_ascii() || end != field.len()).then_some(field)
         };
         let index = self.index();
         StoredPreparedTextRef {
-            title: unless_derivable(&self.title, title),
-            description: unless_derivable(&self.description, description),
-            body: unless_derivable(&self.body, body),
+            title: unless_derivable(&self.title, title, self.title_end),
+            description: unless_derivable(&self.description, description, self.description_end),
+            body: unless_derivable(&self.body, body, self.body.get().len()),
+            title_end: self.title_end,
+            description_end: self.description_end,
             body_window_end: self.window_end,
             signature: index.signature_bytes(),
             table: index.table_bytes(),
@@ -281,6 +347,8 @@ pub struct StoredPreparedText<'a> {
     description: Option<StoredBytes<'a>>,
     #[serde(borrow)]
     body: Option<StoredBytes<'a>>,
+    title_end: usize,
+    description_end: usize,
     body_window_end: usize,
     #[serde(borrow)]
     signature: StoredBytes<'a>,
@@ -315,6 +383,8 @@ pub struct StoredPreparedTextRef<'a> {
     title: Option<&'a str>,
     description: Option<&'a str>,
     body: Option<&'a str>,
+    title_end: usize,
+    description_end: usize,
     body_window_end: usize,
     #[serde(with = "serde_bytes")]
     signature: &'a [u8],
@@ -356,6 +426,21 @@ impl StoredPreparedText<'_> {
                 body_len: body_text.len(),
             });
         }
+        for (field, end) in [
+            (&title, self.title_end),
+            (&description, self.description_end),
+        ] {
+            let text: &str = match field {
+                Normalized::Text(text) | Normalized::LowercaseOf(text, _) => text,
+            };
+            let derived = matches!(field, Normalized::LowercaseOf(..));
+            if !text.is_char_boundary(end) || (derived && end != text.len()) {
+                return Err(InvalidPreparedText::FieldEnd {
+                    end,
+                    field_len: text.len(),
+                });
+            }
+        }
         let index = TermIndex::from_stored(self.signature.share(owner), self.table.share(owner))
             .ok_or(InvalidPreparedText::Index)?;
         let markers = NoiseMarkers::from_bits(self.markers).ok_or(InvalidPreparedText::Index)?;
@@ -363,12 +448,22 @@ impl StoredPreparedText<'_> {
             title,
             description,
             body,
+            title_end: self.title_end,
+            description_end: self.description_end,
             window_end: self.body_window_end,
             index: OnceLock::from(index),
             markers: OnceLock::from(markers),
             ahead: OnceLock::new(),
         })
     }
+}
+
+/// The structured part of a field: what follows the newline at `end`, or nothing.
+fn extra_part(field: &str, end: usize) -> &str {
+    field
+        .get(end + 1..)
+        .filter(|_| end < field.len())
+        .unwrap_or("")
 }
 
 /// A stored [`PreparedText`] that cannot be loaded.
@@ -383,6 +478,17 @@ pub enum InvalidPreparedText {
         window_end: usize,
         /// The stored body length, in bytes.
         body_len: usize,
+    },
+    /// The stored end of the title or description is past its field or splits a character;
+    /// re-prepare the document.
+    #[error(
+        "field end {end} is not a character boundary of a {field_len}-byte field; prepare the document again"
+    )]
+    FieldEnd {
+        /// The stored end, in bytes.
+        end: usize,
+        /// The stored field's length, in bytes.
+        field_len: usize,
     },
     /// The stored index or noise markers are malformed; re-prepare the document.
     #[error("the stored term index is malformed; prepare the document again")]

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::index::QueryTerm;
 use crate::memory_type::MemoryType;
-use crate::text::{for_each_token, is_cjk, normalize};
+use crate::text::{Scan, for_each_token, is_cjk, normalize, scan};
 
 /// The most query tokens a recall scores with.
 pub const MAX_QUERY_TOKENS: usize = 64;
@@ -61,11 +61,16 @@ impl Eq for QueryTokens {}
 impl QueryTokens {
     /// Normalises and tokenizes `query`, keeping at most [`MAX_QUERY_TOKENS`] distinct tokens.
     pub fn new(query: &str) -> Self {
+        Self::scanned(query, Scan::Tokens)
+    }
+
+    /// [`QueryTokens::new`] with the tokens `mode` gives.
+    pub(crate) fn scanned(query: &str, mode: Scan) -> Self {
         let normalized = normalize(query);
         let mut head: Vec<&str> = Vec::with_capacity(HEAD_TOKENS);
         let mut head_set: HashSet<&str> = HashSet::with_capacity(HEAD_TOKENS);
         let mut tail: Vec<&str> = Vec::with_capacity(MAX_QUERY_TOKENS - HEAD_TOKENS + 1);
-        for_each_token(&normalized, |token| {
+        scan(&normalized, mode, |_, token| {
             if head_set.contains(token) {
                 return;
             }

@@ -5,7 +5,7 @@ use std::time::SystemTime;
 
 use serde::Serialize;
 
-use crate::index::{BODY, DESCRIPTION, TITLE};
+use crate::index::{BODY, DESCRIPTION, QueryTerm, TITLE};
 use crate::memory_type::MemoryType;
 use crate::prepared::{Lookup, PreparedText};
 use crate::query::{MAX_QUERY_TOKENS, QueryTokens};
@@ -45,8 +45,16 @@ impl<T: Scorable + ?Sized> Scorable for &T {
 pub struct ScoreBreakdown {
     /// Query tokens found in the title, in query order.
     pub title_hits: Vec<String>,
+    /// Query tokens found in the keywords but not the title, in query order; each earns the
+    /// title's points. Left out of the serialised form when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub keyword_hits: Vec<String>,
     /// Query tokens found in the description, in query order.
     pub description_hits: Vec<String>,
+    /// Query tokens found in the usage scenarios but not the description, in query order; each
+    /// earns the description's points. Left out of the serialised form when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub usage_scenario_hits: Vec<String>,
     /// Query tokens found in the body window, in query order.
     pub body_hits: Vec<String>,
     /// The type boost applied (0 when nothing matched lexically).
@@ -76,7 +84,7 @@ fn for_each_hit<'q>(
     query: &'q QueryTokens,
     text: &PreparedText,
     lookup: Lookup,
-    mut on_hit: impl FnMut(&'q str, Hit),
+    mut on_hit: impl FnMut(&'q QueryTerm, Hit),
 ) {
     let mut found = [0u8; MAX_QUERY_TOKENS];
     text.fields_containing_each(query.terms(), &mut found, lookup);
@@ -87,7 +95,7 @@ fn for_each_hit<'q>(
                 description: found & DESCRIPTION != 0,
                 body: found & BODY != 0,
             };
-            on_hit(&term.text, hit);
+            on_hit(term, hit);
         }
     }
 }
@@ -128,26 +136,42 @@ pub(crate) fn lexical_points(query: &QueryTokens, text: &PreparedText, lookup: L
 pub fn explain<D: Scorable + ?Sized>(query: &QueryTokens, doc: &D) -> ScoreBreakdown {
     let mut breakdown = ScoreBreakdown {
         title_hits: Vec::new(),
+        keyword_hits: Vec::new(),
         description_hits: Vec::new(),
+        usage_scenario_hits: Vec::new(),
         body_hits: Vec::new(),
         type_boost: 0,
         total: 0,
     };
     // An explanation is asked for a few documents, once: not worth building an index for.
-    for_each_hit(query, doc.prepared(), Lookup::Once, |token, hit| {
+    let text = doc.prepared();
+    for_each_hit(query, text, Lookup::Once, |term, hit| {
+        let token = &term.text;
         if hit.title {
-            breakdown.title_hits.push(token.to_owned());
+            if text.found_only_in_structured_field(0, term) {
+                breakdown.keyword_hits.push(token.to_owned());
+            } else {
+                breakdown.title_hits.push(token.to_owned());
+            }
         }
         if hit.description {
-            breakdown.description_hits.push(token.to_owned());
+            if text.found_only_in_structured_field(1, term) {
+                breakdown.usage_scenario_hits.push(token.to_owned());
+            } else {
+                breakdown.description_hits.push(token.to_owned());
+            }
         }
         if hit.body {
             breakdown.body_hits.push(token.to_owned());
         }
     });
-    let lexical = points(breakdown.title_hits.len(), TITLE_POINTS)
-        + points(breakdown.description_hits.len(), DESCRIPTION_POINTS)
-        + points(breakdown.body_hits.len(), BODY_POINTS);
+    let lexical = points(
+        breakdown.title_hits.len() + breakdown.keyword_hits.len(),
+        TITLE_POINTS,
+    ) + points(
+        breakdown.description_hits.len() + breakdown.usage_scenario_hits.len(),
+        DESCRIPTION_POINTS,
+    ) + points(breakdown.body_hits.len(), BODY_POINTS);
     if lexical > 0 {
         breakdown.type_boost = query.type_boost(doc.memory_type());
     }

@@ -32,6 +32,12 @@ const CONTINUES: u8 = 4;
 const NFKC_STARTER: u8 = 8;
 /// Class bit: lowercasing leaves the character as it is.
 const CASELESS: u8 = 16;
+/// Class bit: the character belongs to a script written without spaces between words that the
+/// word segmenter splits (Thai, Lao, Khmer, Myanmar). No character of the class table has it.
+const SEGMENTED: u8 = 32;
+
+/// Minimum number of code points of a segmented word for it to count as a token.
+const MIN_SEGMENTED_WORD_CHARS: usize = 2;
 
 /// The class of every Han ideograph in U+4E00..=U+9FFF and Hangul syllable in U+AC00..=U+D7A3.
 const HAN_OR_HANGUL: u8 = CJK | NFKC_STARTER | CASELESS;
@@ -105,7 +111,21 @@ fn class_by_tables(c: char) -> u8 {
     if lower.next() == Some(c) && lower.next().is_none() {
         class |= CASELESS;
     }
+    if is_segmented_script(c) {
+        class |= SEGMENTED;
+    }
     class
+}
+
+/// Whether `c` is of the Thai, Lao, Khmer or Myanmar script: the scripts written without spaces
+/// between words whose runs the word segmenter splits.
+fn is_segmented_script(c: char) -> bool {
+    // Every character of these scripts lies above U+0E00; below it, no script look-up.
+    c >= '\u{E00}'
+        && matches!(
+            c.script(),
+            Script::Thai | Script::Lao | Script::Khmer | Script::Myanmar
+        )
 }
 
 /// NFKC, then lowercase: the one normal form every comparison in this crate uses.
@@ -261,21 +281,43 @@ pub(crate) fn is_word_char(c: char) -> bool {
     c == '_' || class_in(&CLASS_TABLE, c) & CONTINUES != 0
 }
 
+/// What the general scanner hands out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Scan {
+    /// The tokens: runs of the segmented scripts split into words by the word segmenter.
+    Tokens,
+    /// The tokens, and before the words of each run of a segmented script the run itself: what a
+    /// document's term index is built from, so that its trigram signature holds every trigram of
+    /// such a run and never rules out a word found in the run where a segmenter split it
+    /// otherwise (see the `index` module).
+    IndexTerms,
+    /// The tokens under the previous release's rules: runs of the segmented scripts are whole
+    /// tokens like any other run.
+    Unsegmented,
+}
+
 /// Calls `emit` with every token of already-normalised text, in text order, duplicates kept.
 ///
 /// CJK runs yield their code-point bigrams (a lone CJK character yields nothing); other runs start
 /// with a letter or digit, continue with letters, marks and digits, and count from three code
-/// points.
+/// points. Within a run, the stretches of Thai, Lao, Khmer and Myanmar letters (each starting at
+/// a letter or digit of those scripts and ending before a letter or digit of another script) are
+/// split into words by the word segmenter, and each word of at least two code points is a token.
 pub(crate) fn for_each_token<'t>(normalized: &'t str, mut emit: impl FnMut(&'t str)) {
     for_each_token_at(normalized, |_, token| emit(token));
 }
 
 /// Like [`for_each_token`], also passing each token's byte offset in `normalized`.
-pub(crate) fn for_each_token_at<'t>(normalized: &'t str, mut emit: impl FnMut(usize, &'t str)) {
+pub(crate) fn for_each_token_at<'t>(normalized: &'t str, emit: impl FnMut(usize, &'t str)) {
+    scan(normalized, Scan::Tokens, emit);
+}
+
+/// Calls `emit` with what `mode` asks for (see [`Scan`]), in text order, with byte offsets.
+pub(crate) fn scan<'t>(normalized: &'t str, mode: Scan, mut emit: impl FnMut(usize, &'t str)) {
     if normalized.is_ascii() {
         for_each_ascii_token(normalized, &mut emit);
     } else {
-        for_each_general_token(normalized, &mut emit);
+        for_each_general_token(normalized, mode, &mut emit);
     }
 }
 
@@ -415,12 +457,13 @@ fn alphanumeric_bits(word: u64) -> u64 {
 /// a time. Other characters are decoded and classed through the class table.
 pub(crate) fn for_each_general_token<'t>(
     normalized: &'t str,
+    mode: Scan,
     emit: &mut impl FnMut(usize, &'t str),
 ) {
     let table: &[u8] = &CLASS_TABLE;
     let bytes = normalized.as_bytes();
-    // Byte offset and code-point length of the non-CJK run in progress.
-    let mut run: Option<(usize, usize)> = None;
+    // The non-CJK run (or the stretch of one) in progress.
+    let mut run: Option<Run> = None;
     // Byte offset of the previous character when it was CJK.
     let mut previous_cjk: Option<usize> = None;
     let mut at = 0;
@@ -431,12 +474,15 @@ pub(crate) fn for_each_general_token<'t>(
             if byte.is_ascii_alphanumeric() {
                 let stretch = alphanumeric_prefix_len(bytes.get(at..).unwrap_or_default());
                 match &mut run {
-                    Some((_, chars)) => *chars += stretch,
-                    None => run = Some((at, stretch)),
+                    Some(open) if !open.segmented => open.chars += stretch,
+                    _ => {
+                        finish_run(normalized, run.take(), at, mode, emit);
+                        run = Some(Run::new(at, stretch, false));
+                    }
                 }
                 at += stretch;
             } else {
-                finish_run(normalized, run.take(), at, emit);
+                finish_run(normalized, run.take(), at, mode, emit);
                 at += 1;
             }
             continue;
@@ -447,7 +493,7 @@ pub(crate) fn for_each_general_token<'t>(
         let class = class_in(table, c);
         let next = at + c.len_utf8();
         if class & CJK != 0 {
-            finish_run(normalized, run.take(), at, emit);
+            finish_run(normalized, run.take(), at, mode, emit);
             if let Some((start, bigram)) =
                 previous_cjk.and_then(|start| Some((start, normalized.get(start..next)?)))
             {
@@ -456,34 +502,130 @@ pub(crate) fn for_each_general_token<'t>(
             previous_cjk = Some(at);
         } else {
             previous_cjk = None;
+            let segmented = mode != Scan::Unsegmented && class & SEGMENTED != 0;
             match &mut run {
-                Some((_, chars)) if class & CONTINUES != 0 => *chars += 1,
+                // A letter or digit of another kind of script starts a stretch of its own.
+                Some(open)
+                    if class & CONTINUES != 0
+                        && (open.segmented == segmented || class & STARTS == 0) =>
+                {
+                    open.chars += 1;
+                }
                 _ => {
-                    finish_run(normalized, run.take(), at, emit);
+                    finish_run(normalized, run.take(), at, mode, emit);
                     if class & STARTS != 0 {
-                        run = Some((at, 1));
+                        run = Some(Run::new(at, 1, segmented));
                     }
                 }
             }
         }
         at = next;
     }
-    finish_run(normalized, run, normalized.len(), emit);
+    finish_run(normalized, run, normalized.len(), mode, emit);
 }
 
-/// Emits the run that ends at byte `end` when it is long enough to be a token.
+/// A run of the general scanner in progress: where it starts, its length in code points, and
+/// whether it is a stretch of a segmented script.
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    start: usize,
+    chars: usize,
+    segmented: bool,
+}
+
+impl Run {
+    fn new(start: usize, chars: usize, segmented: bool) -> Self {
+        Self {
+            start,
+            chars,
+            segmented,
+        }
+    }
+}
+
+/// Emits what the run that ends at byte `end` yields: itself when it is long enough to be a
+/// token, or, for a stretch of a segmented script, its words (see [`for_each_token`]).
 fn finish_run<'t>(
     normalized: &'t str,
-    run: Option<(usize, usize)>,
+    run: Option<Run>,
     end: usize,
+    mode: Scan,
     emit: &mut impl FnMut(usize, &'t str),
 ) {
-    if let Some((start, chars)) = run
-        && chars >= MIN_RUN_CHARS
-        && let Some(token) = normalized.get(start..end)
+    let Some(run) = run else {
+        return;
+    };
+    if run.segmented {
+        finish_segmented_run(normalized, run.start, end, mode, emit);
+    } else if run.chars >= MIN_RUN_CHARS
+        && let Some(text) = normalized.get(run.start..end)
     {
-        emit(start, token);
+        emit(run.start, text);
     }
+}
+
+/// [`finish_run`] for a stretch of a segmented script: the stretch itself when `mode` asks for
+/// index terms, then its words of at least two code points. Kept out of line, so that the scan
+/// of other scripts stays as tight as before segmentation.
+#[inline(never)]
+fn finish_segmented_run<'t>(
+    normalized: &'t str,
+    start: usize,
+    end: usize,
+    mode: Scan,
+    emit: &mut impl FnMut(usize, &'t str),
+) {
+    let Some(text) = normalized.get(start..end) else {
+        return;
+    };
+    if mode == Scan::IndexTerms {
+        emit(start, text);
+    }
+    for_each_segmented_word(text, |offset, word| {
+        if word.chars().nth(MIN_SEGMENTED_WORD_CHARS - 1).is_some() {
+            emit(start + offset, word);
+        }
+    });
+}
+
+/// The word segmenter, once set up (see [`for_each_segmented_word`]).
+static SEGMENTER: std::sync::OnceLock<icu_segmenter::WordSegmenterBorrowed<'static>> =
+    std::sync::OnceLock::new();
+
+/// Calls `emit` with every word the word segmenter finds in `text` (a stretch of a segmented
+/// script), with its byte offset. Words start with a letter or digit, so that every word lies
+/// inside a run wherever its text occurs (the term index relies on it).
+///
+/// The segmenter (rules plus the compiled dictionaries of Thai, Lao, Khmer and Burmese) is set up
+/// the first time a process meets such a stretch, never before: a process that only sees other
+/// scripts never touches its data.
+fn for_each_segmented_word<'t>(text: &'t str, mut emit: impl FnMut(usize, &'t str)) {
+    let segmenter = SEGMENTER.get_or_init(|| {
+        icu_segmenter::WordSegmenter::new_dictionary(
+            icu_segmenter::options::WordBreakInvariantOptions::default(),
+        )
+    });
+    let mut start = 0;
+    for end in segmenter.segment_str(text) {
+        // A word starts with a letter or digit, as a run does: a break before a mark (the
+        // segmenter's dictionaries may put one before a mark they do not know) is no break.
+        let breaks_a_run = text
+            .get(end..)
+            .and_then(|rest| rest.chars().next())
+            .is_none_or(|c| class_in(&CLASS_TABLE, c) & STARTS != 0);
+        if end > start
+            && breaks_a_run
+            && let Some(word) = text.get(start..end)
+        {
+            emit(start, word);
+            start = end;
+        }
+    }
+}
+
+/// Whether the word segmenter has been set up in this process (see [`for_each_segmented_word`]).
+pub(crate) fn segmenter_is_set_up() -> bool {
+    SEGMENTER.get().is_some()
 }
 
 #[cfg(test)]
@@ -560,8 +702,21 @@ mod tests {
         text.nfkc().collect::<String>().to_lowercase()
     }
 
-    /// The scanner as specified, one character at a time, straight from the Unicode tables.
+    /// The scanner as specified before word segmentation, one character at a time, straight
+    /// from the Unicode tables.
     fn reference_tokens(normalized: &str) -> Vec<(usize, String)> {
+        fn finish_run(
+            normalized: &str,
+            run: Option<(usize, usize)>,
+            end: usize,
+            emit: &mut impl FnMut(usize, &str),
+        ) {
+            if let Some((start, chars)) = run
+                && chars >= MIN_RUN_CHARS
+            {
+                emit(start, &normalized[start..end]);
+            }
+        }
         let mut tokens = Vec::new();
         let mut emit = |at: usize, token: &str| tokens.push((at, token.to_owned()));
         let mut run: Option<(usize, usize)> = None;
@@ -595,6 +750,21 @@ mod tests {
         let mut tokens = Vec::new();
         for_each_token_at(normalized, |at, token| tokens.push((at, token.to_owned())));
         tokens
+    }
+
+    fn unsegmented_tokens(normalized: &str) -> Vec<(usize, String)> {
+        let mut tokens = Vec::new();
+        scan(normalized, Scan::Unsegmented, |at, token| {
+            tokens.push((at, token.to_owned()));
+        });
+        tokens
+    }
+
+    /// `text` with every character of a segmented script replaced by a Latin letter.
+    fn without_segmented_scripts(text: &str) -> String {
+        text.chars()
+            .map(|c| if is_segmented_script(c) { 'x' } else { c })
+            .collect()
     }
 
     #[test]
@@ -645,10 +815,28 @@ mod tests {
         }
 
         #[test]
-        fn the_scanner_agrees_with_the_specification_on_arbitrary_strings(text in proptest::prelude::any::<String>()) {
+        fn text_without_thai_lao_khmer_or_myanmar_tokenizes_as_before_segmentation(text in proptest::prelude::any::<String>()) {
+            let text = without_segmented_scripts(&text);
             let normalized = normalize(&text);
+            proptest::prop_assume!(!normalized.chars().any(is_segmented_script));
             proptest::prop_assert_eq!(tokens(&normalized), reference_tokens(&normalized));
             proptest::prop_assert_eq!(tokens(&text), reference_tokens(&text));
+        }
+
+        #[test]
+        fn the_unsegmented_scanner_agrees_with_the_specification_before_segmentation(text in proptest::prelude::any::<String>()) {
+            let normalized = normalize(&text);
+            proptest::prop_assert_eq!(unsegmented_tokens(&normalized), reference_tokens(&normalized));
+        }
+
+        #[test]
+        fn every_segmented_token_is_a_slice_of_the_text_at_its_offset(
+            text in "([a-z0-9 ]{1,6}|[ก-๙]{1,12}|[ກ-ໝ]{1,8}|[ក-៩]{1,8}|[က-႙]{1,8}|\\u{301}|日本){0,20}"
+        ) {
+            let normalized = normalize(&text);
+            for (at, token) in tokens(&normalized) {
+                proptest::prop_assert_eq!(normalized.get(at..at + token.len()), Some(token.as_str()));
+            }
         }
     }
 

@@ -80,7 +80,7 @@ pub const CATALOG_DIR_NAME: &str = ".memrecall";
 pub const CATALOG_FILE_NAME: &str = "catalog";
 /// The version of the catalog layout and of the walk rules its directory listings follow; a
 /// catalog of another version is rebuilt.
-pub const CATALOG_FORMAT_VERSION: u32 = 4;
+pub const CATALOG_FORMAT_VERSION: u32 = 5;
 
 const MAGIC: [u8; 8] = *b"memrcat\0";
 const FIXED_HEADER_BYTES: usize = 8 + 4 * 4;
@@ -557,6 +557,8 @@ enum VerdictOut<'a> {
         title: &'a str,
         description: &'a str,
         body: &'a str,
+        keywords: &'a str,
+        usage_scenarios: &'a str,
         mtime_ns: FixedNanos,
         prepared: StoredPreparedTextRef<'a>,
     },
@@ -576,6 +578,9 @@ struct EntryIn<'a> {
 
 /// Texts are read as bytes (postcard writes a string and a byte string alike) and checked to be
 /// UTF-8 once, as they become shared strings.
+// Each entry is decoded into this on the stack and taken apart at once: boxing the large
+// variant would allocate once per document for nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Deserialize)]
 enum VerdictIn<'a> {
     Document {
@@ -583,6 +588,8 @@ enum VerdictIn<'a> {
         title: &'a [u8],
         description: &'a [u8],
         body: &'a [u8],
+        keywords: &'a [u8],
+        usage_scenarios: &'a [u8],
         mtime_ns: FixedNanos,
         #[serde(borrow)]
         prepared: StoredPreparedText<'a>,
@@ -649,6 +656,8 @@ fn entry_out((relative, entry): &(OsString, CacheEntry)) -> Option<EntryOut<'_>>
             title: document.title(),
             description: document.description(),
             body: document.body(),
+            keywords: document.topic().keywords(),
+            usage_scenarios: document.topic().usage_scenarios(),
             mtime_ns: FixedNanos(to_epoch_ns(document.mtime())),
             prepared: document.prepared().stored(
                 document.title(),
@@ -703,6 +712,8 @@ fn decode_entry(
             title,
             description,
             body,
+            keywords,
+            usage_scenarios,
             mtime_ns,
             prepared,
         } => {
@@ -713,10 +724,16 @@ fn decode_entry(
             if let Some(query) = query {
                 prepared.score_ahead(query);
             }
-            let topic =
-                Topic::from_stored(memory_type, title, description, body).ok_or_else(|| {
-                    Rejection::Undecodable("a stored topic breaks its invariants".into())
-                })?;
+            let (keywords, usage_scenarios) = (text(keywords)?, text(usage_scenarios)?);
+            let topic = Topic::from_stored(
+                memory_type,
+                title,
+                description,
+                body,
+                keywords,
+                usage_scenarios,
+            )
+            .ok_or_else(|| Rejection::Undecodable("a stored topic breaks its invariants".into()))?;
             let path = crate::engine::join(root, &relative);
             let document = Document::from_scan(
                 scope,

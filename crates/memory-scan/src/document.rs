@@ -169,7 +169,14 @@ pub struct ScannedDocument {
 impl ScannedDocument {
     /// Prepares the document's scoring text once.
     pub fn new(document: Document) -> Self {
-        let prepared = PreparedText::new(document.title(), document.description(), document.body());
+        let topic = document.topic();
+        let prepared = PreparedText::structured(
+            topic.title(),
+            topic.keywords(),
+            topic.description(),
+            topic.usage_scenarios(),
+            topic.body(),
+        );
         Self { document, prepared }
     }
 

@@ -27,6 +27,10 @@ pub struct Topic {
     title: ByteString,
     description: ByteString,
     body: ByteString,
+    /// The `keywords` field, one keyword per line; empty when absent.
+    keywords: ByteString,
+    /// The `usage_scenarios` field, one scenario per line; empty when absent.
+    usage_scenarios: ByteString,
     modified: Option<SystemTime>,
 }
 
@@ -89,8 +93,23 @@ impl Topic {
             title: title.into(),
             description: description.into(),
             body: normalise_body(&normalise_newlines(body)).into(),
+            keywords: ByteString::new(),
+            usage_scenarios: ByteString::new(),
             modified: None,
         })
+    }
+
+    /// The same topic with `keywords` and `usage_scenarios` (see [`Topic::keywords`]); items are
+    /// trimmed, and empty items and line breaks inside an item are dropped.
+    #[must_use]
+    pub fn with_structured_fields<'a>(
+        mut self,
+        keywords: impl IntoIterator<Item = &'a str>,
+        usage_scenarios: impl IntoIterator<Item = &'a str>,
+    ) -> Self {
+        self.keywords = join_items(keywords).into();
+        self.usage_scenarios = join_items(usage_scenarios).into();
+        self
     }
 
     /// The same topic saved at `modified`, which then stands for the document's saved time
@@ -108,6 +127,8 @@ impl Topic {
         title: ByteString,
         description: ByteString,
         body: ByteString,
+        keywords: ByteString,
+        usage_scenarios: ByteString,
     ) -> Option<Self> {
         let single_trimmed_line = |s: &str| s.trim().len() == s.len() && !s.contains('\n');
         let valid = !title.is_empty()
@@ -117,12 +138,16 @@ impl Topic {
             // Most bodies hold no carriage return at all, which one byte search settles.
             && (memchr::memchr(b'\r', body.as_bytes()).is_none()
                 || memchr::memmem::find(body.as_bytes(), b"\r\n").is_none())
-            && &*body != EMPTY_BODY_PLACEHOLDER;
+            && &*body != EMPTY_BODY_PLACEHOLDER
+            && valid_items(&keywords)
+            && valid_items(&usage_scenarios);
         valid.then_some(Self {
             memory_type,
             title,
             description,
             body,
+            keywords,
+            usage_scenarios,
             modified: None,
         })
     }
@@ -147,6 +172,18 @@ impl Topic {
         &self.body
     }
 
+    /// The `keywords` field, one keyword per line (empty when absent): an inline list
+    /// (`[a, b]`), a block list (`- a` lines under the key) or a comma-separated string.
+    pub fn keywords(&self) -> &str {
+        &self.keywords
+    }
+
+    /// The `usage_scenarios` field, one scenario per line (empty when absent), written in the
+    /// same forms as [`Topic::keywords`].
+    pub fn usage_scenarios(&self) -> &str {
+        &self.usage_scenarios
+    }
+
     /// The `modified` field: when the memory was last saved, as its writer recorded it. A
     /// [`crate::Document`] built from the topic takes it as its saved time (its `mtime`) instead
     /// of the file's modification time, and keeps the topic without it.
@@ -168,10 +205,14 @@ impl Topic {
 /// occurrence of a key wins, other lines are ignored, and a value wrapped in one pair of matching
 /// single or double quotes loses them. An empty value counts as absent.
 ///
-/// Keys read: `name`, `title` (the title when `name` is absent), `description`, `type` and
+/// Keys read: `name`, `title` (the title when `name` is absent), `description`, `type`,
 /// `modified` (an ISO-8601 timestamp, `2026-11-30T12:00:00.000Z`; a time without an offset is
-/// UTC, and a value that is not a timestamp counts as absent). Any other key, such as the
-/// `category`, `keywords` or `usage_scenarios` some agents write, is ignored without a skip.
+/// UTC, and a value that is not a timestamp counts as absent), and the lists `keywords` and
+/// `usage_scenarios` that Qwen Code's structured mode writes. A list is an inline list
+/// (`[a, "b"]`), a block list (an empty value, then `- item` lines) or a comma-separated string;
+/// items lose one pair of quotes and empty items are dropped. A malformed list (an unclosed `[`,
+/// a `{` mapping) counts as absent: the field is skipped, never the document. Any other key, such
+/// as `category`, is ignored without a skip.
 pub fn parse_topic(text: &str) -> Result<Topic, ParseError> {
     let text = text.strip_prefix(UTF8_BOM).unwrap_or(text);
     let text = normalise_newlines(text);
@@ -186,6 +227,10 @@ pub fn parse_topic(text: &str) -> Result<Topic, ParseError> {
     let mut description = None;
     let mut type_value = None;
     let mut modified = None;
+    let mut keywords: Option<Vec<&str>> = None;
+    let mut usage_scenarios: Option<Vec<&str>> = None;
+    // Whether the block items (`- item` lines) being read are keywords (or usage scenarios).
+    let mut block: Option<bool> = None;
     let mut body_start = None;
     // Offset of the line after the opening fence; `split` yields slices of `text`, so each line's
     // end is tracked by length rather than by searching again.
@@ -197,9 +242,39 @@ pub fn parse_topic(text: &str) -> Result<Topic, ParseError> {
             break;
         }
         offset = next;
+        if let Some(is_keywords) = block {
+            if let Some(item) = line.trim_start().strip_prefix('-') {
+                let list = if is_keywords {
+                    &mut keywords
+                } else {
+                    &mut usage_scenarios
+                };
+                if let Some(items) = list {
+                    push_item(items, item);
+                }
+                continue;
+            }
+            block = None;
+        }
         let Some((key, value)) = line.split_once(':') else {
             continue;
         };
+        let list = match key.trim() {
+            "keywords" => Some((true, &mut keywords)),
+            "usage_scenarios" => Some((false, &mut usage_scenarios)),
+            _ => None,
+        };
+        if let Some((is_keywords, list)) = list {
+            if list.is_none() {
+                if value.trim().is_empty() {
+                    *list = Some(Vec::new());
+                    block = Some(is_keywords);
+                } else {
+                    *list = parse_list(value.trim());
+                }
+            }
+            continue;
+        }
         let slot = match key.trim() {
             "name" => &mut name,
             "title" => &mut title,
@@ -229,8 +304,61 @@ pub fn parse_topic(text: &str) -> Result<Topic, ParseError> {
         title: title.into(),
         description: description.unwrap_or_default().into(),
         body: normalise_body(body).into(),
+        keywords: join_items(keywords.unwrap_or_default()).into(),
+        usage_scenarios: join_items(usage_scenarios.unwrap_or_default()).into(),
         modified: modified.and_then(parse_iso8601),
     })
+}
+
+/// The items of a list value written on the key's line: an inline list or a comma-separated
+/// string; `None` when it is malformed (an unclosed or stray bracket, a mapping).
+fn parse_list(value: &str) -> Option<Vec<&str>> {
+    let inner = match value.strip_prefix('[') {
+        Some(rest) => rest.strip_suffix(']')?,
+        None if value.starts_with('{') || value.ends_with(']') => return None,
+        None => unquote(value),
+    };
+    if inner.contains(['[', ']']) {
+        return None;
+    }
+    let mut items = Vec::new();
+    for item in inner.split(',') {
+        push_item(&mut items, item);
+    }
+    Some(items)
+}
+
+/// Adds one list item, trimmed and without one pair of quotes, unless it is empty.
+fn push_item<'a>(items: &mut Vec<&'a str>, item: &'a str) {
+    let item = unquote(item.trim()).trim();
+    if !item.is_empty() {
+        items.push(item);
+    }
+}
+
+/// List items as the topic keeps them: one per line, each trimmed, empty ones dropped.
+fn join_items<'a>(items: impl IntoIterator<Item = &'a str>) -> String {
+    let mut joined = String::new();
+    for item in items {
+        for line in item.split(['\n', '\r']) {
+            let line = line.trim();
+            if !line.is_empty() {
+                if !joined.is_empty() {
+                    joined.push('\n');
+                }
+                joined.push_str(line);
+            }
+        }
+    }
+    joined
+}
+
+/// Whether stored list items are as [`join_items`] writes them.
+fn valid_items(items: &str) -> bool {
+    items.is_empty()
+        || items
+            .split('\n')
+            .all(|item| !item.is_empty() && item.trim() == item && !item.contains('\r'))
 }
 
 /// Writes a topic in the file format [`parse_topic`] reads back to an equal [`Topic`].
@@ -249,6 +377,20 @@ pub fn render_topic(topic: &Topic) -> String {
     if let Some(modified) = topic.modified {
         out.push_str("\nmodified: ");
         out.push_str(&format_iso8601(modified));
+    }
+    for (key, items) in [
+        ("keywords", &topic.keywords),
+        ("usage_scenarios", &topic.usage_scenarios),
+    ] {
+        if !items.is_empty() {
+            out.push('\n');
+            out.push_str(key);
+            out.push(':');
+            for item in items.split('\n') {
+                out.push_str("\n  - ");
+                push_value(&mut out, item);
+            }
+        }
     }
     out.push_str("\n---\n");
     if !topic.body.is_empty() {
@@ -327,6 +469,8 @@ mod tests {
             ByteString::from_static("Title"),
             ByteString::from_static("description"),
             ByteString::from(body),
+            ByteString::new(),
+            ByteString::new(),
         )
     }
 

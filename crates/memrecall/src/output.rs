@@ -448,7 +448,9 @@ impl RankRow {
                     }
                 };
                 s.push_str(&hits("title", 4, &b.title_hits));
+                s.push_str(&hits("keywords", 4, &b.keyword_hits));
                 s.push_str(&hits("description", 3, &b.description_hits));
+                s.push_str(&hits("usage scenarios", 3, &b.usage_scenario_hits));
                 s.push_str(&hits("body", 1, &b.body_hits));
                 if b.type_boost > 0 {
                     let _ = writeln!(s, "   type boost +{}", b.type_boost);

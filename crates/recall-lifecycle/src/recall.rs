@@ -414,6 +414,13 @@ async fn ask_selector(
             memory_type: doc.0.memory_type().as_str().to_owned(),
             mtime: doc.0.mtime(),
             description: doc.0.description().to_owned(),
+            keywords: doc
+                .0
+                .topic()
+                .keywords()
+                .lines()
+                .map(str::to_owned)
+                .collect(),
         })
         .collect();
     let request = SelectionRequest {

@@ -7,9 +7,10 @@
 //! # The rules every selector follows
 //!
 //! - The model sees a [`Manifest`]: one line per candidate, in candidate order,
-//!   `- [type] /absolute/path.md (2026-11-30T12:00:00.000Z): description`. Descriptions are cut
-//!   to [`DESCRIPTION_MAX_CHARS`] characters (never inside a character) and line breaks in them
-//!   become spaces; the whole text stays within [`MANIFEST_MAX_BYTES`], skipping a line that does
+//!   `- [type] /absolute/path.md (2026-11-30T12:00:00.000Z): description`, followed by
+//!   ` [keywords: a, b]` when the memory has keywords. Descriptions are cut to
+//!   [`DESCRIPTION_MAX_CHARS`] characters and keywords to [`KEYWORDS_MAX_CHARS`] (never inside a
+//!   character, and whole keywords only), and line breaks in them become spaces; the whole text stays within [`MANIFEST_MAX_BYTES`], skipping a line that does
 //!   not fit while later, shorter ones may still go in. Bodies are never sent.
 //! - The answer is `{"selected_memories": ["/absolute/path.md", …]}`. [`validate_answer`] rejects
 //!   any other shape, an id that was not in the manifest, or more ids than the limit; repeated ids
@@ -112,6 +113,7 @@
 //!     memory_type: "project".to_owned(),
 //!     mtime: std::time::SystemTime::UNIX_EPOCH,
 //!     description: "Deploy checklist".to_owned(),
+//!     keywords: vec![],
 //! }];
 //! let request = SelectionRequest { query: "deploy", candidates: &candidates, limit: 5, recent_tools: &[] };
 //! let picked = DescriptionMatch.select(request, CancellationToken::new()).await.unwrap();
@@ -142,6 +144,8 @@ pub const SELECTOR_CEILING: Duration = Duration::from_secs(30);
 pub const MANIFEST_MAX_BYTES: usize = 25_000;
 /// The longest description shown in the manifest, in characters.
 pub const DESCRIPTION_MAX_CHARS: usize = 512;
+/// The most characters of keywords shown in the manifest per candidate, separators included.
+pub const KEYWORDS_MAX_CHARS: usize = 160;
 
 /// A memory the model may pick. `id` is the absolute path (the identity).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -154,6 +158,9 @@ pub struct Candidate {
     pub mtime: SystemTime,
     /// The one-line description from the frontmatter (may be empty).
     pub description: String,
+    /// The keywords from the frontmatter, when it has them (shown after the description, cut to
+    /// [`KEYWORDS_MAX_CHARS`] characters in all).
+    pub keywords: Vec<String>,
 }
 
 /// What a selector is asked.

@@ -8,7 +8,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
-use crate::{Candidate, DESCRIPTION_MAX_CHARS, MANIFEST_MAX_BYTES, SelectorError};
+use crate::{
+    Candidate, DESCRIPTION_MAX_CHARS, KEYWORDS_MAX_CHARS, MANIFEST_MAX_BYTES, SelectorError,
+};
 
 /// The JSON key under which the model lists the ids it selected.
 pub const ANSWER_KEY: &str = "selected_memories";
@@ -93,7 +95,37 @@ fn manifest_line(candidate: &Candidate) -> String {
         line.push_str(": ");
         line.push_str(description);
     }
+    let keywords = keywords_shown(&candidate.keywords);
+    if !keywords.is_empty() {
+        line.push_str(" [keywords: ");
+        line.push_str(&keywords);
+        line.push(']');
+    }
     line
+}
+
+/// The keywords as the manifest shows them: one line each, joined by `, `, as many whole
+/// keywords as fit in [`KEYWORDS_MAX_CHARS`] characters.
+fn keywords_shown(keywords: &[String]) -> String {
+    let mut shown = String::new();
+    let mut chars = 0;
+    for keyword in keywords {
+        let keyword = one_line(keyword);
+        if keyword.is_empty() {
+            continue;
+        }
+        let separator = if shown.is_empty() { 0 } else { 2 };
+        let length = keyword.chars().count() + separator;
+        if chars + length > KEYWORDS_MAX_CHARS {
+            break;
+        }
+        if separator > 0 {
+            shown.push_str(", ");
+        }
+        shown.push_str(&keyword);
+        chars += length;
+    }
+    shown
 }
 
 /// Replaces line breaks with spaces so that one candidate never spans two manifest lines.

@@ -28,11 +28,16 @@ pub const ENGLISH_SLICE: &str = "english";
 
 /// Every slice the corpus may use, in report order. A case naming another slice is an error, so
 /// a typo cannot quietly take a case out of every gate.
-pub const SLICES: [&str; 12] = [
+pub const SLICES: [&str; 17] = [
     ENGLISH_SLICE,
     "chinese",
     "japanese",
     "korean",
+    "thai",
+    "lao",
+    "khmer",
+    "myanmar",
+    "keywords",
     "mixed",
     "nfkc",
     "body-only",

@@ -730,6 +730,7 @@ mod tests {
             memory_type: "project".to_owned(),
             mtime: SystemTime::UNIX_EPOCH,
             description: "How to deploy".to_owned(),
+            keywords: Vec::new(),
         }];
         let request = SelectionRequest {
             query: "how do I roll back? 回滚",

@@ -3,6 +3,7 @@
 //! Three measurements over `corpus/recall-eval` (spec §6), each reading the corpus through the
 //! real scanner:
 //! - [`quality`]: Recall@5, top-1 and no-result handling per slice, shipped scorer beside the
+//!   previous release's rules (`design`: no word segmentation, no structured fields) and the
 //!   frozen pre-change one, with the random floor; gated.
 //! - [`delivery`]: how often a perfect selection reaches the model, per selector latency, turn kind,
 //!   delivery design (single-path, fast-path, gated) and slice, and how long the first prompt
@@ -136,41 +137,71 @@ fn render_quality(out: &mut String, q: &QualityReport) {
     );
     let _ = writeln!(
         out,
-        "{:<22} {:>5} | {:>11} {:>7} {:>6} | {:>10} {:>7} {:>6}",
-        "slice", "cases", "shipped R@5", "top-1", "silent", "frozen R@5", "top-1", "silent"
+        "design: the previous release's rules (no word segmentation, no keywords or usage scenarios)"
     );
-    let row = |out: &mut String, s: &GroupMetrics, f: Option<&GroupMetrics>| {
-        let _ = writeln!(
-            out,
-            "{:<22} {:>5} | {:>11} {:>7} {:>6} | {:>10} {:>7} {:>6}",
-            s.name,
-            s.cases,
-            optional_percent(s.recall_at_5),
-            optional_percent(s.top_1),
-            s.silent,
+    let _ = writeln!(
+        out,
+        "{:<22} {:>5} | {:>11} {:>7} {:>6} | {:>10} {:>7} {:>6} | {:>10} {:>7} {:>6}",
+        "slice",
+        "cases",
+        "shipped R@5",
+        "top-1",
+        "silent",
+        "design R@5",
+        "top-1",
+        "silent",
+        "frozen R@5",
+        "top-1",
+        "silent"
+    );
+    let columns = |f: Option<&GroupMetrics>| {
+        format!(
+            "{:>10} {:>7} {:>6}",
             optional_percent(f.and_then(|f| f.recall_at_5)),
             optional_percent(f.and_then(|f| f.top_1)),
             f.map_or_else(|| "n/a".to_owned(), |f| f.silent.to_string()),
-        );
+        )
     };
+    let row =
+        |out: &mut String, s: &GroupMetrics, d: Option<&GroupMetrics>, f: Option<&GroupMetrics>| {
+            let _ = writeln!(
+                out,
+                "{:<22} {:>5} | {:>11} {:>7} {:>6} | {} | {}",
+                s.name,
+                s.cases,
+                optional_percent(s.recall_at_5),
+                optional_percent(s.top_1),
+                s.silent,
+                columns(d),
+                columns(f),
+            );
+        };
     for slice in &q.shipped.slices {
-        row(out, slice, q.frozen.slice(&slice.name));
+        row(
+            out,
+            slice,
+            q.design.slice(&slice.name),
+            q.frozen.slice(&slice.name),
+        );
     }
     row(
         out,
         &q.shipped.gated_answerable,
+        Some(&q.design.gated_answerable),
         Some(&q.frozen.gated_answerable),
     );
     let _ = writeln!(
         out,
-        "no-result precision (silent answers that were right, outside semantic-no-lexical): shipped {}, frozen {}",
+        "no-result precision (silent answers that were right, outside semantic-no-lexical): shipped {}, design {}, frozen {}",
         optional_percent(q.shipped.no_result_precision),
+        optional_percent(q.design.no_result_precision),
         optional_percent(q.frozen.no_result_precision)
     );
     let _ = writeln!(
         out,
-        "no-result recall (no-result cases answered with silence): shipped {}, frozen {}",
+        "no-result recall (no-result cases answered with silence): shipped {}, design {}, frozen {}",
         optional_percent(q.shipped.no_result_recall),
+        optional_percent(q.design.no_result_recall),
         optional_percent(q.frozen.no_result_recall)
     );
     let misses: Vec<_> = q

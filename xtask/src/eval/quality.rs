@@ -10,7 +10,12 @@
 //! the measured gap, not a precision error. No-result recall is the share of `no-result` cases
 //! answered with silence.
 
-use lexical_score::{ActiveToolAliases, CandidateSelection, FALLBACK_LIMIT, QueryTokens, frozen};
+use std::time::SystemTime;
+
+use lexical_score::{
+    ActiveToolAliases, CandidateSelection, FALLBACK_LIMIT, MemoryType, PreparedText, QueryTokens,
+    Scorable, design, frozen,
+};
 use memory_scan::ScannedDocument;
 use serde::Serialize;
 
@@ -58,6 +63,46 @@ pub fn frozen_scorer(query: &str, documents: &[ScannedDocument]) -> Vec<usize> {
     frozen::rank(query, &frozen_documents)
         .into_iter()
         .take(FALLBACK_LIMIT)
+        .map(|r| r.index)
+        .collect()
+}
+
+/// The previous release's rules, the `design` column: the shipped selection without word
+/// segmentation and without the structured fields (documents prepared from title, description
+/// and body only).
+pub fn design_scorer(query: &str, documents: &[ScannedDocument]) -> Vec<usize> {
+    /// A document prepared without its structured fields.
+    struct Plain {
+        text: PreparedText,
+        memory_type: MemoryType,
+        mtime: SystemTime,
+    }
+    impl Scorable for Plain {
+        fn prepared(&self) -> &PreparedText {
+            &self.text
+        }
+        fn memory_type(&self) -> MemoryType {
+            self.memory_type
+        }
+        fn mtime(&self) -> SystemTime {
+            self.mtime
+        }
+    }
+    let plain: Vec<Plain> = documents
+        .iter()
+        .map(|d| {
+            let document = d.document();
+            Plain {
+                text: PreparedText::new(document.title(), document.description(), document.body()),
+                memory_type: document.memory_type(),
+                mtime: document.mtime(),
+            }
+        })
+        .collect();
+    let tokens = design::query_tokens(query);
+    CandidateSelection::select(&tokens, &plain, &ActiveToolAliases::default())
+        .fallback()
+        .iter()
         .map(|r| r.index)
         .collect()
 }
@@ -134,6 +179,8 @@ pub struct QualityReport {
     pub shipped: ScorerMetrics,
     /// The frozen pre-change scorer.
     pub frozen: ScorerMetrics,
+    /// The previous release's rules (see [`design_scorer`]).
+    pub design: ScorerMetrics,
 }
 
 /// Runs both scorers over the corpus.
@@ -145,6 +192,7 @@ pub fn quality_report(corpus: &Corpus, shipped: &Scorer<'_>, frozen: &Scorer<'_>
         random_floor: random_floor(documents),
         shipped: evaluate(corpus, "shipped", shipped),
         frozen: evaluate(corpus, "frozen", frozen),
+        design: evaluate(corpus, "design", &design_scorer),
     }
 }
 
@@ -341,6 +389,20 @@ pub fn quality_gates(report: &QualityReport) -> Vec<String> {
                 "shipped no-result {what} ({}) is below the frozen scorer's ({})",
                 optional_percent(s),
                 optional_percent(f)
+            ));
+        }
+    }
+
+    // No case answered under the previous release's rules may be lost: each relevant document
+    // the design scorer put in its top five stays there, and a right first answer stays right.
+    for (s, d) in shipped.outcomes.iter().zip(&report.design.outcomes) {
+        let lost_recall = s.recall_at_5.unwrap_or(0.0) < d.recall_at_5.unwrap_or(0.0) - EPSILON;
+        let lost_top = d.top_1 == Some(true) && s.top_1 != Some(true);
+        let lost_silence = d.slice == NO_RESULT_SLICE && d.silent && !s.silent;
+        if lost_recall || lost_top || lost_silence {
+            failures.push(format!(
+                "shipped loses case {} ({}) that the design rules answered",
+                s.id, s.slice
             ));
         }
     }

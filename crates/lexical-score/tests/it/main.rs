@@ -7,5 +7,6 @@ mod properties;
 mod query;
 mod scoring;
 mod snapshots;
+mod structured;
 mod support;
 mod tokenizer;

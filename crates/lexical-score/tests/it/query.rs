@@ -72,3 +72,15 @@ fn a_long_cjk_query_keeps_bigrams_from_both_ends() {
     assert_eq!(query.as_slice().first(), Some(&first));
     assert_eq!(query.as_slice().last(), Some(&last));
 }
+
+#[test]
+fn design_rules_keep_a_thai_run_whole_where_the_shipped_rules_segment_it() {
+    assert_eq!(
+        lexical_score::design::query_tokens("การปรับใช้ระบบ").as_slice(),
+        ["การปรับใช้ระบบ"]
+    );
+    assert_eq!(
+        QueryTokens::new("การปรับใช้ระบบ").as_slice(),
+        ["การ", "ปรับ", "ใช้", "ระบบ"]
+    );
+}

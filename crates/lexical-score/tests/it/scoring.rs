@@ -178,7 +178,9 @@ fn explain_itemises_the_score() {
         breakdown,
         ScoreBreakdown {
             title_hits: vec!["deploy".into(), "dashboard".into()],
+            keyword_hits: vec![],
             description_hits: vec!["grafana".into()],
+            usage_scenario_hits: vec![],
             body_hits: vec!["deploy".into()],
             type_boost: 1,
             total: 4 + 4 + 3 + 1 + 1,

@@ -62,7 +62,31 @@ fn accented_latin_token_stream() {
 }
 
 #[test]
-fn thai_token_stream_is_one_whole_run_per_space_separated_chunk() {
-    // Thai has no spaces between words; without segmentation each chunk is one token.
+fn thai_token_stream_is_segmented_into_words() {
     assert_snapshot!(stream("ก่อนการปรับใช้ให้รันการทดสอบ แล้วแจ้งทีม"));
+}
+
+#[test]
+fn mixed_thai_and_latin_token_stream_keeps_latin_runs_whole() {
+    assert_snapshot!(stream("ตั้งค่าRedisก่อน deploy ใช้kubectlย้อนกลับ"));
+}
+
+#[test]
+fn thai_with_arabic_and_thai_digits_token_stream() {
+    assert_snapshot!(stream("ปล่อยเวอร์ชัน2024 พอร์ต8080 ปี๒๕๖๗ ลด10%"));
+}
+
+#[test]
+fn lao_token_stream_is_segmented_into_words() {
+    assert_snapshot!(stream("ກ່ອນການນຳໃຊ້ໃຫ້ແລ່ນການທົດສອບ"));
+}
+
+#[test]
+fn khmer_token_stream_is_segmented_into_words() {
+    assert_snapshot!(stream("មុនពេលដាក់ឱ្យប្រើ សូមដំណើរការតេស្ត"));
+}
+
+#[test]
+fn myanmar_token_stream_is_segmented_into_words() {
+    assert_snapshot!(stream("မထုတ်ဝေမီ စမ်းသပ်မှုများကို လုပ်ဆောင်ပါ"));
 }

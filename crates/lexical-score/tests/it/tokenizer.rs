@@ -93,9 +93,8 @@ fn punctuation_and_symbols_separate_runs() {
 }
 
 #[test]
-fn thai_text_is_one_whole_run_token() {
-    // A documented limitation: no word segmentation outside the CJK class.
-    assert_eq!(tokenize("การปรับใช้ระบบ"), ["การปรับใช้ระบบ"]);
+fn thai_text_is_split_into_words_of_at_least_two_code_points() {
+    assert_eq!(tokenize("การปรับใช้ระบบ"), ["การ", "ปรับ", "ใช้", "ระบบ"]);
 }
 
 #[test]

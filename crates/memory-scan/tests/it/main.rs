@@ -13,4 +13,5 @@ mod saved_time;
 mod security;
 mod skips;
 mod snapshots;
+mod structured_fields;
 mod support;

@@ -21,7 +21,7 @@ fn a_modified_value_that_is_not_a_timestamp_counts_as_absent() {
 }
 
 #[test]
-fn category_keywords_and_usage_scenarios_are_accepted_and_ignored() {
+fn category_keywords_and_usage_scenarios_are_accepted() {
     let topic = parse_topic(
         "---\ntitle: Qwen style\ntype: feedback\ncategory: style\nkeywords: [a, b]\nusage_scenarios:\n  - when reviewing\n---\nbody",
     )

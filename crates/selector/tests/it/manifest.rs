@@ -120,3 +120,25 @@ fn an_id_with_a_line_break_is_left_out_rather_than_forging_a_line() {
     assert_eq!(manifest.ids(), ["/m/b.md"]);
     assert_eq!(manifest.text().lines().count(), 1);
 }
+
+#[test]
+fn keywords_follow_the_description_when_a_candidate_has_them() {
+    let mut with = candidate("/m/a.md", "feedback", "Review style");
+    with.keywords = vec!["naming".into(), "error handling".into()];
+    let manifest = Manifest::build(&[with]);
+    assert_eq!(
+        manifest.text(),
+        "- [feedback] /m/a.md (2026-11-30T12:00:00.000Z): Review style [keywords: naming, error handling]\n"
+    );
+}
+
+#[test]
+fn keywords_beyond_their_limit_are_left_out_whole() {
+    let mut with = candidate("/m/a.md", "user", "");
+    with.keywords = vec!["記憶".repeat(30); 5];
+    let manifest = Manifest::build(&[with]);
+    let shown = manifest.text().split_once("[keywords: ").unwrap().1;
+    let shown = shown.trim_end().strip_suffix(']').unwrap();
+    assert_eq!(shown, ["記憶".repeat(30), "記憶".repeat(30)].join(", "));
+    assert!(shown.chars().count() <= selector::KEYWORDS_MAX_CHARS);
+}

@@ -15,6 +15,7 @@ pub fn candidate(id: &str, memory_type: &str, description: &str) -> Candidate {
         memory_type: memory_type.to_owned(),
         mtime: at(0),
         description: description.to_owned(),
+        keywords: Vec::new(),
     }
 }
 
@@ -26,18 +27,21 @@ pub fn sample_candidates() -> Vec<Candidate> {
             memory_type: "project".to_owned(),
             mtime: at(0),
             description: "Steps to ship a release to production".to_owned(),
+            keywords: Vec::new(),
         },
         Candidate {
             id: "/home/dev/.memory/user/role.md".to_owned(),
             memory_type: "user".to_owned(),
             mtime: UNIX_EPOCH + Duration::from_millis(FIXED_SECS * 1000 - 86_400_000 + 250),
             description: "Senior Rust developer, prefers terse answers".to_owned(),
+            keywords: Vec::new(),
         },
         Candidate {
             id: "/work/app/.memory/reference/grafana.md".to_owned(),
             memory_type: "reference".to_owned(),
             mtime: at(3600),
             description: String::new(),
+            keywords: Vec::new(),
         },
     ]
 }
