@@ -18,6 +18,7 @@ static MANIFEST: LazyLock<Manifest> = LazyLock::new(|| {
             memory_type: "project".to_owned(),
             mtime: UNIX_EPOCH + Duration::from_secs(1_700_000_000 + i),
             description: format!("topic {i}"),
+            keywords: Vec::new(),
         })
         .collect();
     Manifest::build(&candidates)
