@@ -32,10 +32,42 @@ use crate::catalog::{CATALOG_DIR_NAME, CATALOG_FILE_NAME};
 const STALE_TEMPORARY: Duration = Duration::from_mins(10);
 /// The name prefix of a catalog being written.
 pub(crate) const TEMPORARY_PREFIX: &str = "catalog.tmp-";
-/// The mode of the state directory.
-const DIRECTORY_MODE: u32 = 0o700;
 /// The mode of the catalog and of its temporary files.
 const FILE_MODE: u32 = 0o600;
+
+/// What a state path must be, and the widest mode it may keep (off Unix nothing is opened).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(unix), allow(dead_code))]
+enum Kind {
+    /// The state directory: 0700.
+    Directory,
+    /// The catalog: 0600.
+    File,
+}
+
+impl Kind {
+    fn mode(self) -> u32 {
+        match self {
+            Self::Directory => 0o700,
+            Self::File => FILE_MODE,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::Directory => "directory",
+            Self::File => "regular file",
+        }
+    }
+
+    #[cfg(unix)]
+    fn file_type(self) -> rustix::fs::FileType {
+        match self {
+            Self::Directory => rustix::fs::FileType::Directory,
+            Self::File => rustix::fs::FileType::RegularFile,
+        }
+    }
+}
 
 /// Why a root's state directory or catalog is not used.
 #[derive(Debug, thiserror::Error)]
@@ -181,11 +213,11 @@ impl StateDir {
             Ok(fd) => fd,
             Err(Errno::NOENT) => return Ok(None),
             Err(Errno::LOOP | Errno::NOTDIR) => {
-                return Err(symlink_or_not(&root_fd, path, "directory"));
+                return Err(symlink_or_not(&root_fd, path, Kind::Directory));
             }
             Err(errno) => return Err(io(&path)(errno)),
         };
-        make_private(fd.as_fd(), &path, DIRECTORY_MODE)?;
+        make_private(fd.as_fd(), &path, Kind::Directory)?;
         Ok(Some(Self { path, fd }))
     }
 
@@ -206,7 +238,7 @@ impl StateDir {
         let fd = match rustix::fs::openat(&self.fd, CATALOG_FILE_NAME, flags, Mode::empty()) {
             Ok(fd) => fd,
             Err(Errno::NOENT) => return Ok(None),
-            Err(Errno::LOOP) => return Err(symlink_or_not(&self.fd, path, "regular file")),
+            Err(Errno::LOOP) => return Err(symlink_or_not(&self.fd, path, Kind::File)),
             Err(errno) => {
                 return Err(StateDirError::Io {
                     path,
@@ -214,7 +246,7 @@ impl StateDir {
                 });
             }
         };
-        make_private(fd.as_fd(), &path, FILE_MODE)?;
+        make_private(fd.as_fd(), &path, Kind::File)?;
         Ok(Some(File::from(fd)))
     }
 
@@ -308,30 +340,22 @@ fn write_all(steps: &mut dyn WriteSteps, file: BorrowedFd<'_>, mut bytes: &[u8])
     Ok(())
 }
 
-/// Checks that the opened `fd` belongs to this user and narrows its mode to `mode` when it is
-/// wider. A mode that cannot be narrowed (a read-only file system) is left as it is: what is in
+/// Checks that the opened `fd` is of `kind` and belongs to this user, and narrows its mode to
+/// `kind`'s when it is wider. A mode that cannot be narrowed (a read-only file system) is left as it is: what is in
 /// it was written by this user, and nothing is added to it there.
 #[cfg(unix)]
-fn make_private(fd: BorrowedFd<'_>, path: &Path, mode: u32) -> Result<(), StateDirError> {
+fn make_private(fd: BorrowedFd<'_>, path: &Path, kind: Kind) -> Result<(), StateDirError> {
     let stat = rustix::fs::fstat(fd).map_err(|errno| StateDirError::Io {
         path: path.to_path_buf(),
         source: errno.into(),
     })?;
-    let expected = if mode == DIRECTORY_MODE {
-        rustix::fs::FileType::Directory
-    } else {
-        rustix::fs::FileType::RegularFile
-    };
-    if rustix::fs::FileType::from_raw_mode(stat.st_mode) != expected {
+    if rustix::fs::FileType::from_raw_mode(stat.st_mode) != kind.file_type() {
         return Err(StateDirError::WrongType {
             path: path.to_path_buf(),
-            expected: if mode == DIRECTORY_MODE {
-                "directory"
-            } else {
-                "regular file"
-            },
+            expected: kind.name(),
         });
     }
+    let mode = kind.mode();
     let user = rustix::process::geteuid().as_raw();
     if stat.st_uid != user {
         return Err(StateDirError::ForeignOwner {
@@ -351,7 +375,7 @@ fn make_private(fd: BorrowedFd<'_>, path: &Path, mode: u32) -> Result<(), StateD
 /// What is in the way when an `O_NOFOLLOW` open fails with `ELOOP` or `ENOTDIR`: a symlink, or
 /// something of the wrong type.
 #[cfg(unix)]
-fn symlink_or_not(dir: &OwnedFd, path: PathBuf, expected: &'static str) -> StateDirError {
+fn symlink_or_not(dir: &OwnedFd, path: PathBuf, kind: Kind) -> StateDirError {
     let name = path.file_name().unwrap_or_default().to_owned();
     match rustix::fs::statat(dir, name.as_os_str(), rustix::fs::AtFlags::SYMLINK_NOFOLLOW) {
         Ok(stat)
@@ -360,6 +384,9 @@ fn symlink_or_not(dir: &OwnedFd, path: PathBuf, expected: &'static str) -> State
         {
             StateDirError::Symlink { path }
         }
-        _ => StateDirError::WrongType { path, expected },
+        _ => StateDirError::WrongType {
+            path,
+            expected: kind.name(),
+        },
     }
 }
