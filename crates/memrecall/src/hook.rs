@@ -108,8 +108,12 @@ fn serve(agent: Agent, layout: Option<Layout>, env: &Environment) -> Result<(), 
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let home = env.memrecall_home();
+    let telemetry =
+        crate::stats::telemetry_sink(home.as_deref(), vec![Arc::new(recall_facade::TracingSink)]);
     let ran = runtime.block_on(async {
         let mut config = RecallConfig::with_roots(roots.project.path, roots.user.path);
+        config.telemetry = Arc::clone(&telemetry.sink);
         config.selector = selector;
         config.delivery = design;
         let mut recall = MemoryRecall::new(config).map_err(|e| e.to_string())?;
@@ -138,6 +142,16 @@ fn serve(agent: Agent, layout: Option<Layout>, env: &Environment) -> Result<(), 
         recall.shutdown();
     });
     runtime.shutdown_timeout(deadline.saturating_duration_since(tokio::time::Instant::now()));
+    if let Some(dropped) = telemetry.history.and_then(|history| history.dropped()) {
+        log(
+            env,
+            agent,
+            &format!(
+                "{} telemetry event(s) not recorded: {}",
+                dropped.count, dropped.first_error
+            ),
+        );
+    }
     printed
 }
 
