@@ -94,6 +94,29 @@ pub enum RotatingSinkError {
     /// The event could not be turned into JSON.
     #[error("cannot serialize telemetry event: {0}")]
     Serialize(#[source] serde_json::Error),
+    /// The event's time is before 1970 or after 9999, which RFC 3339 cannot write (a clock
+    /// set wildly wrong).
+    #[error("telemetry event time {seconds_since_epoch} s from 1970 cannot be written")]
+    TimeOutOfRange {
+        /// Seconds from 1970, negative before it.
+        seconds_since_epoch: i128,
+    },
+}
+
+/// The last second RFC 3339 can write: 9999-12-31T23:59:59Z.
+const LAST_WRITABLE_SECOND: u64 = 253_402_300_799;
+
+/// `time`, unless RFC 3339 cannot write it.
+fn writable(time: SystemTime) -> Result<SystemTime, RotatingSinkError> {
+    match time.duration_since(SystemTime::UNIX_EPOCH) {
+        Ok(since) if since.as_secs() <= LAST_WRITABLE_SECOND => Ok(time),
+        Ok(since) => Err(RotatingSinkError::TimeOutOfRange {
+            seconds_since_epoch: i128::from(since.as_secs()),
+        }),
+        Err(before) => Err(RotatingSinkError::TimeOutOfRange {
+            seconds_since_epoch: -i128::from(before.duration().as_secs()),
+        }),
+    }
 }
 
 /// One line of a telemetry file: when the event was recorded, and the event.
@@ -173,6 +196,7 @@ impl RotatingSink {
         event: &TelemetryEvent,
         time: SystemTime,
     ) -> Result<(), RotatingSinkError> {
+        let time = writable(time)?;
         let mut line = serde_json::to_vec(&TimedEventRef { time, event })
             .map_err(RotatingSinkError::Serialize)?;
         line.push(b'\n');
@@ -647,6 +671,21 @@ mod tests {
         let sink = RotatingSink::new(&file, RotationPolicy::default());
         sink.emit(&recall(1));
         assert_eq!(sink.dropped().map(|d| d.count), Some(1));
+    }
+
+    #[test]
+    fn a_time_rfc_3339_cannot_write_is_an_error_not_a_panic() {
+        let dir = tempfile::tempdir().unwrap();
+        let sink = RotatingSink::new(dir.path(), RotationPolicy::default());
+        let before = SystemTime::UNIX_EPOCH - Duration::from_secs(1);
+        let after = SystemTime::UNIX_EPOCH + Duration::from_secs(LAST_WRITABLE_SECOND + 1);
+        for time in [before, after] {
+            let error = sink.try_emit_at(&recall(1), time).unwrap_err();
+            assert!(
+                matches!(error, RotatingSinkError::TimeOutOfRange { .. }),
+                "{error}"
+            );
+        }
     }
 
     #[test]

@@ -144,7 +144,11 @@ pub(crate) fn run(args: &StatsArgs) -> Result<(), Failure> {
 fn parse_since(text: &str, now: SystemTime) -> Result<SystemTime, Failure> {
     let text = text.trim();
     if let Ok(back) = humantime::parse_duration(text) {
-        return Ok(now.checked_sub(back).unwrap_or(SystemTime::UNIX_EPOCH));
+        // Nothing is recorded before 1970, and times before it cannot be written in RFC 3339.
+        return Ok(now
+            .checked_sub(back)
+            .filter(|since| *since >= SystemTime::UNIX_EPOCH)
+            .unwrap_or(SystemTime::UNIX_EPOCH));
     }
     let time = if text.len() == 10 {
         format!("{text}T00:00:00Z")
@@ -303,8 +307,8 @@ struct Summary {
     skipped: Skipped,
 }
 
-/// The latencies summarised and drawn, by name: fast result, settled by the heuristic, the
-/// model's answer (settled by the model), delivered.
+/// The latencies summarised and drawn, by name: the fast result's publication, the recall
+/// settling with the heuristic result or with the model's answer, and every delivery.
 fn latencies(events: &[TelemetryEvent]) -> [(&'static str, Vec<f64>); 4] {
     let recalls = || {
         events.iter().filter_map(|e| match e {
@@ -332,8 +336,8 @@ fn latencies(events: &[TelemetryEvent]) -> [(&'static str, Vec<f64>); 4] {
             "fast result",
             recalls().filter_map(|r| r.fast_duration_ms).collect(),
         ),
-        ("settled: heuristic", settled(Strategy::Heuristic)),
-        ("settled: model answer", settled(Strategy::Model)),
+        ("heuristic result", settled(Strategy::Heuristic)),
+        ("model answer", settled(Strategy::Model)),
         ("delivered", delivered),
     ]
 }
@@ -558,26 +562,30 @@ fn chart_svg(
     events: &[TelemetryEvent],
     summary: &Summary,
 ) -> Result<String, line_chart::ChartError> {
-    let series: Vec<Series> = latencies(events)
-        .into_iter()
-        .zip(PALETTE)
-        .filter(|((_, values), _)| !values.is_empty())
-        .map(|((name, values), colour)| {
-            let sorted = sorted(&values);
-            let n = sorted.len() as f64;
-            Series {
-                label: format!("{name} ({})", sorted.len()),
-                colour,
-                dashed: false,
-                points: (1..)
-                    .zip(&sorted)
-                    .map(|(rank, &ms)| (ms.max(CHART_FLOOR_MS), f64::from(rank) * 100.0 / n))
-                    .collect(),
-            }
-        })
-        .collect();
+    let series: Vec<Series> =
+        latencies(events)
+            .into_iter()
+            .zip(PALETTE)
+            .filter(|((_, values), _)| !values.is_empty())
+            .map(|((name, values), colour)| {
+                let sorted = sorted(&values);
+                let n = sorted.len() as f64;
+                // The curve starts from 0% at the fastest value, so it reads as a distribution.
+                let start = (sorted[0].max(CHART_FLOOR_MS), 0.0);
+                Series {
+                    label: name.to_owned(),
+                    colour,
+                    dashed: false,
+                    points: std::iter::once(start)
+                        .chain((1..).zip(&sorted).map(|(rank, &ms)| {
+                            (ms.max(CHART_FLOOR_MS), f64::from(rank) * 100.0 / n)
+                        }))
+                        .collect(),
+                }
+            })
+            .collect();
     let lines = LineChart {
-        title: "Time to result, cumulative".to_owned(),
+        title: format!("Time to result, cumulative ({} recalls)", summary.recalls),
         x_title: "milliseconds since the recall started (log scale)".to_owned(),
         y_title: "% at or under".to_owned(),
         x_scale: Scale::Logarithmic,
@@ -661,6 +669,7 @@ mod tests {
             Some(humantime::parse_rfc3339("2026-12-01T08:30:00Z").unwrap())
         );
         assert!(at("last tuesday").is_none());
+        assert_eq!(at("1000000d"), Some(SystemTime::UNIX_EPOCH));
     }
 
     #[test]
