@@ -10,6 +10,7 @@
 //! under [`hook_io::MAX_CONTEXT_UTF16`]. The process then ends the turn (a selector still
 //! thinking is cancelled) and brings the catalogs up to date for the next call. Nothing outlives
 //! the call, so the tool-result event has no settled recall to deliver and prints nothing.
+//! The recall's telemetry events go to `$MEMRECALL_HOME/telemetry/` (see [`crate::stats`]).
 
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
