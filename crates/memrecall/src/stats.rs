@@ -311,9 +311,12 @@ struct Summary {
 /// settling with the heuristic result or with the model's answer, and every delivery.
 fn latencies(events: &[TelemetryEvent]) -> [(&'static str, Vec<f64>); 4] {
     let recalls = || {
-        events.iter().filter_map(|e| match e {
-            TelemetryEvent::Recall(r) => Some(r),
-            TelemetryEvent::Delivery(_) => None,
+        events.iter().filter_map(|e| {
+            if let TelemetryEvent::Recall(r) = e {
+                Some(r)
+            } else {
+                None
+            }
         })
     };
     let settled = |strategy| {
@@ -357,31 +360,35 @@ fn sorted(values: &[f64]) -> Vec<f64> {
 
 impl Summary {
     fn new(dir: &Path, since: Option<SystemTime>, read: &Read) -> Self {
-        // Ordered by phase, then delivery point, then strategy, in their declaration order.
-        let mut deliveries: BTreeMap<(u8, u8, u8), DeliveryRow> = BTreeMap::new();
+        let mut deliveries: BTreeMap<(&'static str, &'static str, &'static str), DeliveryRow> =
+            BTreeMap::new();
         let mut discards: BTreeMap<&'static str, (DiscardReason, usize)> = BTreeMap::new();
         let (mut recalls, mut recall_events) = (0, 0);
         for event in &read.events {
-            match event {
-                TelemetryEvent::Recall(_) => recall_events += 1,
-                TelemetryEvent::Delivery(d) => {
-                    if d.phase == Phase::Refined {
-                        recalls += 1;
-                    }
-                    let key = (d.phase as u8, d.delivery_point as u8, d.strategy as u8);
-                    deliveries
-                        .entry(key)
-                        .or_insert(DeliveryRow {
-                            phase: d.phase,
-                            strategy: d.strategy,
-                            delivery_point: d.delivery_point,
-                            count: 0,
-                            share: 0.0,
-                        })
-                        .count += 1;
-                    if let Some(reason) = d.discard_reason {
-                        discards.entry(reason.as_str()).or_insert((reason, 0)).1 += 1;
-                    }
+            if let TelemetryEvent::Recall(_) = event {
+                recall_events += 1;
+            }
+            if let TelemetryEvent::Delivery(d) = event {
+                if d.phase == Phase::Refined {
+                    recalls += 1;
+                }
+                let key = (
+                    d.phase.as_str(),
+                    d.delivery_point.as_str(),
+                    d.strategy.as_str(),
+                );
+                deliveries
+                    .entry(key)
+                    .or_insert(DeliveryRow {
+                        phase: d.phase,
+                        strategy: d.strategy,
+                        delivery_point: d.delivery_point,
+                        count: 0,
+                        share: 0.0,
+                    })
+                    .count += 1;
+                if let Some(reason) = d.discard_reason {
+                    discards.entry(reason.as_str()).or_insert((reason, 0)).1 += 1;
                 }
             }
         }
@@ -392,6 +399,15 @@ impl Summary {
                 count as f64 / recalls as f64
             }
         };
+        let mut deliveries: Vec<DeliveryRow> = deliveries.into_values().collect();
+        // Fast before refined, delivered before discarded, the initial point first.
+        deliveries.sort_by_key(|row| {
+            (
+                row.phase != Phase::Fast,
+                row.delivery_point == DeliveryPoint::Discarded,
+                row.delivery_point != DeliveryPoint::Initial,
+            )
+        });
         let mut discard_reasons: Vec<DiscardRow> = discards
             .into_values()
             .map(|(reason, count)| DiscardRow { reason, count })
@@ -419,7 +435,7 @@ impl Summary {
             recalls,
             recall_events,
             deliveries: deliveries
-                .into_values()
+                .into_iter()
                 .map(|row| DeliveryRow {
                     share: share(row.count),
                     ..row
@@ -609,10 +625,12 @@ fn chart_svg(
             ),
             value: row.share,
             note: format!("{:.1}% ({})", row.share * 100.0, row.count),
-            colour: match (row.phase, row.delivery_point) {
-                (_, DeliveryPoint::Discarded) => BUDGET_COLOUR,
-                (Phase::Fast, _) => PALETTE[0],
-                (Phase::Refined, _) => PALETTE[2],
+            colour: if row.delivery_point == DeliveryPoint::Discarded {
+                BUDGET_COLOUR
+            } else if row.phase == Phase::Fast {
+                PALETTE[0]
+            } else {
+                PALETTE[2]
             },
         })
         .collect();
