@@ -292,6 +292,8 @@ struct Skipped {
 #[derive(Debug, Clone, Serialize)]
 struct Summary {
     directory: PathBuf,
+    /// Whether the directory exists at all.
+    directory_exists: bool,
     /// RFC 3339, when `--since` was given.
     since: Option<String>,
     files_read: usize,
@@ -429,6 +431,7 @@ impl Summary {
             .collect();
         Self {
             directory: dir.to_path_buf(),
+            directory_exists: read.exists,
             since: since.map(|t| humantime::format_rfc3339_seconds(t).to_string()),
             files_read: read.files,
             events: read.events.len(),
@@ -456,13 +459,13 @@ impl Summary {
     fn nothing_line(&self) -> String {
         let dir = self.directory.display();
         match &self.since {
+            _ if !self.directory_exists => format!(
+                "no telemetry recorded yet: {dir} does not exist (recalls record there unless config.toml says [telemetry] record = false)"
+            ),
             Some(since) if self.files_read > 0 => {
                 format!("no telemetry events since {since} in {dir}")
             }
-            _ if self.files_read > 0 => format!("no telemetry events in {dir}"),
-            _ => format!(
-                "no telemetry recorded yet in {dir} (recalls record there unless config.toml says [telemetry] record = false)"
-            ),
+            _ => format!("no telemetry events in {dir}"),
         }
     }
 

@@ -594,7 +594,7 @@ fn stats_on_a_missing_directory_says_so_in_one_line_and_succeeds() {
     run.success();
     assert_eq!(run.stdout.lines().count(), 1, "{}", run.stdout);
     assert!(
-        run.stdout.starts_with("no telemetry recorded yet in "),
+        run.stdout.starts_with("no telemetry recorded yet: "),
         "{}",
         run.stdout
     );
@@ -607,7 +607,11 @@ fn stats_on_an_empty_directory_says_so_in_one_line_and_succeeds() {
     let run = tree.run(&["stats"]);
     run.success();
     assert_eq!(run.stdout.lines().count(), 1, "{}", run.stdout);
-    assert!(run.stdout.starts_with("no telemetry"), "{}", run.stdout);
+    assert!(
+        run.stdout.starts_with("no telemetry events in "),
+        "{}",
+        run.stdout
+    );
 }
 
 #[test]
