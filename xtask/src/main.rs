@@ -4,7 +4,6 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-mod chart;
 mod eval;
 mod fuzz;
 mod hook_latency;

@@ -24,6 +24,7 @@
 mod delivery;
 mod error;
 mod event;
+mod rotating;
 mod sink;
 
 pub use delivery::{DeliveryTelemetry, FastDelivery, TerminalDelivery};
@@ -31,6 +32,10 @@ pub use error::TelemetryError;
 pub use event::{
     DeliveredAt, DeliveryEvent, DeliveryPoint, DiscardReason, FastWait, InitialWait, Phase,
     RecallEvent, Strategy, TelemetryEvent, duration_ms,
+};
+pub use rotating::{
+    DEFAULT_KEEP_FILES, DEFAULT_MAX_FILE_BYTES, RotatingSink, RotatingSinkError, RotationPolicy,
+    TELEMETRY_FILE_EXTENSION, TimedEvent,
 };
 pub use sink::{
     DroppedEvents, FanOutSink, JsonLinesSink, NullSink, RecordingSink, TelemetrySink, TracingSink,
