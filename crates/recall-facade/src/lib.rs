@@ -41,7 +41,8 @@ pub use recall_lifecycle::{
     CancelReason, Clock, DeliveredMemory, Delivery, DeliveryDesign, FixedClock, Lines, RecallState,
     SettledRecall, SystemClock, printable, render_prompt,
 };
-pub use selector::{HttpSelector, HttpSelectorConfig, Selector};
+pub use selector::Selector;
+pub use selector_http::{HttpSelector, HttpSelectorConfig};
 
 /// Which selector picks memories after the lexical pass.
 #[derive(Debug, Clone, Default)]
@@ -99,8 +100,8 @@ pub enum FacadeError {
         source: std::io::Error,
     },
     /// The HTTP selector could not be built.
-    #[error(transparent)]
-    Selector(#[from] selector::SelectorError),
+    #[error("selector misconfigured")]
+    Selector(#[from] selector_http::ConfigError),
     /// The selection limit is outside 1 to [`selector::DEFAULT_LIMIT`].
     #[error(
         "the selection limit must be 1 to {max} documents, not {limit}",

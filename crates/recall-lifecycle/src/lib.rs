@@ -27,7 +27,8 @@ pub use prompt::{
     render_prompt,
 };
 pub use recall::{
-    FastResult, RecallState, RecallTimings, ScanOutcome, SettledRecall, candidate_id,
+    FastResult, RecallScanError, RecallState, RecallTimings, ScanOutcome, SettledRecall,
+    candidate_id,
 };
 pub use session::{CancelReason, DeliveredMemory, Delivery, RecallSession, SessionConfig};
 
