@@ -1,5 +1,7 @@
 //! `cargo xtask`: project automation that is easier to keep correct in Rust than in shell.
 
+#![forbid(unsafe_code)]
+
 // The same allocator as the `memrecall` binary, so latency reports measure what it runs.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

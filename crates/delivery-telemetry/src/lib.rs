@@ -21,6 +21,8 @@
 //! - Latencies are measured by the caller and passed in as [`std::time::Duration`]s: this crate
 //!   owns no clock.
 
+#![forbid(unsafe_code)]
+
 mod delivery;
 mod error;
 mod event;

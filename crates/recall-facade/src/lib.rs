@@ -29,6 +29,8 @@
 //! longer than a file name may be (255 bytes) is cut short and ends in `_` and a hash of the full
 //! path instead; see [`sanitise_project_path`].
 
+#![forbid(unsafe_code)]
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

@@ -16,6 +16,8 @@
 //!    settled recall minus what the fast phase already sent.
 //! 4. [`RecallSession::end_turn`] discards a recall that is still pending.
 
+#![forbid(unsafe_code)]
+
 mod confidence;
 mod prompt;
 mod recall;

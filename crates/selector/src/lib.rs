@@ -81,6 +81,8 @@
 //! # });
 //! ```
 
+#![forbid(unsafe_code)]
+
 use std::time::{Duration, SystemTime};
 
 mod content;
