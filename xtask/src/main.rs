@@ -11,6 +11,7 @@ mod eval;
 mod fuzz;
 mod hook_latency;
 mod scan_latency;
+mod unused_deps;
 
 use std::process::Command;
 
@@ -31,7 +32,9 @@ commands:
                   interleaving property test for N cases; reports executions per target
   hook-latency [--sizes 200,1000,10000] [--runs N]
                   whole-process wall time of `memrecall hook` (a release build) over a warm
-                  catalog, median and worst";
+                  catalog, median and worst
+  unused-deps     fails when a workspace crate declares a dependency its code never names, or
+                  [workspace.dependencies] lists one no crate declares";
 
 fn main() -> Result<()> {
     let mut args = std::env::args().skip(1);
@@ -48,6 +51,7 @@ fn main() -> Result<()> {
         }
         Some("scan-latency") => scan_latency::main(&rest),
         Some("hook-latency") => hook_latency::main(&rest),
+        Some("unused-deps") => unused_deps::main(&rest),
         // Started by `scan-latency` itself, once per new-process run; not for direct use.
         Some("scan-latency-process") => scan_latency::process_main(&rest),
         Some("-h" | "--help") | None => {
