@@ -376,7 +376,7 @@ pub enum ConfigError {
 }
 
 /// Why a server's reply held no answer; the source of an
-/// [`AnswerError::Reply`](selector::AnswerError::Reply).
+/// [`AnswerError::Reply`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ReplyError {
