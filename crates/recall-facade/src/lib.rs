@@ -78,10 +78,10 @@ pub struct RecallConfig {
     /// recall of a process then reads only files that changed since the catalog was written. See
     /// `memory_scan::DocumentCache::with_catalog`.
     pub catalog: bool,
-    /// The delivery design (default [`DeliveryDesign::FastPath`], the design document's
-    /// behaviour). [`DeliveryDesign::Gated`] ends the first prompt's wait early only on a
-    /// confident fast result, so a fast model's answer can replace a weak lexical match;
-    /// [`DeliveryDesign::SinglePath`] exists to be measured against, not to be run.
+    /// The delivery design (default [`DeliveryDesign::FastPath`]: a bounded first wait that
+    /// ends on the fast result, the refined result later without repeats).
+    /// [`DeliveryDesign::Gated`] ends the first prompt's wait early only on a confident fast
+    /// result, so a fast model's answer can replace a weak lexical match.
     pub delivery: DeliveryDesign,
 }
 

@@ -40,13 +40,16 @@ pub const INITIAL_CEILING: std::time::Duration = std::time::Duration::from_milli
 
 /// Which delivery design a session follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub enum DeliveryDesign {
     /// The shipped design: bounded initial wait ending on the fast result, fast delivery,
     /// refined delivery later without repeats.
     #[default]
     FastPath,
     /// The earlier single-path design, kept only to measure against: a zero-wait initial
-    /// consume and no fast result.
+    /// consume and no fast result. A measurement tool, not a design to ship: it exists only with
+    /// the crate's `measurement` feature, which the evaluation enables.
+    #[cfg(feature = "measurement")]
     SinglePath,
     /// The confidence-gated fast path: the initial wait ends early on a settled recall or on a
     /// [`FastConfidence::Confident`] fast result only. A weak fast result is held: a recall that
@@ -60,6 +63,7 @@ impl DeliveryDesign {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::FastPath => "fast-path",
+            #[cfg(feature = "measurement")]
             Self::SinglePath => "single-path",
             Self::Gated => "gated",
         }

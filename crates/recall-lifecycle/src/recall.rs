@@ -199,6 +199,7 @@ pub(crate) async fn run_recall(
     let selector_asked = ctx.selector.is_some();
     let publishes_fast = match ctx.design {
         DeliveryDesign::FastPath | DeliveryDesign::Gated => true,
+        #[cfg(feature = "measurement")]
         DeliveryDesign::SinglePath => false,
     };
     let fast_result = ranked

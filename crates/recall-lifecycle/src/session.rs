@@ -41,6 +41,7 @@ enum InitialDecision {
 /// How a wait that ended with a settled recall went.
 #[derive(Debug, Clone, Copy)]
 enum SettledWait {
+    #[cfg(feature = "measurement")]
     ZeroWait,
     Settled,
     WeakFastSuperseded,
@@ -49,6 +50,7 @@ enum SettledWait {
 /// How a wait that ended with nothing to deliver went.
 #[derive(Debug, Clone, Copy)]
 enum NothingWait {
+    #[cfg(feature = "measurement")]
     ZeroWait,
     Empty,
 }
@@ -60,6 +62,7 @@ impl InitialDecision {
         }
         if state.settled.is_some() {
             return Self::Settled(match (design, &state.fast) {
+                #[cfg(feature = "measurement")]
                 (DeliveryDesign::SinglePath, _) => SettledWait::ZeroWait,
                 (DeliveryDesign::Gated, Some(fast)) if fast.confidence == FastConfidence::Weak => {
                     SettledWait::WeakFastSuperseded
@@ -68,6 +71,7 @@ impl InitialDecision {
             });
         }
         match (design, &state.fast) {
+            #[cfg(feature = "measurement")]
             (DeliveryDesign::SinglePath, _) => Self::Nothing(NothingWait::ZeroWait),
             (_, None) => Self::Nothing(NothingWait::Empty),
             (DeliveryDesign::FastPath, Some(fast)) => {
@@ -86,6 +90,7 @@ impl InitialDecision {
     fn wait(&self) -> InitialWait {
         match self {
             Self::Cancelled => InitialWait::Cancelled,
+            #[cfg(feature = "measurement")]
             Self::Settled(SettledWait::ZeroWait) | Self::Nothing(NothingWait::ZeroWait) => {
                 InitialWait::ZeroWait
             }
@@ -381,6 +386,7 @@ impl RecallSession {
             return Delivery::Pending;
         }
         let ends_wait: Option<fn(&RecallState) -> bool> = match design {
+            #[cfg(feature = "measurement")]
             DeliveryDesign::SinglePath => None,
             DeliveryDesign::FastPath => Some(|s| s.settled.is_some() || s.fast.is_some()),
             DeliveryDesign::Gated => Some(|s| {
