@@ -21,6 +21,7 @@ use crate::confidence::{FastConfidence, judge_fast};
 
 /// The deterministic result published before the selector is asked: the lexical top two.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct FastResult {
     /// At most [`lexical_score::FAST_LIMIT`] documents, best first.
     pub documents: Vec<Arc<ScannedDocument>>,
@@ -33,6 +34,7 @@ pub struct FastResult {
 
 /// Where the time of a recall went (the scan's own time is [`ScanOutcome::duration`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct RecallTimings {
     /// From the recall call to the fast-result publication; `None` when nothing was published.
     pub fast_published: Option<Duration>,
@@ -44,6 +46,7 @@ pub struct RecallTimings {
 
 /// A recall that ran to the end: what it selected and how.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct SettledRecall {
     /// How the documents were chosen.
     pub strategy: Strategy,
@@ -75,6 +78,7 @@ pub enum RecallScanError {
 /// asked, so a turn that ends before the recall settles can still say what was scanned. A scan
 /// that failed found nothing: no documents and an empty report (the settled result says why).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ScanOutcome {
     /// Documents the scan found (before excluding those already delivered this session).
     pub docs_scanned: usize,
