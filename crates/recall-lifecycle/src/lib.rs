@@ -15,6 +15,46 @@
 //! 3. [`RecallSession::consume_tool_result`] (after each tool result, zero wait) delivers a
 //!    settled recall minus what the fast phase already sent.
 //! 4. [`RecallSession::end_turn`] discards a recall that is still pending.
+//!
+//! # A session over a memory tree
+//!
+//! With no selector, a recall settles with the lexical result, which the initial consume point
+//! delivers once it is ready:
+//!
+//! ```
+//! use std::sync::Arc;
+//! use delivery_telemetry::RecordingSink;
+//! use memory_scan::MemoryRoots;
+//! use recall_lifecycle::{RecallSession, SessionConfig};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let tree = tempfile::tempdir()?;
+//! std::fs::write(
+//!     tree.path().join("deploy.md"),
+//!     "---\nname: Deploy checklist\ndescription: Steps before every deploy\ntype: project\n---\n\n\
+//!      Tag the release, then run the smoke suite.\n",
+//! )?;
+//! let roots = MemoryRoots { project: Some(tree.path().to_path_buf()), user: None };
+//! let sink = Arc::new(RecordingSink::new());
+//!
+//! # tokio::runtime::Runtime::new()?.block_on(async {
+//! let mut session = RecallSession::new(SessionConfig::new(roots, sink.clone()));
+//! session.begin_query("what do we do before a deploy?", &[]);
+//! let mut delivery = session.consume_initial().await;
+//! if delivery.delivered().is_none() {
+//!     // The scan outlasted the 100 ms wait (a slow disk); the result follows a tool call.
+//!     session.wait_settled(std::time::Duration::from_secs(30)).await;
+//!     delivery = session.consume_tool_result();
+//! }
+//! let memory = delivery.delivered().expect("the checklist is recalled");
+//! assert!(memory.prompt.contains("Deploy checklist"));
+//! session.end_turn();
+//! // One `memory.recall` event, and one terminal delivery event for the recall.
+//! assert_eq!(sink.recalls().len(), 1);
+//! # });
+//! # Ok(())
+//! # }
+//! ```
 
 #![forbid(unsafe_code)]
 
