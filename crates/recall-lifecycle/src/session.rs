@@ -264,8 +264,7 @@ impl ActiveRecall {
 
     /// Cancels the recall because its caller abandons it for `reason`, and records it as
     /// discarded. When it had settled and every selected document was already fast-delivered,
-    /// the result is recorded as `already_delivered`: nothing was lost (design document,
-    /// verification list). Otherwise a turn whose abort token had fired is recorded as `abort`,
+    /// the result is recorded as `already_delivered`: nothing was lost. Otherwise a turn whose abort token had fired is recorded as `abort`,
     /// whatever call noticed it first.
     fn abandon(&mut self, reason: CancelReason) -> DiscardReason {
         let aborted = self.cancel.is_cancelled();
