@@ -443,12 +443,7 @@ async fn ask_selector(
                 .collect(),
         })
         .collect();
-    let request = SelectionRequest {
-        query,
-        candidates: &candidates,
-        limit,
-        recent_tools,
-    };
+    let request = SelectionRequest::new(query, &candidates, limit).with_recent_tools(recent_tools);
     // The lifecycle enforces the ceiling itself so that no selector implementation can hold a
     // recall open longer than the design allows.
     let ids = tokio::select! {

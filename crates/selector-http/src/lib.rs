@@ -17,12 +17,7 @@
 //!
 //! # async fn run(candidates: &[selector::Candidate]) -> Result<(), Box<dyn std::error::Error>> {
 //! let selector = HttpSelector::new(HttpSelectorConfig::new("https://api.openai.com", "gpt-4o-mini"))?;
-//! let request = SelectionRequest {
-//!     query: "how do we deploy?",
-//!     candidates,
-//!     limit: selector::DEFAULT_LIMIT,
-//!     recent_tools: &[],
-//! };
+//! let request = SelectionRequest::new("how do we deploy?", candidates, selector::DEFAULT_LIMIT);
 //! let picked: Vec<String> = selector.select(request, CancellationToken::new()).await?;
 //! # drop(picked);
 //! # Ok(())

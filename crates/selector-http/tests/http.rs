@@ -66,12 +66,7 @@ async fn select_with(
     candidates: &[Candidate],
     limit: usize,
 ) -> Result<Vec<String>, SelectorError> {
-    let request = SelectionRequest {
-        query: "how do we deploy?",
-        candidates,
-        limit,
-        recent_tools: &[],
-    };
+    let request = SelectionRequest::new("how do we deploy?", candidates, limit);
     selector.select(request, CancellationToken::new()).await
 }
 
@@ -97,12 +92,8 @@ async fn the_request_body_carries_prompt_manifest_recent_tools_and_schema() {
     let server = server_with_content(r#"{"selected_memories": []}"#).await;
     let candidates = sample_candidates();
     let tools = ids(&["mcp__grafana__query_dashboard", "Bash"]);
-    let request = SelectionRequest {
-        query: "why is the checkout dashboard red?",
-        candidates: &candidates,
-        limit: 5,
-        recent_tools: &tools,
-    };
+    let request = SelectionRequest::new("why is the checkout dashboard red?", &candidates, 5)
+        .with_recent_tools(&tools);
     selector_with_key(&server)
         .select(request, CancellationToken::new())
         .await
@@ -295,12 +286,7 @@ async fn cancelling_while_the_request_is_in_flight_returns_cancelled_promptly() 
         canceller.cancel();
     });
     let candidates = sample_candidates();
-    let request = SelectionRequest {
-        query: "q",
-        candidates: &candidates,
-        limit: 5,
-        recent_tools: &[],
-    };
+    let request = SelectionRequest::new("q", &candidates, 5);
 
     let started = Instant::now();
     let result = selector.select(request, cancel).await;
@@ -320,12 +306,7 @@ async fn an_already_cancelled_call_sends_nothing() {
     let cancel = CancellationToken::new();
     cancel.cancel();
     let candidates = sample_candidates();
-    let request = SelectionRequest {
-        query: "q",
-        candidates: &candidates,
-        limit: 5,
-        recent_tools: &[],
-    };
+    let request = SelectionRequest::new("q", &candidates, 5);
 
     let result = selector_with_key(&server).select(request, cancel).await;
 

@@ -67,7 +67,7 @@
 //!     description: "Deploy checklist".to_owned(),
 //!     keywords: vec![],
 //! }];
-//! let request = SelectionRequest { query: "deploy", candidates: &candidates, limit: 5, recent_tools: &[] };
+//! let request = SelectionRequest::new("deploy", &candidates, 5);
 //! let picked = DescriptionMatch.select(request, CancellationToken::new()).await.unwrap();
 //! assert_eq!(picked, ["/home/me/.memory/project/deploy.md"]);
 //!
@@ -127,8 +127,10 @@ pub struct Candidate {
     pub keywords: Vec<String>,
 }
 
-/// What a selector is asked.
+/// What a selector is asked. Built with [`SelectionRequest::new`]; fields may be added, each
+/// with a default.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct SelectionRequest<'a> {
     /// The user's query.
     pub query: &'a str,
@@ -138,6 +140,27 @@ pub struct SelectionRequest<'a> {
     pub limit: usize,
     /// Tools the agent used recently, whose usage notes the model should skip.
     pub recent_tools: &'a [String],
+}
+
+impl<'a> SelectionRequest<'a> {
+    /// A request for at most `limit` of `candidates` for `query`, with no recently used tools.
+    pub fn new(query: &'a str, candidates: &'a [Candidate], limit: usize) -> Self {
+        Self {
+            query,
+            candidates,
+            limit,
+            recent_tools: &[],
+        }
+    }
+
+    /// The same request, naming the tools the agent used recently.
+    #[must_use]
+    pub fn with_recent_tools(self, recent_tools: &'a [String]) -> Self {
+        Self {
+            recent_tools,
+            ..self
+        }
+    }
 }
 
 /// Picks the memories that clearly help with a query.

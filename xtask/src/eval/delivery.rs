@@ -733,12 +733,9 @@ mod tests {
             description: "How to deploy".to_owned(),
             keywords: Vec::new(),
         }];
-        let request = SelectionRequest {
-            query: "how do I roll back? 回滚",
-            candidates: &candidates,
-            limit: 5,
-            recent_tools: &["Bash".to_owned()],
-        };
+        let tools = ["Bash".to_owned()];
+        let request = SelectionRequest::new("how do I roll back? 回滚", &candidates, 5)
+            .with_recent_tools(&tools);
         let body = json!({
             "messages": [
                 { "role": "system", "content": "Query: not this one\n\n" },
