@@ -252,11 +252,9 @@ impl RecallOutput {
             scan: scan.as_ref().map(|s| (*s.report).clone()),
             catalog_used: scan.as_ref().is_some_and(|s| s.report.catalog_used()),
             strategy: settled.as_ref().map(|s| s.strategy),
-            selector_error: settled.as_ref().and_then(|s| {
-                s.selector_error
-                    .as_ref()
-                    .map(selector::SelectorError::chain)
-            }),
+            selector_error: settled
+                .as_ref()
+                .and_then(|s| s.selector_error.as_ref().map(ToString::to_string)),
             scan_error: settled
                 .as_ref()
                 .and_then(|s| s.scan_error.as_ref().map(ToString::to_string)),

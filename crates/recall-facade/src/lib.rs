@@ -134,7 +134,7 @@ pub enum FacadeError {
         source: std::io::Error,
     },
     /// The HTTP selector could not be built.
-    #[error("selector misconfigured")]
+    #[error("selector misconfigured: {0}")]
     Selector(#[from] selector_http::ConfigError),
     /// The selection limit is outside 1 to [`selector::DEFAULT_LIMIT`].
     #[error(

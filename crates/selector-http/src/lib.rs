@@ -308,7 +308,7 @@ impl Selector for HttpSelector {
         });
         match &result {
             Ok(ids) => tracing::debug!(selected = ids.len(), "selector answered"),
-            Err(error) => tracing::debug!(error = error.chain(), "selector call failed"),
+            Err(error) => tracing::debug!(%error, "selector call failed"),
         }
         result
     }
@@ -336,7 +336,7 @@ struct ChatMessage {
 #[non_exhaustive]
 pub enum ConfigError {
     /// The base URL does not parse.
-    #[error("invalid base URL {base_url:?}")]
+    #[error("invalid base URL {base_url:?}: {source}")]
     BaseUrl {
         /// The base URL as configured.
         base_url: String,
@@ -366,7 +366,7 @@ pub enum ConfigError {
     #[error("the API key contains characters an HTTP header cannot carry")]
     KeyNotHeaderSafe,
     /// The HTTP client could not be built (its TLS backend failed to initialise).
-    #[error("the HTTP client could not be built")]
+    #[error("the HTTP client could not be built: {0}")]
     Client(#[source] reqwest::Error),
 }
 

@@ -25,7 +25,7 @@ pub enum SelectorError {
     Cancelled,
     /// The request could not be sent or the response not read; the source is the client's own
     /// error (for the HTTP adapter, the transport error without its URL).
-    #[error("selector transport error")]
+    #[error("selector transport error: {0}")]
     Transport(#[source] SharedError),
     /// The server answered with a non-success HTTP status.
     #[error("selector answered HTTP {status}")]
@@ -35,7 +35,7 @@ pub enum SelectorError {
     },
     /// The answer broke the shared rules (shape, limit or manifest membership), or the reply
     /// held no readable answer.
-    #[error("selector answer rejected")]
+    #[error("selector answer rejected: {0}")]
     InvalidAnswer(#[from] AnswerError),
 }
 
@@ -43,18 +43,6 @@ impl SelectorError {
     /// A transport failure caused by `error`.
     pub fn transport(error: impl Error + Send + Sync + 'static) -> Self {
         Self::Transport(SharedError::new(error))
-    }
-
-    /// The error and its causes on one line, `: `-separated, as logs and reports print it.
-    pub fn chain(&self) -> String {
-        let mut text = self.to_string();
-        let mut source = self.source();
-        while let Some(cause) = source {
-            text.push_str(": ");
-            text.push_str(&cause.to_string());
-            source = cause.source();
-        }
-        text
     }
 }
 
@@ -106,7 +94,7 @@ pub enum AnswerError {
     NoJsonObject,
     /// The reply could not be read as an answer for a reason particular to one implementation
     /// (for the HTTP adapter: not a chat completion, no choices, a refusal, too large).
-    #[error("the reply holds no answer")]
+    #[error("{0}")]
     Reply(#[source] SharedError),
 }
 
@@ -164,8 +152,9 @@ impl fmt::Display for JsonKind {
 
 /// An implementation's own error, shared so that the errors holding it stay cloneable.
 ///
-/// It displays as the error it wraps and gives that error's source as its own, so printing
-/// the chain shows each cause once.
+/// It displays as the error it wraps followed by that error's causes, `: `-separated, so the
+/// one line an error prints says what went wrong down to the root cause; its source is the
+/// wrapped error's source.
 #[derive(Clone)]
 pub struct SharedError(Arc<dyn Error + Send + Sync + 'static>);
 
@@ -189,7 +178,13 @@ impl fmt::Debug for SharedError {
 
 impl fmt::Display for SharedError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(&*self.0, f)
+        fmt::Display::fmt(&*self.0, f)?;
+        let mut source = self.0.source();
+        while let Some(cause) = source {
+            write!(f, ": {cause}")?;
+            source = cause.source();
+        }
+        Ok(())
     }
 }
 
