@@ -21,6 +21,8 @@
 //! a topic; symlinks never lead out of a root nor loop; files over [`MAX_TOPIC_BYTES`] are skipped
 //! and reported, never truncated.
 
+#![forbid(unsafe_code)]
+
 mod access;
 mod cache;
 mod capped;

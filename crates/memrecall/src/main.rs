@@ -5,6 +5,7 @@
 //! `--selector http` without `--selector-url`). A selector that is configured but unreachable
 //! is not an error: recall falls back to the lexical result and the output says so.
 
+#![forbid(unsafe_code)]
 // Doc comments on the argument types are `--help` text, read in a terminal, not Markdown.
 #![allow(clippy::doc_markdown)]
 
