@@ -165,7 +165,31 @@ impl Tree {
     }
 
     /// Runs `memrecall` with `args`, from inside the tree.
+    ///
+    /// A `recall` whose initial point had nothing yet (its 100 ms of real time for the scan ran
+    /// out, as on a stalled machine; no test expects that) is run again, for up to a minute.
     pub fn run<S: AsRef<str>>(&self, args: &[S]) -> Run {
+        let deadline = std::time::Instant::now() + RETRY_DEADLINE;
+        loop {
+            let catalogs = self.save_catalogs();
+            let run = self.run_once(args);
+            if !run.initial_point_had_nothing_yet() {
+                return run;
+            }
+            Self::restore_catalogs(catalogs);
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no run within {RETRY_DEADLINE:?} got its initial point in time; the last:\n\
+                 stdout: {}\nstderr: {}",
+                run.stdout,
+                run.stderr
+            );
+            eprintln!("the initial point had nothing yet (a stalled machine?); running again");
+        }
+    }
+
+    /// Runs `memrecall` with `args` once, from inside the tree.
+    fn run_once<S: AsRef<str>>(&self, args: &[S]) -> Run {
         let output = Command::new(binary())
             .args(args.iter().map(AsRef::as_ref))
             .current_dir(&self.base)
@@ -190,6 +214,55 @@ impl Tree {
         self.run(&args)
     }
 
+    /// The files of both roots' state directories (`.memrecall/`), to put back before a run is
+    /// made again: the run that missed its initial point still wrote its catalogs, and the next
+    /// must start from what the first one found.
+    fn save_catalogs(&self) -> Vec<SavedDir> {
+        [self.project(), self.user()]
+            .into_iter()
+            .map(|root| {
+                let dir = root.join(".memrecall");
+                let files = std::fs::read_dir(&dir)
+                    .into_iter()
+                    .flatten()
+                    .map(|entry| entry.unwrap().path())
+                    .filter(|path| path.is_file())
+                    .map(|path| {
+                        let bytes = std::fs::read(&path).unwrap();
+                        let permissions = std::fs::metadata(&path).unwrap().permissions();
+                        (path, bytes, permissions)
+                    })
+                    .collect();
+                SavedDir {
+                    existed: dir.is_dir(),
+                    dir,
+                    files,
+                }
+            })
+            .collect()
+    }
+
+    /// Puts back what [`Tree::save_catalogs`] saved, and nothing else.
+    fn restore_catalogs(saved: Vec<SavedDir>) {
+        for SavedDir {
+            dir,
+            existed,
+            files,
+        } in saved
+        {
+            if dir.exists() {
+                std::fs::remove_dir_all(&dir).unwrap();
+            }
+            if existed {
+                std::fs::create_dir_all(&dir).unwrap();
+            }
+            for (path, bytes, permissions) in files {
+                std::fs::write(&path, bytes).unwrap();
+                std::fs::set_permissions(&path, permissions).unwrap();
+            }
+        }
+    }
+
     /// [`Tree::run_with_roots`] again and again until `in_time(&run)` holds, for up to a minute.
     ///
     /// A recall's initial point waits at most 100 ms of real time (the lifecycle's ceiling) for
@@ -206,10 +279,12 @@ impl Tree {
     ) -> Run {
         let deadline = std::time::Instant::now() + RETRY_DEADLINE;
         loop {
+            let catalogs = self.save_catalogs();
             let run = self.run_with_roots(command, query, extra);
             if in_time(&run) {
                 return run;
             }
+            Self::restore_catalogs(catalogs);
             assert!(
                 std::time::Instant::now() < deadline,
                 "no run within {RETRY_DEADLINE:?} got its initial point in time; the last:\n\
@@ -220,6 +295,14 @@ impl Tree {
             eprintln!("the initial point was missed (a stalled machine?); running again");
         }
     }
+}
+
+/// A state directory as [`Tree::save_catalogs`] found it: whether it existed, and its files with
+/// their bytes and permissions.
+struct SavedDir {
+    dir: PathBuf,
+    existed: bool,
+    files: Vec<(PathBuf, Vec<u8>, std::fs::Permissions)>,
 }
 
 /// How long [`Tree::run_with_roots_until`] keeps trying: far beyond any stall, only bounding a
@@ -255,6 +338,15 @@ pub struct Run {
 }
 
 impl Run {
+    /// Whether this was a `recall` whose initial point said the recall was still running.
+    fn initial_point_had_nothing_yet(&self) -> bool {
+        self.stdout
+            .lines()
+            .any(|line| line == "initial point: nothing yet (recall still running)")
+            || serde_json::from_str::<Value>(&self.stdout)
+                .is_ok_and(|value| value["initial"]["outcome"] == "pending")
+    }
+
     /// Asserts a zero exit, showing stderr otherwise.
     pub fn success(&self) -> &Self {
         assert_eq!(self.code, Some(0), "stderr: {}", self.stderr);
