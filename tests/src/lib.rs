@@ -1,3 +1,7 @@
 //! Workspace-level end-to-end tests live in `tests/`; this library is empty on purpose.
+//!
+//! The tests of the `memrecall` binary (`tests/cli.rs` and its modules) are declared as test
+//! targets of `crates/memrecall`, so that cargo builds the binary for them; this package runs the
+//! README test (`tests/readme.rs`).
 
 #![forbid(unsafe_code)]

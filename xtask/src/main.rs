@@ -6,6 +6,7 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod class_table;
 mod eval;
 mod fuzz;
 mod hook_latency;
@@ -19,6 +20,8 @@ use anyhow::{Context, Result, bail};
 const USAGE: &str = "usage: cargo xtask <command> [options]
 
 commands:
+  class-table     rewrites lexical-score's character class table from the Unicode tables
+                  (after a Unicode update; a unit test checks it is fresh)
   ci              run the same checks as .ci/run (fmt, clippy, tests, eval, cargo-deny)
   eval [--json]   recall quality, delivery and scoring latency on corpus/recall-eval, plus a
                   small scan-latency report; exits non-zero when a quality gate fails
@@ -41,6 +44,7 @@ fn main() -> Result<()> {
     let rest: Vec<String> = args.collect();
     match command.as_deref() {
         Some("ci") => ci(),
+        Some("class-table") => class_table::main(&rest),
         Some("eval") => eval::main(&rest),
         Some("fuzz") => fuzz::main(&rest),
         Some("scan-latency")

@@ -37,8 +37,8 @@ impl CandidateSelection {
     /// (project documents first, then user documents).
     ///
     /// From [`crate::PARALLEL_THRESHOLD`] documents on, the scoring is spread over the rayon
-    /// thread pool in chunks whose results are joined in input order, so the selection is the
-    /// same as a serial pass would make.
+    /// thread pool (with the default `parallel` feature) in chunks whose results are joined in
+    /// input order, so the selection is the same as a serial pass would make.
     pub fn select<D: Scorable>(query: &QueryTokens, docs: &[D], tools: &ActiveToolAliases) -> Self {
         Self::select_from(query, docs, tools, PARALLEL_THRESHOLD)
     }

@@ -8,6 +8,52 @@
 //! It knows nothing of files, the network or time beyond the `mtime` a document reports: anything
 //! that can show a title, description, body, type and mtime can be scored.
 //!
+//! # Example
+//!
+//! Tokenize a query, then score and rank a few documents with it:
+//!
+//! ```
+//! use std::time::SystemTime;
+//!
+//! use lexical_score::{MemoryType, PreparedText, QueryTokens, Scorable, rank, score};
+//!
+//! struct Note {
+//!     text: PreparedText,
+//!     memory_type: MemoryType,
+//! }
+//!
+//! impl Scorable for Note {
+//!     fn prepared(&self) -> &PreparedText {
+//!         &self.text
+//!     }
+//!     fn memory_type(&self) -> MemoryType {
+//!         self.memory_type
+//!     }
+//!     fn mtime(&self) -> SystemTime {
+//!         SystemTime::UNIX_EPOCH
+//!     }
+//! }
+//!
+//! let note = |title: &str, description: &str, body: &str| Note {
+//!     text: PreparedText::new(title, description, body),
+//!     memory_type: MemoryType::Project,
+//! };
+//! let notes = [
+//!     note("Grafana board", "Checkout latency dashboard", "https://grafana.example/d/checkout"),
+//!     note("Deploy checklist", "Steps to ship a release", "Run the smoke tests, then tag it."),
+//!     note("Rollback", "Undo a bad release", "Revert the tag and redeploy."),
+//! ];
+//!
+//! let query = QueryTokens::new("How do I ship the release?");
+//! assert_eq!(query.as_slice(), ["how", "ship", "the", "release"]);
+//!
+//! // The checklist matches `ship` and `release`; the rollback only `release`.
+//! let ranked = rank(&query, &notes);
+//! let order: Vec<usize> = ranked.iter().map(|r| r.index).collect();
+//! assert_eq!(order, [1, 2]);
+//! assert_eq!(ranked[0].score, score(&query, &notes[1]));
+//! ```
+//!
 //! Decisions the specification leaves open, written down here:
 //! - Scoring is substring-based on normalised text, so `owner` matches inside `ownership`.
 //! - Scripts without word separators outside the CJK class (Thai, Lao, Khmer, Myanmar) are split
@@ -34,18 +80,24 @@
 //!   part, and [`PREPARED_TEXT_VERSION`] names the stored form and the tokenizer it came from.
 //! - Active-tool aliases match as whole words only (see [`ActiveToolAliases`]).
 //! - A scoring pass over at least [`PARALLEL_THRESHOLD`] (512) documents is split into chunks of
-//!   128 scored on the rayon thread pool and joined in input order, so `select` and `rank` return
+//!   128, scored on the rayon thread pool with the default `parallel` feature (one after the other
+//!   on the calling thread without it) and joined in input order, so `select` and `rank` return
 //!   exactly what a serial pass would; below it, one thread does it all. `Scorable` needs no
 //!   `Sync` bound: each document's prepared text, type and mtime are gathered on the calling
 //!   thread first.
 //! - The CJK class follows script extensions literally, so the combining overline (U+0305) and
 //!   dot below (U+0323), which list Katakana, are CJK too.
+//!
+//! # Features
+//!
+//! - `parallel` (default): large scoring passes use the rayon thread pool.
+//! - `measurement`: `measurement`, the earlier scorers the evaluation compares against.
+//! - `class-table`: `class_table`, the generator of the character class table.
+//! - `fuzzing`: `fuzzing`, entry points for the fuzz targets.
 
 #![forbid(unsafe_code)]
 
 mod candidates;
-mod class_table;
-pub mod frozen;
 mod index;
 mod memory_type;
 mod noise;
@@ -76,16 +128,42 @@ pub fn word_segmenter_is_loaded() -> bool {
     text::segmenter_is_set_up()
 }
 
-/// The previous release's rules, kept for comparisons only (the `design` column of the
-/// evaluation): runs of Thai, Lao, Khmer and Myanmar are not segmented but stay whole tokens.
-/// Documents scored with these rules are prepared without keywords and usage scenarios.
-pub mod design {
-    use crate::QueryTokens;
-    use crate::text::Scan;
+/// The scorers the evaluation measures the shipped one against; not part of the main API.
+#[cfg(feature = "measurement")]
+pub mod measurement {
+    pub mod frozen;
 
-    /// The query tokens of `query` under the previous release's rules.
-    pub fn query_tokens(query: &str) -> QueryTokens {
-        QueryTokens::scanned(query, Scan::Unsegmented)
+    /// The previous release's rules, kept for comparisons only (the `design` column of the
+    /// evaluation): runs of Thai, Lao, Khmer and Myanmar are not segmented but stay whole tokens.
+    /// Documents scored with these rules are prepared without keywords and usage scenarios.
+    pub mod design {
+        use crate::QueryTokens;
+        use crate::text::Scan;
+
+        /// The query tokens of `query` under the previous release's rules.
+        pub fn query_tokens(query: &str) -> QueryTokens {
+            QueryTokens::scanned(query, Scan::Unsegmented)
+        }
+    }
+}
+
+/// The generator of the character class table (`src/text/class_table.rs`), for
+/// `cargo xtask class-table`; not part of the API.
+#[cfg(feature = "class-table")]
+pub mod class_table {
+    use std::path::PathBuf;
+
+    /// The source of the class table file as the Unicode tables of this build give it.
+    pub fn source() -> String {
+        crate::text::class_table_source()
+    }
+
+    /// Where the class table file sits in the source tree.
+    pub fn path() -> PathBuf {
+        PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/src/text/class_table.rs"
+        ))
     }
 }
 

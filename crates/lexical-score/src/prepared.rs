@@ -468,6 +468,7 @@ fn extra_part(field: &str, end: usize) -> &str {
 
 /// A stored [`PreparedText`] that cannot be loaded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum InvalidPreparedText {
     /// The stored window end is past the body or splits a character; re-prepare the document.
     #[error(

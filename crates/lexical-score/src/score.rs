@@ -42,6 +42,7 @@ impl<T: Scorable + ?Sized> Scorable for &T {
 
 /// Per-field contributions of one document's score, for explaining a ranking.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct ScoreBreakdown {
     /// Query tokens found in the title, in query order.
     pub title_hits: Vec<String>,
@@ -186,8 +187,8 @@ fn points(hits: usize, each: u32) -> u32 {
 
 /// All matches (score > 0) best first: score desc, mtime desc (newer first), input index asc.
 ///
-/// From [`PARALLEL_THRESHOLD`] documents on, the scoring is spread over the rayon thread pool; the
-/// result is the same.
+/// From [`PARALLEL_THRESHOLD`] documents on, the scoring is spread over the rayon thread pool (with
+/// the default `parallel` feature); the result is the same.
 pub fn rank<D: Scorable>(query: &QueryTokens, docs: &[D]) -> Vec<Ranked> {
     rank_from(query, docs, PARALLEL_THRESHOLD)
 }
@@ -212,8 +213,8 @@ pub(crate) fn rank_from<D: Scorable>(
     matches.into_iter().map(|(ranked, _)| ranked).collect()
 }
 
-/// From this many documents on, a scoring pass is split into chunks scored on the rayon thread
-/// pool. Below it, the pass takes a few hundred microseconds at most, about what waking the
+/// From this many documents on, a scoring pass is split into chunks, scored on the rayon thread
+/// pool with the default `parallel` feature (one after the other without it). Below it, the pass takes a few hundred microseconds at most, about what waking the
 /// other threads would cost.
 pub const PARALLEL_THRESHOLD: usize = 512;
 /// Documents per chunk of a parallel scoring pass: big enough to dwarf the cost of a task, small
@@ -257,17 +258,26 @@ impl<'a> DocParts<'a> {
 }
 
 /// Applies `each` to consecutive chunks of `parts` and returns the results in chunk order: one
-/// chunk on the calling thread below `threshold` documents, chunks on the rayon pool from it on.
+/// chunk on the calling thread below `threshold` documents, chunks of [`PARALLEL_CHUNK`] from it
+/// on, scored on the rayon pool with the `parallel` feature and one after the other on the calling
+/// thread without it.
 pub(crate) fn map_chunks<'a, T: Send>(
     parts: &'a [DocParts<'a>],
     threshold: usize,
     each: impl Fn(&'a [DocParts<'a>]) -> T + Sync,
 ) -> Vec<T> {
-    use rayon::prelude::*;
     if parts.len() < threshold {
         return vec![each(parts)];
     }
-    parts.par_chunks(PARALLEL_CHUNK).map(&each).collect()
+    #[cfg(feature = "parallel")]
+    {
+        use rayon::prelude::*;
+        parts.par_chunks(PARALLEL_CHUNK).map(&each).collect()
+    }
+    #[cfg(not(feature = "parallel"))]
+    {
+        parts.chunks(PARALLEL_CHUNK).map(&each).collect()
+    }
 }
 
 /// Orders by score, then recency, then input order — never by type: an alphabetical type order

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use delivery_telemetry::TelemetryEvent;
-use lexical_score::{QueryTokens, ScoreBreakdown, frozen};
+use lexical_score::measurement::frozen;
+use lexical_score::{QueryTokens, ScoreBreakdown};
 use memory_scan::{MemoryRoots, RecallScan, ScanReport, ScannedDocument};
 use recall_facade::{Delivery, Lines, RecallState, printable};
 use serde::Serialize;

@@ -25,7 +25,9 @@ fn titles(delivery: &Delivery) -> Vec<String> {
         .unwrap_or_default()
 }
 
-#[tokio::test]
+// The paused clock does not move while the scan runs on a blocking thread, so the first prompt's
+// 100 ms wait always sees the scan's result, however slow the machine.
+#[tokio::test(start_paused = true)]
 async fn second_turn_does_not_redeliver_and_reset_allows_it_again() {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().join("project");

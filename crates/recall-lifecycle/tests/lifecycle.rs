@@ -228,16 +228,25 @@ async fn a_session_without_catalogs_indexes_what_it_read_after_the_fast_result()
         Phase::Fast
     );
     // The indexes are built on a blocking thread, in real time; the selector is still pending.
+    // They are watched from a blocking thread too, so the session's runtime is never blocked,
+    // and the paused clock does not move while blocking work runs. The deadline only bounds a
+    // hang.
     let documents = cache.scan_recall(&f.tree.roots()).unwrap().documents;
     assert_eq!(documents.len(), 4);
-    let all_indexed = || documents.iter().all(|d| d.prepared().has_index());
-    for _ in 0..1_000 {
-        if all_indexed() {
-            break;
+    let all_indexed = tokio::task::spawn_blocking(move || {
+        let all_indexed = || documents.iter().all(|d| d.prepared().has_index());
+        let deadline = std::time::Instant::now() + std::time::Duration::from_mins(1);
+        while !all_indexed() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
         }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    assert!(all_indexed(), "documents still without an index after 10 s");
+        all_indexed()
+    })
+    .await
+    .unwrap();
+    assert!(
+        all_indexed,
+        "documents still without an index after a minute"
+    );
 }
 
 #[tokio::test(start_paused = true)]

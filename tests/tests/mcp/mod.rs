@@ -250,7 +250,7 @@ async fn a_query_nothing_matches_says_so_plainly() {
 #[tokio::test]
 async fn list_shows_the_newest_memory_first() {
     let tree = Tree::standard();
-    tree.settle();
+    tree.age_files();
     tree.project_topic("fresh.md", "Fresh note", "Written last", "project", "New.");
     let client = connect(&tree, &[]).await;
     let answer = text(&call(&client, "list_memories", json!({})).await);

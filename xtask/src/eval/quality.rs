@@ -14,7 +14,8 @@ use std::time::SystemTime;
 
 use lexical_score::{
     ActiveToolAliases, CandidateSelection, FALLBACK_LIMIT, MemoryType, PreparedText, QueryTokens,
-    Scorable, design, frozen,
+    Scorable,
+    measurement::{design, frozen},
 };
 use memory_scan::ScannedDocument;
 use serde::Serialize;

@@ -1,7 +1,7 @@
 //! The frozen pre-change scorer, kept for comparisons.
 
 use lexical_score::MemoryType;
-use lexical_score::frozen::{FrozenDocument, rank};
+use lexical_score::measurement::frozen::{FrozenDocument, rank};
 
 fn doc<'a>(memory_type: MemoryType, title: &'a str, body: &'a str) -> FrozenDocument<'a> {
     FrozenDocument {

@@ -7,8 +7,8 @@ use lexical_score::{QueryTokens, score};
 use memory_scan::{CatalogOutcome, DocumentCache, RecallScan, ScannedDocument, catalog_path};
 
 use crate::support::{
-    Tree, finishes_within, make_fifo, passes_as_another_user, set_modes, setpriv_as_root, settle,
-    topic, write, write_topic,
+    Tree, finishes_within, make_fifo, passes_as_another_user, project_root_as_another_user,
+    set_modes, setpriv_as_root, settle, topic, write, write_topic,
 };
 
 /// A project tree of three settled topics and one settled non-topic, with its catalog written.
@@ -545,10 +545,14 @@ fn the_same_root_for_both_scopes_keeps_its_catalog_across_runs_where_nothing_cha
 }
 
 /// Needs root (to make a file another user cannot read) and `setpriv`; elsewhere it says it was
-/// skipped and returns.
+/// skipped and returns. The scans as another user are this test run again as that user.
 #[cfg(unix)]
 #[test]
 fn a_file_that_cannot_be_read_is_retried_every_scan_without_rewriting_the_catalog() {
+    if let Some(project) = project_root_as_another_user() {
+        scans_by_a_user_who_cannot_read_one_file_write_the_catalog_once(project);
+        return;
+    }
     let tree = Tree::new();
     let Some(setpriv) = setpriv_as_root(&tree) else {
         return;
@@ -569,20 +573,19 @@ fn a_file_that_cannot_be_read_is_retried_every_scan_without_rewriting_the_catalo
 
     let passed = passes_as_another_user(
         &setpriv,
-        "catalog::scans_as_a_user_who_cannot_read_one_file_write_the_catalog_once",
+        "catalog::a_file_that_cannot_be_read_is_retried_every_scan_without_rewriting_the_catalog",
         &tree.project(),
     );
 
     assert!(passed, "the scans as another user failed");
 }
 
+/// The part of the test above that runs as another user: scans that cannot read one file
+/// report it every time, and the catalog is written once.
 #[cfg(unix)]
-#[test]
-#[ignore = "run as another user by the test above"]
-fn scans_as_a_user_who_cannot_read_one_file_write_the_catalog_once() {
-    let root = std::env::var_os("MEMRECALL_TEST_PROJECT_ROOT").expect("set by the caller");
+fn scans_by_a_user_who_cannot_read_one_file_write_the_catalog_once(project: std::path::PathBuf) {
     let roots = memory_scan::MemoryRoots {
-        project: Some(root.into()),
+        project: Some(project),
         user: None,
     };
     let unreadable = |scan: &RecallScan| {

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use memory_scan::{DocumentCache, RecallScan, ScannedDocument};
 
 use crate::support::{
-    Tree, passes_as_another_user, set_modes, setpriv_as_root, settle, topic, write, write_topic,
+    Tree, passes_as_another_user, project_root_as_another_user, set_modes, setpriv_as_root, settle,
+    topic, write, write_topic,
 };
 
 /// A settled project tree: `a.md`, `nested/b.md`, `nested/deeper/c.md` and a non-topic file.
@@ -263,10 +264,14 @@ fn directory_replaced_by_a_symlink_to_a_directory() {
 }
 
 /// Needs root (to write the catalog as one user and scan as another) and `setpriv`; elsewhere it
-/// says it was skipped and returns.
+/// says it was skipped and returns. The scan as another user is this test run again as that user.
 #[cfg(unix)]
 #[test]
 fn catalog_listing_is_not_used_for_a_directory_this_process_cannot_list() {
+    if let Some(project) = project_root_as_another_user() {
+        catalog_scan_equals_a_plain_scan(project);
+        return;
+    }
     let tree = Tree::new();
     let Some(setpriv) = setpriv_as_root(&tree) else {
         return;
@@ -288,7 +293,7 @@ fn catalog_listing_is_not_used_for_a_directory_this_process_cannot_list() {
 
     let passed = passes_as_another_user(
         &setpriv,
-        "listings::catalog_scan_as_another_user_equals_a_plain_scan",
+        "listings::catalog_listing_is_not_used_for_a_directory_this_process_cannot_list",
         &tree.project(),
     );
 
@@ -298,12 +303,12 @@ fn catalog_listing_is_not_used_for_a_directory_this_process_cannot_list() {
     );
 }
 
-#[test]
-#[ignore = "run as another user by the test above"]
-fn catalog_scan_as_another_user_equals_a_plain_scan() {
-    let root = std::env::var_os("MEMRECALL_TEST_PROJECT_ROOT").expect("set by the caller");
+/// The part of the test above that runs as another user: a scan with the catalog root wrote
+/// equals a plain scan.
+#[cfg(unix)]
+fn catalog_scan_equals_a_plain_scan(project: std::path::PathBuf) {
     let roots = memory_scan::MemoryRoots {
-        project: Some(root.into()),
+        project: Some(project),
         user: None,
     };
     let plain = DocumentCache::new().scan_recall(&roots).unwrap();

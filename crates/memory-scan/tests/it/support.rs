@@ -142,15 +142,28 @@ pub fn setpriv_as_root(tree: &Tree) -> Option<PathBuf> {
     found
 }
 
-/// Runs the ignored test `name` of this test binary as the unprivileged user 65534, with
-/// `MEMRECALL_TEST_PROJECT_ROOT` set to `project`; whether it passed.
+/// Set, to the project root to scan, only in a run of one test of this binary that
+/// [`passes_as_another_user`] started.
+#[cfg(unix)]
+const AS_ANOTHER_USER_ENV: &str = "MEMRECALL_TEST_PROJECT_ROOT";
+
+/// The project root to scan when this process is a test re-run as another user by
+/// [`passes_as_another_user`]; `None` in an ordinary run.
+#[cfg(unix)]
+pub fn project_root_as_another_user() -> Option<PathBuf> {
+    std::env::var_os(AS_ANOTHER_USER_ENV).map(PathBuf::from)
+}
+
+/// Runs the test `name` of this test binary again as the unprivileged user 65534, with
+/// [`project_root_as_another_user`] giving `project`; whether it passed. The test does its
+/// part as that user when it sees the root.
 #[cfg(unix)]
 pub fn passes_as_another_user(setpriv: &Path, name: &str, project: &Path) -> bool {
     std::process::Command::new(setpriv)
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
         .arg(std::env::current_exe().unwrap())
-        .args(["--exact", name, "--ignored"])
-        .env("MEMRECALL_TEST_PROJECT_ROOT", project)
+        .args(["--exact", name, "--nocapture"])
+        .env(AS_ANOTHER_USER_ENV, project)
         .status()
         .unwrap()
         .success()

@@ -1,10 +1,9 @@
-//! The class table of the `text` module, written out: the class bits of U+0000..U+07FF,
+//! The class table of the `text::class` module, written out: the class bits of U+0000..U+07FF,
 //! U+2000..U+22FF and U+3000..U+30FF, in that order. Generated from the Unicode tables by
-//! `cargo test -p lexical-score --lib -- --ignored write_the_class_table`; a unit test checks
-//! that it is still what they give.
+//! `cargo xtask class-table`; a unit test checks that it is still what they give.
 
 #[rustfmt::skip]
-pub(crate) static CLASS_TABLE: [u8; crate::text::CLASS_TABLE_LEN] = [
+pub(crate) static CLASS_TABLE: [u8; super::class::CLASS_TABLE_LEN] = [
     24, 24, 24, 24, 24, 24, 24, 24, 24, 24, 24, 24, 24, 24, 24, 24,
     24, 24, 24, 24, 24, 24, 24, 24, 24, 24, 24, 24, 24, 24, 24, 24,
     24, 24, 24, 24, 24, 24, 24, 24, 24, 24, 24, 24, 24, 24, 24, 24,
