@@ -21,7 +21,6 @@
 //! a topic; symlinks never lead out of a root nor loop; files over [`MAX_TOPIC_BYTES`] are skipped
 //! and reported, never truncated.
 
-mod access;
 mod cache;
 mod capped;
 mod catalog;
@@ -29,6 +28,7 @@ mod catalog;
 mod catalog_faults;
 mod document;
 mod engine;
+mod entry;
 mod key;
 mod report;
 mod state_dir;
