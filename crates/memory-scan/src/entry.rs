@@ -17,7 +17,7 @@ use crate::report::SkipReason;
 pub(crate) struct CacheEntry {
     pub(crate) key: FileKey,
     /// Whether the file was older than [`RACY_MARGIN`] before the scan that read it started.
-    pub(crate) settled: bool,
+    pub(crate) stable: bool,
     pub(crate) verdict: Verdict,
 }
 

@@ -113,7 +113,7 @@ pub struct ScanReport {
     /// Of `reused`, the files whose outcome came from a persistent catalog loaded by this scan.
     pub from_catalog: usize,
     /// Directories not listed again because the listing remembered from an earlier scan or a
-    /// catalog still held (their key unchanged since a settled listing).
+    /// catalog still held (their key unchanged since a stable listing).
     pub listings_reused: usize,
     /// The persistent catalogs this scan tried to load (one per root on the first scan of a cache
     /// built with catalogs; none otherwise).

@@ -135,7 +135,7 @@ impl Topic {
             && single_trimmed_line(&title)
             && single_trimmed_line(&description)
             && body.trim().len() == body.len()
-            // Most bodies hold no carriage return at all, which one byte search settles.
+            // Most bodies hold no carriage return at all, which one byte search decides.
             && (memchr::memchr(b'\r', body.as_bytes()).is_none()
                 || memchr::memmem::find(body.as_bytes(), b"\r\n").is_none())
             && &*body != EMPTY_BODY_PLACEHOLDER

@@ -21,7 +21,7 @@ use crate::engine::{
 use crate::entry::{Entries, Verdict};
 use crate::key::to_epoch_ns;
 use crate::report::{CatalogLoad, CatalogOutcome, ScanError, ScanReport};
-use reuse::{Settled, match_to_listing, settle, visit};
+use reuse::{Recorded, match_to_listing, record, visit};
 
 /// How recent a file's modification may be, relative to the start of the scan that read it, for
 /// its cached outcome to be trusted later (the racy-timestamp rule).
@@ -29,8 +29,9 @@ use reuse::{Settled, match_to_listing, settle, visit};
 /// File systems stamp writes with a coarse clock (a kernel tick on Linux, two seconds on FAT), so
 /// a file rewritten just after it was read can keep its size, times and inode: its [`FileKey`]
 /// would still match content the cache never saw. An outcome read while the file's mtime was
-/// within this margin of the scan's start is therefore "unsettled" and read again on every scan
-/// until a scan finds the file older than that. Files with mtimes in the future never settle.
+/// within this margin of the scan's start is therefore "unstable" and read again on every scan
+/// until a scan finds the file older than that. Files with mtimes in the future never become
+/// stable.
 pub const RACY_MARGIN: Duration = Duration::from_secs(2);
 
 /// Recall scan result: project documents first, then user documents, each scope sorted by
@@ -46,7 +47,7 @@ pub struct RecallScan {
 /// The session document cache + the uncapped recall scanner. Shareable across threads.
 ///
 /// Each scan still lists both roots (that is how new and deleted files are noticed), but a file
-/// whose [`FileKey`] is unchanged, and whose outcome is settled (see [`RACY_MARGIN`]), is not
+/// whose [`FileKey`] is unchanged, and whose outcome is stable (see [`RACY_MARGIN`]), is not
 /// opened again: its document, prepared scoring text included, or its skip verdict is reused.
 /// Entries for files no longer listed are dropped. Concurrent scans take turns, so the second one
 /// benefits from the first one's reads.
@@ -175,7 +176,7 @@ impl DocumentCache {
         roots: &MemoryRoots,
         query: Option<&QueryTokens>,
     ) -> Result<RecallScan, ScanError> {
-        let settle_before = to_epoch_ns(SystemTime::now() - RACY_MARGIN);
+        let stable_before = to_epoch_ns(SystemTime::now() - RACY_MARGIN);
         let mut scopes = self.lock();
         let mut report = ScanReport::default();
         // Roots seen for the first time start from their catalog, loaded while the roots are
@@ -185,11 +186,11 @@ impl DocumentCache {
         let priors = scopes.each_mut().map(|cache| {
             cache.as_mut().map(|cache| PriorListings {
                 directories: std::mem::take(&mut cache.directories),
-                settle_before,
+                stable_before,
             })
         });
         let (walked, started) =
-            self.list_while_starting(roots, starting, priors, settle_before, query);
+            self.list_while_starting(roots, starting, priors, stable_before, query);
         // Reuses in a scope that started from its catalog in this scan came from that catalog.
         let mut from_catalog = [false; 2];
         for (slot, (cache, load)) in started {
@@ -229,7 +230,7 @@ impl DocumentCache {
             },
             |scope, candidate, previous, parent| {
                 let visited = visit(scope, &candidate, previous, query, parent);
-                settle(scope, candidate, visited, settle_before)
+                record(scope, candidate, visited, stable_before)
             },
         );
 
@@ -299,7 +300,7 @@ fn roots_to_start(
 /// The documents of a cached scan's visits (in pool order, one per file), the entries each
 /// root's cache keeps, and by slot whether they changed; counts what was read and reused.
 fn gather(
-    scopes: Vec<ScopeListing<Settled>>,
+    scopes: Vec<ScopeListing<Recorded>>,
     from_catalog: [bool; 2],
     report: &mut ScanReport,
 ) -> (Vec<Arc<ScannedDocument>>, [Option<Entries>; 2], [bool; 2]) {
@@ -314,22 +315,22 @@ fn gather(
         report.skipped.extend(listing.skipped);
         let mut entries = Entries::with_capacity(listing.entries.len());
         documents.reserve(listing.entries.len());
-        for settled in listing.entries {
-            changed[slot] |= settled.changed;
-            if settled.read {
+        for recorded in listing.entries {
+            changed[slot] |= recorded.changed;
+            if recorded.read {
                 report.reread += 1;
             } else {
                 report.reused += 1;
                 report.from_catalog += usize::from(from_catalog[slot]);
             }
-            if let (Some(document), Some((_, entry))) = (settled.document, &settled.entry) {
-                identities.push((entry.key, settled.symlink));
+            if let (Some(document), Some((_, entry))) = (recorded.document, &recorded.entry) {
+                identities.push((entry.key, recorded.symlink));
                 documents.push(document);
             }
             report
                 .skipped
-                .extend(settled.skipped.map(|skipped| *skipped));
-            entries.extend(settled.entry);
+                .extend(recorded.skipped.map(|skipped| *skipped));
+            entries.extend(recorded.entry);
         }
         next[slot] = Some(entries);
     }

@@ -24,7 +24,7 @@ impl DocumentCache {
         roots: &MemoryRoots,
         starting: Vec<(usize, Scope, PathBuf)>,
         mut priors: [Option<PriorListings>; 2],
-        settle_before: i64,
+        stable_before: i64,
         query: Option<&QueryTokens>,
     ) -> (Result<Walked, ScanError>, Vec<(usize, Started)>) {
         let opened: Vec<_> = starting
@@ -58,7 +58,7 @@ impl DocumentCache {
                     };
                     priors[*slot] = Some(PriorListings {
                         directories,
-                        settle_before,
+                        stable_before,
                     });
                 }
                 list_scopes(roots, priors).map(|mut walked| {
@@ -219,7 +219,7 @@ mod tests {
 
     /// A root holding `a.md` titled "Current" and a catalog whose entry for it carries the file's
     /// exact key but a stale document titled "Stale": the same-tick rewrite the key cannot see.
-    fn root_with_stale_catalog_entry(settled: bool) -> (tempfile::TempDir, MemoryRoots) {
+    fn root_with_stale_catalog_entry(stable: bool) -> (tempfile::TempDir, MemoryRoots) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("a.md");
         fs::write(&path, "---\nname: Current\ntype: user\n---\n").unwrap();
@@ -234,7 +234,7 @@ mod tests {
         );
         let entry = CacheEntry {
             key,
-            settled,
+            stable,
             verdict: Verdict::Document(Arc::new(ScannedDocument::new(document))),
         };
         catalog::save(
@@ -261,7 +261,7 @@ mod tests {
                 mtime_ns: 4,
                 ctime_ns: 5,
             },
-            settled: true,
+            stable: true,
             verdict: Verdict::Skipped(SkipReason::Unreadable {
                 error: "input/output error".into(),
             }),
@@ -278,11 +278,11 @@ mod tests {
         assert_eq!(loaded[0].0, OsString::from("a.md"));
     }
 
-    /// Dates the paths in `settled` and `root` itself an hour back, writes the root's catalog, and
+    /// Dates the paths in `stable` and `root` itself an hour back, writes the root's catalog, and
     /// returns the roots with what the catalog holds.
-    fn catalog_of_settled(root: &Path, settled: &[PathBuf]) -> (MemoryRoots, Entries, Directories) {
+    fn catalog_of_stable(root: &Path, stable: &[PathBuf]) -> (MemoryRoots, Entries, Directories) {
         let hour_ago = SystemTime::now() - Duration::from_hours(1);
-        for path in settled.iter().map(PathBuf::as_path).chain([root]) {
+        for path in stable.iter().map(PathBuf::as_path).chain([root]) {
             fs::File::open(path)
                 .unwrap()
                 .set_modified(hour_ago)
@@ -306,7 +306,7 @@ mod tests {
         fs::create_dir(dir.path().join(".memrecall")).unwrap();
         fs::create_dir(dir.path().join("a")).unwrap();
         fs::write(dir.path().join("a/x.md"), "---\ntype: user\n---\n").unwrap();
-        let (roots, entries, mut directories) = catalog_of_settled(
+        let (roots, entries, mut directories) = catalog_of_stable(
             dir.path(),
             &[dir.path().join("a/x.md"), dir.path().join("a")],
         );
@@ -349,11 +349,11 @@ mod tests {
             .unwrap();
         // A directory holding a topic symlink is never remembered; forge its listing.
         let (roots, entries, mut directories) =
-            catalog_of_settled(dir.path(), &[dir.path().join("a.md")]);
+            catalog_of_stable(dir.path(), &[dir.path().join("a.md")]);
         let key = FileKey::from_metadata(&fs::metadata(dir.path()).unwrap());
         let forged = crate::engine::DirectoryListing {
             key,
-            settled: true,
+            stable: true,
             entries: vec![
                 (OsString::from("a.md"), EntryKind::File),
                 (OsString::from("link.md"), EntryKind::File),
@@ -400,7 +400,7 @@ mod tests {
                 OsString::from(relative),
                 CacheEntry {
                     key,
-                    settled: true,
+                    stable: true,
                     verdict,
                 },
             ));
@@ -419,7 +419,7 @@ mod tests {
     }
 
     #[test]
-    fn unsettled_catalog_entry_is_read_again_even_when_its_key_matches() {
+    fn unstable_catalog_entry_is_read_again_even_when_its_key_matches() {
         let (_dir, roots) = root_with_stale_catalog_entry(false);
 
         let scan = DocumentCache::with_catalog().scan_recall(&roots).unwrap();
@@ -429,7 +429,7 @@ mod tests {
     }
 
     #[test]
-    fn settled_catalog_entry_is_trusted_on_its_key_alone() {
+    fn stable_catalog_entry_is_trusted_on_its_key_alone() {
         let (_dir, roots) = root_with_stale_catalog_entry(true);
 
         let scan = DocumentCache::with_catalog().scan_recall(&roots).unwrap();

@@ -29,7 +29,7 @@ pub(super) enum Visit {
 
 /// What one listed file leaves after its visit. Worked out on the visit's thread, so the scan's
 /// serial tail only counts and moves.
-pub(super) struct Settled {
+pub(super) struct Recorded {
     /// The entry to remember under the file's path below the root; none for a file not even
     /// opened (gone, unreadable, a symlink where a file was listed): with no key there is nothing
     /// to remember.
@@ -47,12 +47,12 @@ pub(super) struct Settled {
     pub(super) changed: bool,
 }
 
-pub(super) fn settle(
+pub(super) fn record(
     scope: Scope,
     candidate: Candidate,
     visited: Visit,
-    settle_before: i64,
-) -> Settled {
+    stable_before: i64,
+) -> Recorded {
     let (read, remembered) = match visited {
         Visit::Reused(_) => (false, true),
         Visit::Read { remembered, .. } => (true, remembered),
@@ -70,7 +70,7 @@ pub(super) fn settle(
             ..
         } => Ok(CacheEntry {
             key,
-            settled: key.mtime_ns < settle_before,
+            stable: key.mtime_ns < stable_before,
             verdict,
         }),
         Visit::Read {
@@ -91,7 +91,7 @@ pub(super) fn settle(
         Err(Verdict::Document(_)) => (None, None),
     };
     let symlink = candidate.symlink;
-    Settled {
+    Recorded {
         skipped: reason.map(|reason| {
             Box::new(SkippedFile {
                 scope,
@@ -123,7 +123,7 @@ pub(super) fn match_to_listing(
         .map(|candidate| {
             while let Some((path, _)) = previous.peek() {
                 // Nearly every remembered path is the candidate's own: one comparison of bytes
-                // settles that before the component order is worked out.
+                // decides that before the component order is worked out.
                 let order = if path.as_os_str() == candidate.relative.as_os_str() {
                     Ordering::Equal
                 } else {
@@ -153,7 +153,7 @@ pub(super) fn visit(
 ) -> Visit {
     let remembered = previous.is_some();
     if let Some(entry) = previous
-        && entry.settled
+        && entry.stable
         && candidate.current_key(parent) == Some(entry.key)
     {
         return Visit::Reused(entry);
@@ -220,7 +220,7 @@ mod tests {
         };
         let unreadable = unreadable();
 
-        let failed = settle(
+        let failed = record(
             Scope::Project,
             candidate("a.md"),
             Visit::Read {
@@ -230,7 +230,7 @@ mod tests {
             },
             i64::MAX,
         );
-        let refused = settle(
+        let refused = record(
             Scope::Project,
             candidate("b.md"),
             Visit::Read {
@@ -243,13 +243,13 @@ mod tests {
 
         assert!(failed.entry.is_none());
         assert_eq!(failed.skipped.map(|s| s.reason), Some(unreadable));
-        assert!(refused.entry.is_some_and(|(_, entry)| entry.settled));
+        assert!(refused.entry.is_some_and(|(_, entry)| entry.stable));
     }
 
     #[test]
     fn a_failed_read_changes_what_the_cache_holds_only_when_it_remembered_the_file() {
         for remembered in [false, true] {
-            let settled = settle(
+            let recorded = record(
                 Scope::Project,
                 candidate("a.md"),
                 Visit::Read {
@@ -259,8 +259,8 @@ mod tests {
                 },
                 i64::MAX,
             );
-            assert!(settled.read && settled.entry.is_none());
-            assert_eq!(settled.changed, remembered, "remembered: {remembered}");
+            assert!(recorded.read && recorded.entry.is_none());
+            assert_eq!(recorded.changed, remembered, "remembered: {remembered}");
         }
     }
 
@@ -282,9 +282,9 @@ mod tests {
                     crate::engine::RootDir::open(dir.path().into(), dir.path().into()).unwrap(),
                 )),
             );
-            let settled = settle(Scope::Project, gone, visited, i64::MAX);
-            assert!(settled.read && settled.entry.is_none());
-            assert_eq!(settled.changed, was_remembered);
+            let recorded = record(Scope::Project, gone, visited, i64::MAX);
+            assert!(recorded.read && recorded.entry.is_none());
+            assert_eq!(recorded.changed, was_remembered);
         }
     }
 
@@ -297,7 +297,7 @@ mod tests {
                 mtime_ns: 0,
                 ctime_ns: 0,
             },
-            settled: true,
+            stable: true,
             verdict: Verdict::Skipped(SkipReason::NoFrontmatter),
         }
     }

@@ -191,7 +191,7 @@ impl Opened {
                 }
                 let listing = DirectoryListing {
                     key: directory.key,
-                    settled: directory.settled,
+                    stable: directory.stable,
                     entries,
                 };
                 Ok((relative, listing))

@@ -41,7 +41,7 @@ pub(super) fn encode(
         .map(|(relative, listing)| DirectoryOut {
             relative: relative.as_os_str().as_encoded_bytes(),
             key: listing.key,
-            settled: listing.settled,
+            stable: listing.stable,
             entries: listing
                 .entries
                 .iter()
@@ -99,7 +99,7 @@ struct DirectoryOut<'a> {
     /// Empty for the root.
     relative: &'a [u8],
     key: FileKey,
-    settled: bool,
+    stable: bool,
     entries: Vec<(&'a [u8], EntryKind)>,
 }
 
@@ -108,7 +108,7 @@ struct DirectoryOut<'a> {
 pub(super) struct DirectoryIn<'a> {
     pub(super) relative: &'a [u8],
     pub(super) key: FileKey,
-    pub(super) settled: bool,
+    pub(super) stable: bool,
     #[serde(borrow)]
     pub(super) entries: Vec<(&'a [u8], EntryKind)>,
 }
@@ -177,7 +177,7 @@ impl<'de> Deserialize<'de> for FixedNanos {
 struct EntryOut<'a> {
     relative: &'a [u8],
     key: FixedKey,
-    settled: bool,
+    stable: bool,
     verdict: VerdictOut<'a>,
 }
 
@@ -203,7 +203,7 @@ enum VerdictOut<'a> {
 struct EntryIn<'a> {
     relative: &'a [u8],
     key: FixedKey,
-    settled: bool,
+    stable: bool,
     #[serde(borrow)]
     verdict: VerdictIn<'a>,
 }
@@ -302,7 +302,7 @@ fn entry_out((relative, entry): &(OsString, CacheEntry)) -> Option<EntryOut<'_>>
     Some(EntryOut {
         relative: relative.as_encoded_bytes(),
         key: FixedKey(entry.key),
-        settled: entry.settled,
+        stable: entry.stable,
         verdict,
     })
 }
@@ -380,7 +380,7 @@ fn decode_entry(
     };
     let entry = CacheEntry {
         key: entry.key.0,
-        settled: entry.settled,
+        stable: entry.stable,
         verdict,
     };
     Ok((relative, entry))

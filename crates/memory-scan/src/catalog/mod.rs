@@ -5,12 +5,12 @@
 //! is never a topic, and it lives and dies with the tree it describes.
 //!
 //! Content: for every file the cache remembers, its path below the root, its [`FileKey`], whether
-//! it was settled when read (see the cache's racy-timestamp rule), and either the parsed document
+//! it was stable when read (see the cache's racy-timestamp rule), and either the parsed document
 //! with its prepared scoring text (normalised fields that are the lowercase of an ASCII source are
 //! left out: scoring searches the source's lowercase instead) or the reason it is not a document.
 //! Transient failures (`unreadable`, `vanished`) are not stored. Beside the files, the listing of
 //! every directory the walk may skip listing next time (see the engine's `DirectoryListing`): its
-//! key, whether it was settled, and the names of its subdirectories and topic files.
+//! key, whether it was stable, and the names of its subdirectories and topic files.
 //!
 //! Layout, little-endian:
 //!
@@ -46,7 +46,7 @@
 //! The first write of a root creates [`CATALOG_DIR_NAME`] in it, which changes the root's key
 //! after the walk took it: the next recall lists the root again and writes the catalog once more
 //! (twice when it comes within the racy margin, once to record the new listing and once more
-//! when that listing has settled). From then on, only changes to the tree cause writes.
+//! when that listing has become stable). From then on, only changes to the tree cause writes.
 
 mod file;
 mod format;

@@ -54,7 +54,7 @@ impl EntryKind {
 ///
 /// A directory gains or loses an entry only by a create, unlink or rename in it, each of which
 /// moves its mtime and ctime, so a listing holds while the directory's [`FileKey`] (taken just
-/// before listing) is unchanged, provided its mtime was settled (older than the racy margin)
+/// before listing) is unchanged, provided its mtime was stable (older than the racy margin)
 /// when it was listed: a change in the same clock tick after the listing would keep the key.
 /// Only directories whose relevant entries are all regular files and directories are
 /// remembered; one holding a symlink (other than a hidden one), an odd file type or an unreadable
@@ -63,7 +63,7 @@ impl EntryKind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct DirectoryListing {
     pub(crate) key: FileKey,
-    pub(crate) settled: bool,
+    pub(crate) stable: bool,
     /// The entries the walk acts on, in name order; names ignored by the walk are left out.
     pub(crate) entries: Vec<(OsString, EntryKind)>,
 }
@@ -72,10 +72,10 @@ pub(crate) struct DirectoryListing {
 pub(crate) type Directories = BTreeMap<PathBuf, DirectoryListing>;
 
 /// What a walk may reuse: the listings remembered from the last walk of the same root, and the
-/// time (epoch nanoseconds) an mtime must be older than for a listing taken now to be settled.
+/// time (epoch nanoseconds) an mtime must be older than for a listing taken now to be stable.
 pub(crate) struct PriorListings {
     pub(crate) directories: Directories,
-    pub(crate) settle_before: i64,
+    pub(crate) stable_before: i64,
 }
 
 /// A directory's entries still to be walked, last name first.
@@ -212,7 +212,7 @@ impl Walk {
         let reusable = key.is_some_and(|key| {
             remembered
                 .as_ref()
-                .is_some_and(|listing| listing.settled && listing.key == key)
+                .is_some_and(|listing| listing.stable && listing.key == key)
         });
         if reusable && let Some(listing) = remembered.take() {
             let entries: Vec<_> = listing.entries.iter().rev().cloned().collect();
@@ -228,7 +228,7 @@ impl Walk {
             .zip(remembered_entries(&listed))
             .map(|(key, entries)| DirectoryListing {
                 key,
-                settled: key.mtime_ns < prior.settle_before,
+                stable: key.mtime_ns < prior.stable_before,
                 entries,
             });
         self.directories_changed |= listing != remembered;

@@ -7,11 +7,11 @@ use lexical_score::{QueryTokens, score};
 use memory_scan::{CatalogOutcome, DocumentCache, RecallScan, ScannedDocument, catalog_path};
 
 use crate::support::{
-    Tree, finishes_within, make_fifo, passes_as_another_user, set_modes, setpriv_as_root, settle,
-    topic, write, write_topic,
+    Tree, finishes_within, make_fifo, make_stable, passes_as_another_user, set_modes,
+    setpriv_as_root, topic, write, write_topic,
 };
 
-/// A project tree of three settled topics and one settled non-topic, with its catalog written.
+/// A project tree of three stable topics and one stable non-topic, with its catalog written.
 fn tree_with_catalog() -> Tree {
     let tree = Tree::new();
     write(
@@ -26,7 +26,7 @@ fn tree_with_catalog() -> Tree {
     );
     write_topic(&tree.project(), "c.md");
     write(&tree.project(), "notes.md", "no frontmatter here");
-    settle(tree.dir.path());
+    make_stable(tree.dir.path());
     let cache = DocumentCache::with_catalog();
     cache.scan_recall(&tree.project_only()).unwrap();
     let writes = cache.persist_catalogs();
@@ -399,7 +399,7 @@ impl Drop for ReadOnly<'_> {
 fn read_only_memory_directory_gets_no_catalog_and_recall_still_works() {
     let tree = Tree::new();
     write_topic(&tree.project(), "a.md");
-    settle(tree.dir.path());
+    make_stable(tree.dir.path());
     let project = tree.project();
     let Some(_read_only) = ReadOnly::new(&project) else {
         eprintln!(
@@ -425,7 +425,7 @@ fn concurrent_recalls_never_leave_a_damaged_catalog() {
     for i in 0..40 {
         write_topic(&tree.project(), &format!("more/{i:02}.md"));
     }
-    settle(tree.dir.path());
+    make_stable(tree.dir.path());
 
     let handles: Vec<_> = (0..4)
         .map(|_| {
@@ -503,7 +503,7 @@ fn the_same_root_given_for_both_scopes_gets_one_catalog_holding_the_project_scop
         user: Some(tree.project()),
     };
     write_topic(&tree.project(), "d.md");
-    settle(tree.dir.path());
+    make_stable(tree.dir.path());
 
     let cache = DocumentCache::with_catalog();
     cache.scan_recall(&roots).unwrap();
@@ -555,7 +555,7 @@ fn a_file_that_cannot_be_read_is_retried_every_scan_without_rewriting_the_catalo
     };
     write_topic(&tree.project(), "a.md");
     write_topic(&tree.project(), "secret.md");
-    // Made before settling, so the catalog's first write does not change the root's listing.
+    // Made before dating the tree back, so the catalog's first write does not change the root's listing.
     fs::create_dir(tree.project().join(".memrecall")).unwrap();
     set_modes(&[
         (tree.dir.path().to_path_buf(), 0o755),
@@ -565,7 +565,7 @@ fn a_file_that_cannot_be_read_is_retried_every_scan_without_rewriting_the_catalo
     ]);
     // The state directory must belong to the user who scans.
     std::os::unix::fs::chown(tree.project().join(".memrecall"), Some(65534), Some(65534)).unwrap();
-    settle(tree.dir.path());
+    make_stable(tree.dir.path());
 
     let passed = passes_as_another_user(
         &setpriv,
