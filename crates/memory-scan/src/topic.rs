@@ -36,6 +36,7 @@ pub struct Topic {
 
 /// Why a value cannot become a [`Topic`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum TopicError {
     /// The title is empty after trimming.
     #[error("a topic title cannot be empty")]
@@ -50,6 +51,7 @@ pub enum TopicError {
 
 /// Why a text is not a topic document.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ParseError {
     /// The text does not open with a `---` line.
     #[error("the file does not start with a `---` frontmatter block")]

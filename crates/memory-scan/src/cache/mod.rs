@@ -11,7 +11,6 @@ use std::time::{Duration, SystemTime};
 #[cfg(doc)]
 use lexical_score::PreparedText;
 use lexical_score::QueryTokens;
-use rayon::prelude::*;
 
 use crate::document::{ScannedDocument, Scope};
 use crate::engine::{
@@ -21,6 +20,8 @@ use crate::engine::{
 use crate::entry::{Entries, Verdict};
 use crate::key::to_epoch_ns;
 use crate::report::{CatalogLoad, CatalogOutcome, ScanError, ScanReport};
+#[cfg(doc)]
+use crate::{catalog_path, key::FileKey};
 use reuse::{Recorded, match_to_listing, record, visit};
 
 /// How recent a file's modification may be, relative to the start of the scan that read it, for
@@ -37,6 +38,7 @@ pub const RACY_MARGIN: Duration = Duration::from_secs(2);
 /// Recall scan result: project documents first, then user documents, each scope sorted by
 /// relative path.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct RecallScan {
     /// Every topic document of both scopes, no cap.
     pub documents: Vec<Arc<ScannedDocument>>,
@@ -53,7 +55,7 @@ pub struct RecallScan {
 /// benefits from the first one's reads.
 ///
 /// Built with [`DocumentCache::with_catalog`], the first scan of each root starts from the root's
-/// persistent catalog (see the `catalog` module) instead of from nothing, and
+/// persistent catalog (at [`catalog_path`]) instead of from nothing, and
 /// [`DocumentCache::persist_catalogs`] writes back what changed. Results are the same with or
 /// without a catalog: every catalog entry is checked against its file exactly like an entry of an
 /// earlier scan in the same process.
@@ -125,18 +127,17 @@ impl DocumentCache {
                 _ => None,
             })
             .collect();
-        documents
-            .par_chunks(BATCH)
-            .map(|batch| {
-                if stop() {
-                    return 0;
-                }
-                for document in batch {
-                    document.prepared().build_index();
-                }
-                batch.len()
-            })
-            .sum()
+        crate::par::map_chunks(&documents, BATCH, |batch| {
+            if stop() {
+                return 0;
+            }
+            for document in batch {
+                document.prepared().build_index();
+            }
+            batch.len()
+        })
+        .into_iter()
+        .sum()
     }
 
     /// How many files the cache remembers.

@@ -2,7 +2,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::PoisonError;
+use std::sync::{Arc, PoisonError};
 
 #[cfg(doc)]
 use lexical_score::PreparedText;
@@ -13,6 +13,7 @@ use crate::catalog;
 use crate::document::Scope;
 use crate::engine::{Directories, MemoryRoots, PriorListings, Walked, list_scopes};
 use crate::entry::{Entries, path_order};
+use crate::error::CatalogRejection;
 use crate::report::{CatalogLoad, CatalogOutcome, CatalogWrite, ScanError};
 
 impl DocumentCache {
@@ -31,7 +32,7 @@ impl DocumentCache {
             .into_iter()
             .map(|(slot, scope, root)| {
                 let catalog = if self.catalogs {
-                    catalog::open(&root)
+                    catalog::open(&root).map_err(Arc::new)
                 } else {
                     Ok(None)
                 };
@@ -46,7 +47,7 @@ impl DocumentCache {
             .filter(|(_, _, _, catalog)| matches!(catalog, Ok(Some(_))))
             .map(|(_, scope, _, _)| *scope)
             .collect();
-        rayon::join(
+        crate::par::join(
             || {
                 for (slot, _, _, catalog) in &opened {
                     let directories = match catalog {
@@ -136,7 +137,7 @@ impl DocumentCache {
                     Ok(written) => Ok(written),
                     Err(error) => {
                         self.mark_dirty(&root);
-                        Err(error.to_string())
+                        Err(Arc::new(error))
                     }
                 };
                 CatalogWrite {
@@ -154,7 +155,7 @@ impl DocumentCache {
         &self,
         root: PathBuf,
         scope: Scope,
-        catalog: &Result<Option<catalog::Opened>, catalog::Rejection>,
+        catalog: &Result<Option<catalog::Opened>, Arc<CatalogRejection>>,
         query: Option<&QueryTokens>,
     ) -> Started {
         let mut cache = RootCache {
@@ -170,9 +171,9 @@ impl DocumentCache {
             Ok(Some(opened)) => opened
                 .entries(&cache.root, scope, query)
                 .map(Some)
-                .map_err(|rejection| rejection.to_string()),
+                .map_err(Arc::new),
             Ok(None) => Ok(None),
-            Err(rejection) => Err(rejection.to_string()),
+            Err(rejection) => Err(Arc::clone(rejection)),
         };
         let outcome = match loaded {
             Ok(Some(mut entries)) => {
@@ -436,5 +437,36 @@ mod tests {
 
         assert_eq!(scan.documents[0].title(), "Stale");
         assert_eq!((scan.report.reread, scan.report.from_catalog), (0, 1));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_catalog_decodes_the_same_from_memory_as_from_its_file() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["a.md", "b.md", "notes.md"] {
+            let text = format!("---\nname: {name}\ntype: user\n---\n\nbody of {name}\n");
+            std::fs::write(dir.path().join(name), text).unwrap();
+        }
+        let roots = MemoryRoots {
+            project: Some(dir.path().to_path_buf()),
+            user: None,
+        };
+        let cache = DocumentCache::with_catalog();
+        cache.scan_recall(&roots).unwrap();
+        cache.persist_catalogs();
+        let bytes = std::fs::read(catalog::catalog_path(dir.path())).unwrap();
+
+        let from_file = catalog::load(dir.path(), Scope::Project)
+            .unwrap()
+            .unwrap()
+            .0
+            .len();
+
+        assert_eq!(catalog::decode_bytes(&bytes).unwrap(), from_file);
+        assert_eq!(from_file, 3);
+        assert!(matches!(
+            catalog::decode_bytes(&bytes[..bytes.len() - 1]),
+            Err(crate::CatalogRejection::Damaged { .. })
+        ));
     }
 }

@@ -8,17 +8,17 @@ use std::path::Component;
 use std::path::{Path, PathBuf};
 
 use lexical_score::{Bytes, PREPARED_TEXT_VERSION, QueryTokens};
-use rayon::prelude::*;
 use twox_hash::XxHash3_64;
 
 use super::format::{
     CHUNK_RECORD_BYTES, DirectoryIn, FIXED_HEADER_BYTES, MAGIC, Reader, decode_chunk, encode,
     plain_name, relative_path,
 };
-use super::{CATALOG_FILE_NAME, CATALOG_FORMAT_VERSION, Rejection, SaveError};
+use super::{CATALOG_FILE_NAME, CATALOG_FORMAT_VERSION};
 use crate::document::Scope;
 use crate::engine::{Directories, DirectoryListing};
 use crate::entry::{CacheEntry, Entries};
+use crate::error::{CatalogRejection, CatalogWriteError};
 use crate::state_dir::StateDir;
 #[cfg(unix)]
 use crate::state_dir::{SystemSteps, WriteSteps};
@@ -43,17 +43,20 @@ impl Source {
     }
 
     /// The `len` bytes at `offset`; a part past the end is damage, never a short read.
-    fn read_at(&self, offset: u64, len: usize) -> Result<Bytes, Rejection> {
+    fn read_at(&self, offset: u64, len: usize) -> Result<Bytes, CatalogRejection> {
         let end = offset.checked_add(len as u64);
         if end.is_none_or(|end| end > self.len()) {
-            return Err(Rejection::Damaged("a part lies past the end of the file"));
+            return Err(CatalogRejection::Damaged {
+                what: "a part lies past the end of the file",
+            });
         }
         match self {
             #[cfg(unix)]
             Self::File { file, .. } => Ok(Bytes::from(read_exact_at(file, len, offset)?)),
             Self::Memory(bytes) => {
-                let start = usize::try_from(offset)
-                    .map_err(|_| Rejection::Damaged("a part lies past the end of the file"))?;
+                let start = usize::try_from(offset).map_err(|_| CatalogRejection::Damaged {
+                    what: "a part lies past the end of the file",
+                })?;
                 Ok(bytes.slice(start..start + len))
             }
         }
@@ -72,7 +75,7 @@ pub(crate) struct Opened {
 }
 
 /// Opens the catalog of `root` and checks its header; `Ok(None)` when there is none.
-pub(crate) fn open(root: &Path) -> Result<Option<Opened>, Rejection> {
+pub(crate) fn open(root: &Path) -> Result<Option<Opened>, CatalogRejection> {
     let Some(dir) = StateDir::open(root)? else {
         return Ok(None);
     };
@@ -81,7 +84,7 @@ pub(crate) fn open(root: &Path) -> Result<Option<Opened>, Rejection> {
     };
     let metadata = file.metadata()?;
     if !metadata.is_file() {
-        return Err(Rejection::NotACatalog);
+        return Err(CatalogRejection::NotACatalog);
     }
     #[cfg(unix)]
     let source = Source::File {
@@ -95,7 +98,7 @@ pub(crate) fn open(root: &Path) -> Result<Option<Opened>, Rejection> {
 
 /// Decodes a whole catalog held in memory (see [`crate::fuzzing`]).
 #[cfg(any(test, feature = "fuzzing"))]
-pub(crate) fn decode_bytes(bytes: &[u8]) -> Result<usize, Rejection> {
+pub(crate) fn decode_bytes(bytes: &[u8]) -> Result<usize, CatalogRejection> {
     let opened = open_source(Source::Memory(Bytes::copy_from_slice(bytes)))?;
     opened.directories()?;
     let entries = opened.entries(Path::new("/memory"), Scope::Project, None)?;
@@ -103,35 +106,43 @@ pub(crate) fn decode_bytes(bytes: &[u8]) -> Result<usize, Rejection> {
 }
 
 /// Checks the header and chunk table of the catalog in `source`.
-pub(crate) fn open_source(source: Source) -> Result<Opened, Rejection> {
+pub(crate) fn open_source(source: Source) -> Result<Opened, CatalogRejection> {
     let file_len = source.len();
     let available =
         usize::try_from(file_len).map_or(FIXED_HEADER_BYTES, |len| len.min(FIXED_HEADER_BYTES));
     let fixed = source.read_at(0, available)?;
     if !fixed.starts_with(&MAGIC) {
-        return Err(Rejection::NotACatalog);
+        return Err(CatalogRejection::NotACatalog);
     }
     let mut header = Reader(&fixed[MAGIC.len()..]);
     let (format, prepared) = (header.u32(), header.u32());
     if (format, prepared) != (Some(CATALOG_FORMAT_VERSION), Some(PREPARED_TEXT_VERSION)) {
-        return Err(Rejection::OtherVersion {
+        return Err(CatalogRejection::OtherVersion {
             format: format.unwrap_or(0),
             prepared: prepared.unwrap_or(0),
+            expected_format: CATALOG_FORMAT_VERSION,
+            expected_prepared: PREPARED_TEXT_VERSION,
         });
     }
     let (Some(chunk_count), Some(entry_count)) = (header.u32(), header.u32()) else {
-        return Err(Rejection::Damaged("short header"));
+        return Err(CatalogRejection::Damaged {
+            what: "short header",
+        });
     };
     let table_len = usize::try_from(chunk_count)
         .ok()
         .and_then(|n| n.checked_mul(CHUNK_RECORD_BYTES))
         .filter(|&n| n as u64 <= file_len)
-        .ok_or(Rejection::Damaged("impossible chunk count"))?;
+        .ok_or(CatalogRejection::Damaged {
+            what: "impossible chunk count",
+        })?;
     let table = source.read_at(FIXED_HEADER_BYTES as u64, table_len + 8)?;
     let (table, table_sum) = table.split_at(table_len);
     let expected = u64::from_le_bytes(table_sum.try_into().unwrap_or_default());
     if XxHash3_64::oneshot(&[&fixed[..], table].concat()) != expected {
-        return Err(Rejection::Damaged("header checksum mismatch"));
+        return Err(CatalogRejection::Damaged {
+            what: "header checksum mismatch",
+        });
     }
     let mut records = Reader(table);
     let mut chunks: Vec<(u64, usize, u64)> = (0..chunk_count)
@@ -141,9 +152,13 @@ pub(crate) fn open_source(source: Source) -> Result<Opened, Rejection> {
             Some((offset, len, records.u64()?))
         })
         .collect::<Option<_>>()
-        .ok_or(Rejection::Damaged("short chunk table"))?;
+        .ok_or(CatalogRejection::Damaged {
+            what: "short chunk table",
+        })?;
     if chunks.is_empty() {
-        return Err(Rejection::Damaged("no directory chunk"));
+        return Err(CatalogRejection::Damaged {
+            what: "no directory chunk",
+        });
     }
     let directories = chunks.remove(0);
     Ok(Opened {
@@ -156,16 +171,18 @@ pub(crate) fn open_source(source: Source) -> Result<Opened, Rejection> {
 
 impl Opened {
     /// The remembered directory listings (see [`DirectoryListing`]).
-    pub(crate) fn directories(&self) -> Result<Directories, Rejection> {
+    pub(crate) fn directories(&self) -> Result<Directories, CatalogRejection> {
         let (offset, len, sum) = self.directories;
         let bytes = self.source.read_at(offset, len)?;
         if XxHash3_64::oneshot(&bytes) != sum {
-            return Err(Rejection::Damaged("chunk checksum mismatch"));
+            return Err(CatalogRejection::Damaged {
+                what: "chunk checksum mismatch",
+            });
         }
         let stored: Vec<DirectoryIn<'_>> =
-            postcard::from_bytes(&bytes).map_err(|e| Rejection::Undecodable(e.to_string()))?;
-        let undecodable = || {
-            Rejection::Undecodable("a directory listing holds an entry the walk never keeps".into())
+            postcard::from_bytes(&bytes).map_err(CatalogRejection::Undecodable)?;
+        let undecodable = || CatalogRejection::InvalidEntry {
+            what: "a directory listing holds an entry the walk never keeps",
         };
         stored
             .into_iter()
@@ -187,7 +204,9 @@ impl Opened {
                     .ok_or_else(undecodable)?;
                 let in_order = entries.is_sorted_by(|a, b| a.0 < b.0);
                 if !in_order {
-                    return Err(Rejection::Damaged("a directory listing is out of order"));
+                    return Err(CatalogRejection::Damaged {
+                        what: "a directory listing is out of order",
+                    });
                 }
                 let listing = DirectoryListing {
                     key: directory.key,
@@ -206,27 +225,29 @@ impl Opened {
         root: &Path,
         scope: Scope,
         query: Option<&QueryTokens>,
-    ) -> Result<Entries, Rejection> {
+    ) -> Result<Entries, CatalogRejection> {
         // A file's parts are each read by the thread that decodes it, into a buffer of its own:
         // reading overlaps decoding, and the documents of a part share only that part's buffer.
         let part = |offset: u64, len: usize| self.source.read_at(offset, len);
-        let decoded: Vec<Entries> = self
-            .chunks
-            .par_iter()
-            .map(|&(offset, len, sum)| {
-                let bytes = part(offset, len)?;
-                if XxHash3_64::oneshot(&bytes) != sum {
-                    return Err(Rejection::Damaged("chunk checksum mismatch"));
-                }
-                decode_chunk(&bytes, root, scope, query)
-            })
-            .collect::<Result<_, _>>()?;
+        let decoded: Vec<Entries> = crate::par::map(&self.chunks, |&(offset, len, sum)| {
+            let bytes = part(offset, len)?;
+            if XxHash3_64::oneshot(&bytes) != sum {
+                return Err(CatalogRejection::Damaged {
+                    what: "chunk checksum mismatch",
+                });
+            }
+            decode_chunk(&bytes, root, scope, query)
+        })
+        .into_iter()
+        .collect::<Result<_, _>>()?;
         let mut entries = Entries::with_capacity(decoded.iter().map(Vec::len).sum());
         for chunk in decoded {
             entries.extend(chunk);
         }
         if entries.len() as u64 != u64::from(self.entry_count) {
-            return Err(Rejection::Damaged("entry count mismatch"));
+            return Err(CatalogRejection::Damaged {
+                what: "entry count mismatch",
+            });
         }
         Ok(entries)
     }
@@ -240,7 +261,7 @@ pub(crate) fn save(
     root: &Path,
     entries: &[(OsString, CacheEntry)],
     directories: &Directories,
-) -> Result<usize, SaveError> {
+) -> Result<usize, CatalogWriteError> {
     #[cfg(unix)]
     {
         save_with(root, entries, directories, &mut SystemSteps)
@@ -248,13 +269,13 @@ pub(crate) fn save(
     #[cfg(not(unix))]
     {
         let _ = (entries, directories, StateDir::open_or_create(root)?);
-        Err(SaveError::State(StateDirError::Unsupported))
+        Err(CatalogWriteError::State(StateDirError::Unsupported))
     }
 }
 
 /// How a cache writes one root's catalog: [`save`], or [`save_with`] in tests.
-pub(crate) type SaveFn<'a> =
-    dyn FnMut(&Path, &[(OsString, CacheEntry)], &Directories) -> Result<usize, SaveError> + 'a;
+pub(crate) type SaveFn<'a> = dyn FnMut(&Path, &[(OsString, CacheEntry)], &Directories) -> Result<usize, CatalogWriteError>
+    + 'a;
 
 /// [`save`] through the given write steps.
 #[cfg(unix)]
@@ -263,12 +284,12 @@ pub(crate) fn save_with(
     entries: &[(OsString, CacheEntry)],
     directories: &Directories,
     steps: &mut dyn WriteSteps,
-) -> Result<usize, SaveError> {
+) -> Result<usize, CatalogWriteError> {
     let dir = StateDir::open_or_create(root)?;
     let (parts, count) = encode(entries, directories)?;
     let parts: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
     dir.replace_catalog(steps, &parts)
-        .map_err(|source| SaveError::Write {
+        .map_err(|source| CatalogWriteError::Write {
             path: dir.path_of(CATALOG_FILE_NAME),
             source,
         })?;
@@ -290,37 +311,4 @@ fn read_exact_at(file: &File, len: usize, offset: u64) -> io::Result<Vec<u8>> {
     // The buffer may have had room for more than was asked.
     bytes.truncate(len);
     Ok(bytes)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::super::{catalog_path, load};
-    use super::*;
-
-    #[cfg(unix)]
-    #[test]
-    fn a_catalog_decodes_the_same_from_memory_as_from_its_file() {
-        let dir = tempfile::tempdir().unwrap();
-        for name in ["a.md", "b.md", "notes.md"] {
-            let text = format!("---\nname: {name}\ntype: user\n---\n\nbody of {name}\n");
-            std::fs::write(dir.path().join(name), text).unwrap();
-        }
-        let roots = crate::MemoryRoots {
-            project: Some(dir.path().to_path_buf()),
-            user: None,
-        };
-        let cache = crate::DocumentCache::with_catalog();
-        cache.scan_recall(&roots).unwrap();
-        cache.persist_catalogs();
-        let bytes = std::fs::read(catalog_path(dir.path())).unwrap();
-
-        let from_file = load(dir.path(), Scope::Project).unwrap().unwrap().0.len();
-
-        assert_eq!(decode_bytes(&bytes).unwrap(), from_file);
-        assert_eq!(from_file, 3);
-        assert!(matches!(
-            decode_bytes(&bytes[..bytes.len() - 1]),
-            Err(Rejection::Damaged(_))
-        ));
-    }
 }

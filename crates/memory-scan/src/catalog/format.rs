@@ -11,14 +11,14 @@ use lexical_score::{
     ByteString, Bytes, MemoryType, PREPARED_TEXT_VERSION, QueryTokens, StoredPreparedText,
     StoredPreparedTextRef,
 };
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use twox_hash::XxHash3_64;
 
-use super::{CATALOG_FORMAT_VERSION, Rejection, SaveError};
+use super::CATALOG_FORMAT_VERSION;
 use crate::document::{Document, ScannedDocument, Scope};
 use crate::engine::{Directories, EntryKind};
 use crate::entry::{CacheEntry, Entries, Verdict};
+use crate::error::{CatalogRejection, CatalogWriteError};
 use crate::key::{FileKey, from_epoch_ns, to_epoch_ns};
 use crate::report::SkipReason;
 use crate::topic::Topic;
@@ -33,8 +33,8 @@ pub(super) const ENTRIES_PER_CHUNK: usize = 32;
 pub(super) fn encode(
     entries: &[(OsString, CacheEntry)],
     directories: &Directories,
-) -> Result<(Vec<Vec<u8>>, usize), SaveError> {
-    let encoding = |error: postcard::Error| SaveError::Encode(error.to_string());
+) -> Result<(Vec<Vec<u8>>, usize), CatalogWriteError> {
+    let encoding = CatalogWriteError::Encode;
     let storable: Vec<EntryOut<'_>> = entries.iter().filter_map(entry_out).collect();
     let directories: Vec<DirectoryOut<'_>> = directories
         .iter()
@@ -54,18 +54,17 @@ pub(super) fn encode(
         postcard::to_stdvec(&directories).map_err(encoding)?,
     ];
     parts.extend(
-        storable
-            .par_chunks(ENTRIES_PER_CHUNK)
-            .map(|chunk| {
-                chunk
-                    .iter()
-                    .try_fold(Vec::new(), |out, entry| postcard::to_extend(entry, out))
-                    .map_err(encoding)
-            })
-            .collect::<Result<Vec<_>, _>>()?,
+        crate::par::map_chunks(&storable, ENTRIES_PER_CHUNK, |chunk| {
+            chunk
+                .iter()
+                .try_fold(Vec::new(), |out, entry| postcard::to_extend(entry, out))
+                .map_err(encoding)
+        })
+        .into_iter()
+        .collect::<Result<Vec<_>, _>>()?,
     );
     let chunks = &parts[1..];
-    let too_many = |_| SaveError::Encode("too many catalog entries".to_owned());
+    let too_many = |_| CatalogWriteError::TooManyEntries;
     let chunk_count = u32::try_from(chunks.len()).map_err(too_many)?;
     let entry_count = u32::try_from(storable.len()).map_err(too_many)?;
 
@@ -313,12 +312,12 @@ pub(super) fn decode_chunk(
     root: &Path,
     scope: Scope,
     query: Option<&QueryTokens>,
-) -> Result<Entries, Rejection> {
+) -> Result<Entries, CatalogRejection> {
     let mut entries = Entries::with_capacity(ENTRIES_PER_CHUNK);
     let mut rest: &[u8] = bytes;
     while !rest.is_empty() {
         let (entry, after) = postcard::take_from_bytes::<EntryIn<'_>>(rest)
-            .map_err(|e| Rejection::Undecodable(e.to_string()))?;
+            .map_err(CatalogRejection::Undecodable)?;
         rest = after;
         entries.push(decode_entry(entry, bytes, root, scope, query)?);
     }
@@ -331,13 +330,15 @@ fn decode_entry(
     root: &Path,
     scope: Scope,
     query: Option<&QueryTokens>,
-) -> Result<(OsString, CacheEntry), Rejection> {
+) -> Result<(OsString, CacheEntry), CatalogRejection> {
     let text = |part: &[u8]| {
-        ByteString::try_from(bytes.slice_ref(part))
-            .map_err(|_| Rejection::Undecodable("a text is not UTF-8".into()))
+        ByteString::try_from(bytes.slice_ref(part)).map_err(|_| CatalogRejection::InvalidEntry {
+            what: "a text is not UTF-8",
+        })
     };
-    let relative = relative_path(entry.relative)
-        .ok_or_else(|| Rejection::Undecodable("a path is not a plain relative path".into()))?;
+    let relative = relative_path(entry.relative).ok_or(CatalogRejection::InvalidEntry {
+        what: "a path is not a plain relative path",
+    })?;
     let verdict = match entry.verdict {
         VerdictIn::Document {
             memory_type,
@@ -352,7 +353,7 @@ fn decode_entry(
             let (title, description, body) = (text(title)?, text(description)?, text(body)?);
             let prepared = prepared
                 .restore(bytes, &title, &description, &body)
-                .map_err(|e| Rejection::Undecodable(e.to_string()))?;
+                .map_err(CatalogRejection::PreparedText)?;
             if let Some(query) = query {
                 prepared.score_ahead(query);
             }
@@ -365,7 +366,9 @@ fn decode_entry(
                 keywords,
                 usage_scenarios,
             )
-            .ok_or_else(|| Rejection::Undecodable("a stored topic breaks its invariants".into()))?;
+            .ok_or(CatalogRejection::InvalidEntry {
+                what: "a stored topic breaks its invariants",
+            })?;
             let path = crate::engine::join(root, &relative);
             let document = Document::from_scan(
                 scope,
@@ -397,7 +400,7 @@ pub(super) fn plain_name(bytes: &[u8]) -> Option<OsString> {
 
 /// A stored relative path, accepted only when it is made of plain names (not empty, no root, no
 /// empty, `.` or `..` component), so a damaged catalog can never point outside its root. These are
-/// the paths the walk builds, and the ones [`crate::cache::listing_order`] orders.
+/// the paths the walk builds, and the ones [`crate::entry::listing_order`] orders.
 pub(super) fn relative_path(bytes: &[u8]) -> Option<OsString> {
     #[cfg(unix)]
     {

@@ -51,12 +51,10 @@
 mod file;
 mod format;
 
-use std::io;
-use std::path::{Path, PathBuf};
+#[cfg(test)]
+use std::path::Path;
 
-use lexical_score::PREPARED_TEXT_VERSION;
-
-#[cfg(feature = "fuzzing")]
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use file::decode_bytes;
 #[cfg(all(test, unix))]
 pub(crate) use file::save_with;
@@ -68,66 +66,24 @@ use crate::document::Scope;
 use crate::engine::Directories;
 #[cfg(test)]
 use crate::entry::Entries;
-use crate::state_dir::StateDirError;
+#[cfg(test)]
+use crate::error::CatalogRejection;
+pub use crate::state_dir::{CATALOG_DIR_NAME, CATALOG_FILE_NAME, catalog_path};
 
-/// The hidden directory under a memory root that holds the catalog.
-pub const CATALOG_DIR_NAME: &str = ".memrecall";
-/// The catalog's file name inside [`CATALOG_DIR_NAME`].
-pub const CATALOG_FILE_NAME: &str = "catalog";
 /// The version of the catalog layout and of the walk rules its directory listings follow; a
 /// catalog of another version is rebuilt.
 pub const CATALOG_FORMAT_VERSION: u32 = 5;
 
-/// Where the catalog of a memory root lives.
-pub fn catalog_path(root: &Path) -> PathBuf {
-    root.join(CATALOG_DIR_NAME).join(CATALOG_FILE_NAME)
-}
-
-/// Why a catalog file was not used.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum Rejection {
-    #[error("cannot read it: {0}")]
-    Unreadable(#[from] io::Error),
-    #[error("{0}")]
-    UnsafeState(#[from] StateDirError),
-    #[error("it is not a catalog file")]
-    NotACatalog,
-    #[error(
-        "it has format {format} and prepared-text version {prepared}; this build writes {CATALOG_FORMAT_VERSION} and {PREPARED_TEXT_VERSION}"
-    )]
-    OtherVersion { format: u32, prepared: u32 },
-    #[error("it is truncated or damaged: {0}")]
-    Damaged(&'static str),
-    #[error("an entry does not decode: {0}")]
-    Undecodable(String),
-}
-
 /// Reads the whole catalog of `root`: its entries and directory listings; `Ok(None)` when there
 /// is none.
 #[cfg(test)]
-pub(crate) fn load(root: &Path, scope: Scope) -> Result<Option<(Entries, Directories)>, Rejection> {
+pub(crate) fn load(
+    root: &Path,
+    scope: Scope,
+) -> Result<Option<(Entries, Directories)>, CatalogRejection> {
     let Some(opened) = open(root)? else {
         return Ok(None);
     };
     let directories = opened.directories()?;
     Ok(Some((opened.entries(root, scope, None)?, directories)))
-}
-
-/// Why a catalog was not written.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum SaveError {
-    /// The state directory could not be created or is not safe to use.
-    #[error(transparent)]
-    State(#[from] StateDirError),
-    /// The catalog could not be encoded (more entries than its format counts).
-    #[error("cannot encode the catalog: {0}")]
-    Encode(String),
-    /// Writing, syncing or renaming it failed.
-    #[error("cannot write {path}: {source}")]
-    Write {
-        /// The catalog file.
-        path: PathBuf,
-        /// The error.
-        source: io::Error,
-    },
 }

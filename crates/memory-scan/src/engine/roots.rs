@@ -5,8 +5,6 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use rayon::prelude::*;
-
 use super::access::{OpenParent, RootDir};
 use super::walk::{Walk, walk_root};
 use super::{Directories, EarlyKey, MemoryRoots, PriorListings, Root, is_markdown};
@@ -165,7 +163,8 @@ impl Walked {
     /// Each thread keeps the directory it is in open (see [`OpenParent`]).
     pub(crate) fn take_keys(&mut self, wanted: impl Fn(Scope) -> bool) {
         for (_, walk) in self.scopes.iter_mut().filter(|(scope, _)| wanted(*scope)) {
-            walk.candidates.par_iter_mut().for_each_init(
+            crate::par::for_each_init(
+                &mut walk.candidates,
                 || OpenParent::new(Arc::clone(&walk.root)),
                 |parent, candidate| {
                     candidate.early_key = parent

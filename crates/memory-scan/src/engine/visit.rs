@@ -3,8 +3,6 @@
 
 use std::sync::Arc;
 
-use rayon::prelude::*;
-
 use super::access::OpenParent;
 use super::walk::Walk;
 use super::{Candidate, Listings, MemoryRoots, ScopeListing, Walked, list_scopes};
@@ -61,14 +59,12 @@ where
             debug_assert!(candidates.is_sorted_by(|a, b| a.relative <= b.relative));
             let priors = prior(scope, &candidates);
             assert_eq!(priors.len(), candidates.len(), "one prior per candidate");
-            let entries = candidates
-                .into_par_iter()
-                .zip(priors)
-                .map_init(
-                    || OpenParent::new(Arc::clone(&root)),
-                    |parent, (candidate, prior)| visit(scope, candidate, prior, parent),
-                )
-                .collect();
+            let entries = crate::par::map_pairs_init(
+                candidates,
+                priors,
+                || OpenParent::new(Arc::clone(&root)),
+                |parent, (candidate, prior)| visit(scope, candidate, prior, parent),
+            );
             ScopeListing {
                 scope,
                 entries,
