@@ -55,6 +55,7 @@ mod capped;
 mod catalog;
 #[cfg(all(test, unix))]
 mod catalog_faults;
+mod changes;
 mod document;
 mod engine;
 mod entry;
@@ -69,14 +70,15 @@ mod topic;
 pub use cache::{DocumentCache, RACY_MARGIN, RecallScan};
 pub use capped::{CAPPED_SCAN_LIMIT, CappedScan, scan_capped};
 pub use catalog::{CATALOG_DIR_NAME, CATALOG_FILE_NAME, CATALOG_FORMAT_VERSION, catalog_path};
+pub use changes::{ChangedPaths, KnownChanges, RootChanges};
 pub use document::{Document, DocumentError, ScannedDocument, Scope};
 pub use engine::{INDEX_FILE_NAME, MAX_TOPIC_BYTES, MemoryRoots};
 pub use error::{CatalogRejection, CatalogWriteError};
 pub use key::FileKey;
 pub use lexical_score::MemoryType;
 pub use report::{
-    CatalogLoad, CatalogOutcome, CatalogWrite, ScanError, ScanReport, SkipReason, SkippedFile,
-    serialize_path,
+    CatalogLoad, CatalogOutcome, CatalogWrite, ScanError, ScanReport, ScanWork, SkipReason,
+    SkippedFile, serialize_path,
 };
 pub use state_dir::StateDirError;
 pub use topic::{EMPTY_BODY_PLACEHOLDER, ParseError, Topic, TopicError, parse_topic, render_topic};

@@ -117,11 +117,29 @@ pub struct ScanReport {
     /// Of `reused`, the files whose outcome came from a persistent catalog loaded by this scan.
     pub from_catalog: usize,
     /// Directories not listed again because the listing remembered from an earlier scan or a
-    /// catalog still held (their key unchanged since a stable listing).
+    /// catalog still held (their key unchanged since a stable listing), or because a watcher
+    /// reported no change in them.
     pub listings_reused: usize,
+    /// The file system work the scan did besides reading files. Not serialised: the report's
+    /// JSON form predates it.
+    #[serde(skip)]
+    pub work: ScanWork,
     /// The persistent catalogs this scan tried to load (one per root on the first scan of a cache
     /// built with catalogs; none otherwise).
     pub catalogs: Vec<CatalogLoad>,
+}
+
+/// The file system calls a scan made besides reading files (each file read is opened once and
+/// counted in [`ScanReport::reread`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ScanWork {
+    /// Files whose key was taken with a `stat` of their own, to compare it with a remembered one.
+    pub files_stated: usize,
+    /// Directories listed.
+    pub directories_listed: usize,
+    /// Directories opened to take their key, to check a remembered listing or to remember one.
+    pub directories_stated: usize,
 }
 
 impl ScanReport {

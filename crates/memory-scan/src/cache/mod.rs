@@ -12,6 +12,7 @@ use std::time::{Duration, SystemTime};
 use lexical_score::PreparedText;
 use lexical_score::QueryTokens;
 
+use crate::changes::{ChangedPaths, KnownChanges, RootChanges};
 use crate::document::{ScannedDocument, Scope};
 use crate::engine::{
     Directories, MemoryRoots, PriorListings, ScopeListing, Walked, drop_duplicate_links,
@@ -22,7 +23,7 @@ use crate::key::to_epoch_ns;
 use crate::report::{CatalogLoad, CatalogOutcome, ScanError, ScanReport};
 #[cfg(doc)]
 use crate::{catalog_path, key::FileKey};
-use reuse::{Recorded, match_to_listing, record, visit};
+use reuse::{Check, Recorded, match_to_listing, record, visit};
 
 /// How recent a file's modification may be, relative to the start of the scan that read it, for
 /// its cached outcome to be trusted later (the racy-timestamp rule).
@@ -79,6 +80,9 @@ pub(super) struct RootCache {
     directories: Directories,
     /// Whether the entries may differ from the root's catalog on disk.
     dirty: bool,
+    /// Whether the last scan of the root listed it (its entries and listings are the root's as
+    /// of that scan), so changes reported since can be relied on.
+    complete: bool,
 }
 
 /// A root's cache as a scan starts it, and how its catalog load went (without catalogs, none).
@@ -154,7 +158,7 @@ impl DocumentCache {
     ///
     /// Blocking; call from `spawn_blocking` in async code.
     pub fn scan_recall(&self, roots: &MemoryRoots) -> Result<RecallScan, ScanError> {
-        self.scan(roots, None)
+        self.scan(roots, &KnownChanges::default(), None)
     }
 
     /// [`DocumentCache::scan_recall`] for a recall that will rank the documents for `query`: each
@@ -169,12 +173,28 @@ impl DocumentCache {
         roots: &MemoryRoots,
         query: &QueryTokens,
     ) -> Result<RecallScan, ScanError> {
-        self.scan(roots, Some(query))
+        self.scan(roots, &KnownChanges::default(), Some(query))
+    }
+
+    /// [`DocumentCache::scan_recall`] (or, with a `query`,
+    /// [`DocumentCache::scan_recall_for`]) for a caller that watches the roots: a root whose
+    /// changes are known (see [`RootChanges::Only`]) is scanned without listing the directories
+    /// and without a `stat` of the files the changes do not touch. The documents are the ones a
+    /// scan without that knowledge would give; the report's work counts
+    /// ([`ScanReport::work`]) show what was spared.
+    pub fn scan_recall_knowing(
+        &self,
+        roots: &MemoryRoots,
+        changes: &KnownChanges,
+        query: Option<&QueryTokens>,
+    ) -> Result<RecallScan, ScanError> {
+        self.scan(roots, changes, query)
     }
 
     fn scan(
         &self,
         roots: &MemoryRoots,
+        changes: &KnownChanges,
         query: Option<&QueryTokens>,
     ) -> Result<RecallScan, ScanError> {
         let stable_before = to_epoch_ns(SystemTime::now() - RACY_MARGIN);
@@ -183,13 +203,30 @@ impl DocumentCache {
         // Roots seen for the first time start from their catalog, loaded while the roots are
         // listed: the listing waits on the file system, the load on the CPU.
         let starting = roots_to_start(&mut scopes, roots);
+        // Changes are relied on only for a root this cache scanned completely before.
+        let watched: [Option<Arc<ChangedPaths>>; 2] =
+            [&changes.project, &changes.user].map(|changes| match changes {
+                RootChanges::Only(paths) => Some(Arc::new(paths.clone())),
+                RootChanges::Unknown => None,
+            });
+        let watched: [Option<Arc<ChangedPaths>>; 2] = [0, 1].map(|slot| {
+            let known = scopes[slot].as_ref().is_some_and(|cache| cache.complete)
+                && !starting.iter().any(|(starting, _, _)| *starting == slot);
+            watched[slot].clone().filter(|_| known)
+        });
         // Known roots offer the listings of their last walk.
-        let priors = scopes.each_mut().map(|cache| {
+        let mut priors = scopes.each_mut().map(|cache| {
             cache.as_mut().map(|cache| PriorListings {
                 directories: std::mem::take(&mut cache.directories),
                 stable_before,
+                changes: None,
             })
         });
+        for (prior, watched) in priors.iter_mut().zip(&watched) {
+            if let Some(prior) = prior {
+                prior.changes.clone_from(watched);
+            }
+        }
         let (walked, started) =
             self.list_while_starting(roots, starting, priors, stable_before, query);
         // Reuses in a scope that started from its catalog in this scan came from that catalog.
@@ -230,8 +267,14 @@ impl DocumentCache {
                 matched
             },
             |scope, candidate, previous, parent| {
-                let visited = visit(scope, &candidate, previous, query, parent);
-                record(scope, candidate, visited, stable_before)
+                let check = match &watched[slot_of(scope)] {
+                    Some(changes) => Check::Watched {
+                        changed: changes.touches_file(&candidate.relative),
+                    },
+                    None => Check::Key,
+                };
+                let (visited, stated) = visit(scope, &candidate, previous, query, parent, check);
+                (record(scope, candidate, visited, stable_before), stated)
             },
         );
 
@@ -253,9 +296,11 @@ impl DocumentCache {
             // leaves its catalog alone.
             let Some(entries) = entries else {
                 cache.dirty = false;
+                cache.complete = false;
                 cache.entries = Entries::new();
                 continue;
             };
+            cache.complete = true;
             cache.dirty |= self.catalogs && (changed || unmatched > 0 || directories_changed);
             cache.entries = entries;
         }
@@ -301,7 +346,7 @@ fn roots_to_start(
 /// The documents of a cached scan's visits (in pool order, one per file), the entries each
 /// root's cache keeps, and by slot whether they changed; counts what was read and reused.
 fn gather(
-    scopes: Vec<ScopeListing<Recorded>>,
+    scopes: Vec<ScopeListing<(Recorded, bool)>>,
     from_catalog: [bool; 2],
     report: &mut ScanReport,
 ) -> (Vec<Arc<ScannedDocument>>, [Option<Entries>; 2], [bool; 2]) {
@@ -316,8 +361,9 @@ fn gather(
         report.skipped.extend(listing.skipped);
         let mut entries = Entries::with_capacity(listing.entries.len());
         documents.reserve(listing.entries.len());
-        for recorded in listing.entries {
+        for (recorded, stated) in listing.entries {
             changed[slot] |= recorded.changed;
+            report.work.files_stated += usize::from(stated);
             if recorded.read {
                 report.reread += 1;
             } else {
@@ -357,6 +403,9 @@ fn keep_directories(
         let slot = slot_of(walked.scope);
         changed[slot] = walked.changed;
         report.listings_reused += walked.reused;
+        report.work.directories_listed += walked.listed;
+        report.work.directories_stated += walked.stated;
+        report.work.files_stated += walked.keys_taken;
         if let Some(cache) = scopes[slot].as_mut() {
             cache.directories = walked.directories;
         }

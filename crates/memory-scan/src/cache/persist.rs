@@ -60,6 +60,7 @@ impl DocumentCache {
                     priors[*slot] = Some(PriorListings {
                         directories,
                         stable_before,
+                        changes: None,
                     });
                 }
                 list_scopes(roots, priors).map(|mut walked| {
@@ -163,6 +164,7 @@ impl DocumentCache {
             entries: Entries::new(),
             directories: Directories::new(),
             dirty: self.catalogs,
+            complete: false,
         };
         if !self.catalogs {
             return (cache, None);

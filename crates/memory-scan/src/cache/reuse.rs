@@ -11,7 +11,7 @@ use lexical_score::PreparedText;
 use lexical_score::QueryTokens;
 
 use crate::document::{Document, ScannedDocument, Scope};
-use crate::engine::{Candidate, OpenParent, ReadOutcome};
+use crate::engine::{Candidate, EarlyKey, OpenParent, ReadOutcome};
 use crate::entry::{CacheEntry, Entries, Verdict, listing_order};
 use crate::key::FileKey;
 use crate::report::SkippedFile;
@@ -144,20 +144,55 @@ pub(super) fn match_to_listing(
     (matched, unmatched + previous.count())
 }
 
+/// How a visit decides whether a remembered outcome still holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Check {
+    /// By the file's key and the racy-timestamp rule.
+    Key,
+    /// By what a watcher reported: `changed` when the file, or a directory above it, changed.
+    /// A symlinked file is checked by its key all the same: what it resolves to can change
+    /// without an event for the link.
+    Watched { changed: bool },
+}
+
+/// Serves the candidate's remembered outcome when it still holds (see [`Check`]), else reads the
+/// file. Also says whether the file's key was taken by a `stat` of its own.
 pub(super) fn visit(
     scope: Scope,
     candidate: &Candidate,
     previous: Option<CacheEntry>,
     query: Option<&QueryTokens>,
     parent: &mut OpenParent,
-) -> Visit {
+    check: Check,
+) -> (Visit, bool) {
     let remembered = previous.is_some();
-    if let Some(entry) = previous
-        && entry.stable
-        && candidate.current_key(parent) == Some(entry.key)
-    {
-        return Visit::Reused(entry);
+    let mut stated = false;
+    if let Some(entry) = previous {
+        let holds = match check {
+            Check::Watched { changed: true } => false,
+            Check::Watched { changed: false } if !candidate.symlink => true,
+            Check::Key | Check::Watched { .. } => {
+                entry.stable && {
+                    stated = candidate.early_key == EarlyKey::NotTaken;
+                    candidate.current_key(parent) == Some(entry.key)
+                }
+            }
+        };
+        if holds {
+            return (Visit::Reused(entry), stated);
+        }
     }
+    (read(scope, candidate, remembered, query, parent), stated)
+}
+
+/// Reads the candidate's file.
+fn read(
+    scope: Scope,
+    candidate: &Candidate,
+    remembered: bool,
+    query: Option<&QueryTokens>,
+    parent: &mut OpenParent,
+) -> Visit {
     match candidate.read(parent) {
         ReadOutcome::Parsed { topic, mtime, key } => {
             let document = Document::from_scan(
@@ -191,7 +226,6 @@ mod tests {
     use std::path::PathBuf;
 
     use super::*;
-    use crate::engine::EarlyKey;
     use crate::report::SkipReason;
 
     fn candidate(name: &str) -> Candidate {
@@ -273,7 +307,7 @@ mod tests {
                 ..candidate("gone.md")
             };
             let was_remembered = remembered.is_some();
-            let visited = visit(
+            let (visited, _) = visit(
                 Scope::Project,
                 &gone,
                 remembered,
@@ -281,6 +315,7 @@ mod tests {
                 &mut OpenParent::new(std::sync::Arc::new(
                     crate::engine::RootDir::open(dir.path().into(), dir.path().into()).unwrap(),
                 )),
+                Check::Key,
             );
             let recorded = record(Scope::Project, gone, visited, i64::MAX);
             assert!(recorded.read && recorded.entry.is_none());

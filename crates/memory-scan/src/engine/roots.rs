@@ -26,6 +26,12 @@ pub(crate) struct WalkedDirectories {
     pub(crate) changed: bool,
     /// How many directories were not listed because their remembered listing held.
     pub(crate) reused: usize,
+    /// How many directories were listed from the file system.
+    pub(crate) listed: usize,
+    /// How many directories were opened to take their key.
+    pub(crate) stated: usize,
+    /// How many files had their key taken ahead of their visit (see [`Walked::take_keys`]).
+    pub(crate) keys_taken: usize,
 }
 
 /// Lists every configured root. With `priors` (project, user), a directory whose remembered
@@ -151,6 +157,9 @@ impl Walked {
                 directories: std::mem::take(&mut walk.directories),
                 changed: walk.directories_changed,
                 reused: walk.listings_reused,
+                listed: walk.directories_listed,
+                stated: walk.directories_stated,
+                keys_taken: walk.keys_taken,
             })
             .collect()
     }
@@ -163,6 +172,7 @@ impl Walked {
     /// Each thread keeps the directory it is in open (see [`OpenParent`]).
     pub(crate) fn take_keys(&mut self, wanted: impl Fn(Scope) -> bool) {
         for (_, walk) in self.scopes.iter_mut().filter(|(scope, _)| wanted(*scope)) {
+            walk.keys_taken += walk.candidates.len();
             crate::par::for_each_init(
                 &mut walk.candidates,
                 || OpenParent::new(Arc::clone(&walk.root)),

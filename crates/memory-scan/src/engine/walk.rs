@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use super::access::io_reason;
 use super::{Candidate, EarlyKey, INDEX_FILE_NAME, Root, is_markdown, join};
+use crate::changes::ChangedPaths;
 use crate::document::Scope;
 use crate::key::FileKey;
 use crate::report::{SkipReason, SkippedFile};
@@ -27,6 +28,12 @@ pub(super) struct Walk {
     pub(super) directories_changed: bool,
     /// With priors: directories not listed because their remembered listing held.
     pub(super) listings_reused: usize,
+    /// Directories listed from the file system.
+    pub(super) directories_listed: usize,
+    /// Directories opened to take their key.
+    pub(super) directories_stated: usize,
+    /// Files whose key was taken ahead of their visit.
+    pub(super) keys_taken: usize,
 }
 
 /// The kind of a remembered directory entry the walk acts on.
@@ -76,6 +83,9 @@ pub(crate) type Directories = BTreeMap<PathBuf, DirectoryListing>;
 pub(crate) struct PriorListings {
     pub(crate) directories: Directories,
     pub(crate) stable_before: i64,
+    /// When the root is watched: the only paths that may have changed since the last walk. A
+    /// directory none of them touches is served from its remembered listing without opening it.
+    pub(crate) changes: Option<Arc<ChangedPaths>>,
 }
 
 /// A directory's entries still to be walked, last name first.
@@ -118,6 +128,9 @@ pub(super) fn walk_root(
         directories: Directories::new(),
         directories_changed: false,
         listings_reused: 0,
+        directories_listed: 0,
+        directories_stated: 0,
+        keys_taken: 0,
     };
     let top = walk.list(&root.absolute, Path::new(""), prior.as_mut())?;
     // Each frame: a directory's path, its path below the root, and its remaining entries in
@@ -197,32 +210,36 @@ impl Walk {
         prior: Option<&mut PriorListings>,
     ) -> io::Result<Pending> {
         let Some(prior) = prior else {
+            self.directories_listed += 1;
             return list_sorted(directory).map(Pending::Read);
         };
+        let mut remembered = prior.directories.remove(relative);
+        if let Some(changes) = &prior.changes {
+            if changes.touches_listing(relative) {
+                remembered = None;
+            } else if let Some(listing) = remembered.take() {
+                return Ok(self.reuse(relative, listing));
+            }
+        }
         // Taken before listing, so a change while listing moves the key and is seen next time;
         // and from an open handle, because listing needs read permission where a `stat` does
         // not: a directory this process cannot list is never served from a listing made by one
         // that could.
+        self.directories_stated += 1;
         let key = File::open(directory)
             .and_then(|handle| handle.metadata())
             .ok()
             .filter(fs::Metadata::is_dir)
             .map(|metadata| FileKey::from_metadata(&metadata));
-        let mut remembered = prior.directories.remove(relative);
         let reusable = key.is_some_and(|key| {
             remembered
                 .as_ref()
                 .is_some_and(|listing| listing.stable && listing.key == key)
         });
         if reusable && let Some(listing) = remembered.take() {
-            let entries: Vec<_> = listing.entries.iter().rev().cloned().collect();
-            // Most of a remembered listing's entries are topics: room for them at once, rather
-            // than doubling a list of tens of thousands of candidates over and over.
-            self.candidates.reserve(entries.len());
-            self.directories.insert(relative.to_path_buf(), listing);
-            self.listings_reused += 1;
-            return Ok(Pending::Remembered(entries));
+            return Ok(self.reuse(relative, listing));
         }
+        self.directories_listed += 1;
         let listed = list_sorted(directory)?;
         let listing = key
             .zip(remembered_entries(&listed))
@@ -236,6 +253,17 @@ impl Walk {
             self.directories.insert(relative.to_path_buf(), listing);
         }
         Ok(Pending::Read(listed))
+    }
+
+    /// Walks a directory from its remembered listing, which the next walk may reuse again.
+    fn reuse(&mut self, relative: &Path, listing: DirectoryListing) -> Pending {
+        let entries: Vec<_> = listing.entries.iter().rev().cloned().collect();
+        // Most of a remembered listing's entries are topics: room for them at once, rather
+        // than doubling a list of tens of thousands of candidates over and over.
+        self.candidates.reserve(entries.len());
+        self.directories.insert(relative.to_path_buf(), listing);
+        self.listings_reused += 1;
+        Pending::Remembered(entries)
     }
 
     /// Classifies one directory entry; returns the subdirectory to descend into, if it is one.
