@@ -20,7 +20,7 @@ use crate::engine::{
 };
 use crate::entry::{Entries, Verdict};
 use crate::key::to_epoch_ns;
-use crate::report::{CatalogLoad, CatalogOutcome, ScanError, ScanReport};
+use crate::report::{CatalogLoad, CatalogOutcome, ScanError, ScanReport, ScanWork};
 #[cfg(doc)]
 use crate::{catalog_path, key::FileKey};
 use reuse::{Check, Recorded, match_to_listing, record, visit};
@@ -66,6 +66,10 @@ pub struct DocumentCache {
     catalogs: bool,
     /// Serialises catalog writes, so they land in the order their snapshots were taken.
     writing: Mutex<()>,
+    /// The last scan, when it relied on known changes for every root and touched the file
+    /// system not at all: a scan of the same roots told again that nothing changed would find
+    /// the same, so it is served as it is. Locked after `scopes`.
+    quiet: Mutex<Option<(MemoryRoots, RecallScan)>>,
 }
 
 /// What the cache knows about one root.
@@ -199,21 +203,22 @@ impl DocumentCache {
     ) -> Result<RecallScan, ScanError> {
         let stable_before = to_epoch_ns(SystemTime::now() - RACY_MARGIN);
         let mut scopes = self.lock();
+        let mut quiet = self.quiet.lock().unwrap_or_else(PoisonError::into_inner);
+        match quiet.take() {
+            Some((quiet_roots, scan))
+                if quiet_roots == *roots && nothing_changed(roots, changes) =>
+            {
+                let served = scan.clone();
+                *quiet = Some((quiet_roots, scan));
+                return Ok(served);
+            }
+            _ => {}
+        }
         let mut report = ScanReport::default();
         // Roots seen for the first time start from their catalog, loaded while the roots are
         // listed: the listing waits on the file system, the load on the CPU.
         let starting = roots_to_start(&mut scopes, roots);
-        // Changes are relied on only for a root this cache scanned completely before.
-        let watched: [Option<Arc<ChangedPaths>>; 2] =
-            [&changes.project, &changes.user].map(|changes| match changes {
-                RootChanges::Only(paths) => Some(Arc::new(paths.clone())),
-                RootChanges::Unknown => None,
-            });
-        let watched: [Option<Arc<ChangedPaths>>; 2] = [0, 1].map(|slot| {
-            let known = scopes[slot].as_ref().is_some_and(|cache| cache.complete)
-                && !starting.iter().any(|(starting, _, _)| *starting == slot);
-            watched[slot].clone().filter(|_| known)
-        });
+        let watched = relied_on(&scopes, &starting, changes);
         // Known roots offer the listings of their last walk.
         let mut priors = scopes.each_mut().map(|cache| {
             cache.as_mut().map(|cache| PriorListings {
@@ -304,7 +309,9 @@ impl DocumentCache {
             cache.dirty |= self.catalogs && (changed || unmatched > 0 || directories_changed);
             cache.entries = entries;
         }
-        Ok(RecallScan { documents, report })
+        let scan = RecallScan { documents, report };
+        *quiet = quiet_scan(roots, &watched, &scan);
+        Ok(scan)
     }
 
     fn mark_dirty(&self, root: &Path) {
@@ -319,6 +326,56 @@ impl DocumentCache {
         // A panic elsewhere cannot leave a map inconsistent: maps are replaced whole after a scan.
         self.scopes.lock().unwrap_or_else(PoisonError::into_inner)
     }
+}
+
+/// By slot, the changes this scan relies on: those known for a root this cache scanned
+/// completely before (and not restarted by this scan).
+fn relied_on(
+    scopes: &[Option<RootCache>; 2],
+    starting: &[(usize, Scope, PathBuf)],
+    changes: &KnownChanges,
+) -> [Option<Arc<ChangedPaths>>; 2] {
+    let known = [&changes.project, &changes.user].map(|changes| match changes {
+        RootChanges::Only(paths) => Some(paths),
+        RootChanges::Unknown => None,
+    });
+    [0, 1].map(|slot| {
+        let complete = scopes[slot].as_ref().is_some_and(|cache| cache.complete)
+            && !starting.iter().any(|(starting, _, _)| *starting == slot);
+        known[slot]
+            .filter(|_| complete)
+            .map(|paths| Arc::new(paths.clone()))
+    })
+}
+
+/// What to serve the next scan of `roots` told that nothing changed: `scan`, when it relied on
+/// known changes for every root and touched the file system not at all (see
+/// [`DocumentCache::quiet`]).
+fn quiet_scan(
+    roots: &MemoryRoots,
+    watched: &[Option<Arc<ChangedPaths>>; 2],
+    scan: &RecallScan,
+) -> Option<(MemoryRoots, RecallScan)> {
+    let all_watched = [&roots.project, &roots.user]
+        .iter()
+        .zip(watched)
+        .all(|(root, watched)| root.is_none() || watched.is_some());
+    let untouched = scan.report.work == ScanWork::default()
+        && scan.report.reread == 0
+        && scan.report.warnings.is_empty();
+    (all_watched && untouched).then(|| (roots.clone(), scan.clone()))
+}
+
+/// Whether `changes` says no path changed under any root of `roots`.
+fn nothing_changed(roots: &MemoryRoots, changes: &KnownChanges) -> bool {
+    [
+        (&roots.project, &changes.project),
+        (&roots.user, &changes.user),
+    ]
+    .into_iter()
+    .all(|(root, changes)| {
+        root.is_none() || matches!(changes, RootChanges::Only(paths) if paths.is_empty())
+    })
 }
 
 /// The roots this scan sees for the first time (or at a new place), with their slot and scope.

@@ -187,3 +187,27 @@ fn an_unknown_root_beside_a_known_one_is_checked_file_by_file() {
     assert_eq!(scan.report.reread, 1);
     assert!(Path::new(&scan.documents[1].path()).ends_with("u.md"));
 }
+
+#[test]
+fn a_quiet_scan_told_again_that_nothing_changed_gives_the_same_result() {
+    let (tree, cache) = scanned_tree();
+    let quiet = scan(&cache, &tree.project_only(), &only(&[]));
+
+    let again = scan(&cache, &tree.project_only(), &only(&[]));
+
+    assert_eq!(again.report, quiet.report);
+    assert_eq!(outcome(&again), outcome(&quiet));
+}
+
+#[test]
+fn a_change_after_a_quiet_scan_is_seen() {
+    let (tree, cache) = scanned_tree();
+    scan(&cache, &tree.project_only(), &only(&[]));
+    scan(&cache, &tree.project_only(), &only(&[]));
+    write_topic(&tree.project(), "later.md");
+
+    let scan = scan(&cache, &tree.project_only(), &only(&["later.md"]));
+
+    assert_eq!(scan.documents.len(), 4);
+    assert_eq!(outcome(&scan), full_scan(&tree.project_only()));
+}
