@@ -3,8 +3,8 @@
 //! `cargo run --release -p memory-watch --example warm_scan -- [N…] [--runs R]` builds, for each
 //! N (10000 and 50000 unless given), a project root of N topic files dated a day back in one
 //! directory, scans it once with each cache (the cold scan, untimed), then times R warm scans
-//! (5 unless given) with no change in between and prints the median, with the work the last
-//! warm scan did.
+//! (5 unless given) and prints the median, with the work the last warm scan did: with no change
+//! in between, and (watched) with one topic rewritten before each scan.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -27,8 +27,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if sizes.is_empty() {
         sizes = vec![10_000, 50_000];
     }
-    println!("| topics | mode | median warm scan (ms) | files stat'ed | directories listed |");
-    println!("| ---: | --- | ---: | ---: | ---: |");
+    println!(
+        "| topics | mode | median warm scan (ms) | files stat'ed | directories listed | files read |"
+    );
+    println!("| ---: | --- | ---: | ---: | ---: | ---: |");
     for topics in sizes {
         let dir = tempfile::tempdir()?;
         build_tree(dir.path(), topics)?;
@@ -37,18 +39,41 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             user: None,
         };
         let stat = DocumentCache::new();
-        report(topics, "stat path", runs, || stat.scan_recall(&roots))?;
+        report(
+            topics,
+            "stat path",
+            runs,
+            || {},
+            || stat.scan_recall(&roots),
+        )?;
         let watched = WatchedCache::new();
-        report(topics, "watched", runs, || watched.scan_recall(&roots))?;
+        report(
+            topics,
+            "watched",
+            runs,
+            || {},
+            || watched.scan_recall(&roots),
+        )?;
+        let edited = dir.path().join("reference/topic-00000.md");
+        let rewrite = || {
+            let text = std::fs::read_to_string(&edited).expect("the topic is there");
+            std::fs::write(&edited, text).expect("the topic can be rewritten");
+        };
+        let watched = WatchedCache::new();
+        report(topics, "watched, one topic edited", runs, rewrite, || {
+            watched.scan_recall(&roots)
+        })?;
     }
     Ok(())
 }
 
-/// Scans once untimed, then `runs` times timed; prints the median and the last scan's work.
+/// Scans once untimed, then `runs` times timed, each after `before` (untimed); prints the median
+/// and the last scan's work.
 fn report(
     topics: usize,
     mode: &str,
     runs: usize,
+    before: impl Fn(),
     scan: impl Fn() -> Result<RecallScan, ScanError>,
 ) -> Result<(), ScanError> {
     let cold = scan()?;
@@ -56,25 +81,27 @@ fn report(
     let mut times = Vec::with_capacity(runs);
     let mut last = None;
     for _ in 0..runs {
+        before();
         let start = Instant::now();
         let warm = scan()?;
         times.push(start.elapsed());
         assert_eq!(warm.documents.len(), topics);
-        last = Some(warm.report.work);
+        last = Some((warm.report.work, warm.report.reread));
     }
     times.sort();
     let median = times
         .get(times.len() / 2)
         .copied()
         .unwrap_or(Duration::ZERO);
-    let work = last.unwrap_or_default();
+    let (work, reread) = last.unwrap_or_default();
     let mut line = String::new();
     let _ = write!(
         line,
-        "| {topics} | {mode} | {:.2} | {} | {} |",
+        "| {topics} | {mode} | {:.2} | {} | {} | {} |",
         median.as_secs_f64() * 1e3,
         work.files_stated,
-        work.directories_listed
+        work.directories_listed,
+        reread
     );
     println!("{line}");
     Ok(())
