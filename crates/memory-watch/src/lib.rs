@@ -94,6 +94,9 @@ pub enum FallbackReason {
     RootReplaced,
     /// The watcher failed or stopped delivering events.
     WatcherFailed(Arc<notify::Error>),
+    /// The root is on a file system that reports no events for changes made elsewhere (a
+    /// network or FUSE file system).
+    NoEvents,
     /// The barrier event of a scan did not come through in time, so the events so far may be
     /// incomplete; the next scan is a full one.
     BarrierTimedOut,
@@ -107,6 +110,7 @@ impl fmt::Display for FallbackReason {
             Self::Unwatchable(error) => write!(f, "the root cannot be watched: {error}"),
             Self::RootReplaced => f.write_str("the root itself was removed or renamed"),
             Self::WatcherFailed(error) => write!(f, "the watcher failed: {error}"),
+            Self::NoEvents => f.write_str("the root's file system reports no events"),
             Self::BarrierTimedOut => f.write_str("the watcher did not deliver events in time"),
         }
     }
@@ -124,6 +128,44 @@ fn retried(reason: &FallbackReason) -> bool {
         },
         _ => false,
     }
+}
+
+/// Whether `path` is on a file system whose events miss changes made by other machines or by a
+/// user-space server: NFS, SMB/CIFS, FUSE, 9P, Ceph, AFS.
+#[cfg(target_os = "linux")]
+fn without_events(path: &Path) -> bool {
+    rustix::fs::statfs(path).is_ok_and(|stat| remote_file_system(stat.f_type))
+}
+
+/// Elsewhere the watcher is trusted.
+#[cfg(not(target_os = "linux"))]
+fn without_events(_path: &Path) -> bool {
+    false
+}
+
+/// Whether a Linux file system magic number (`statfs`'s `f_type`) names a network or FUSE file
+/// system.
+#[cfg(target_os = "linux")]
+fn remote_file_system(magic: rustix::fs::FsWord) -> bool {
+    const REMOTE: [u64; 9] = [
+        0x6969,      // NFS
+        0x517B,      // SMB
+        0xFF53_4D42, // CIFS
+        0xFE53_4D42, // SMB2
+        0x6573_5546, // FUSE
+        0x0102_1997, // 9P
+        0x00C3_6400, // Ceph
+        0x5346_414F, // AFS
+        0x6B41_4653, // kAFS
+    ];
+    // `f_type` is signed on some targets; the magic numbers are its low 32 bits.
+    #[allow(
+        clippy::cast_sign_loss,
+        clippy::cast_possible_truncation,
+        clippy::useless_conversion
+    )]
+    let magic = u64::from(magic as u32);
+    REMOTE.contains(&magic)
 }
 
 /// One root a [`WatchedCache`] has scanned, as a status command shows it.
@@ -391,6 +433,7 @@ impl WatchedCache {
             return;
         }
         let outcome = match (state.watcher.as_mut(), state.barrier.is_some()) {
+            _ if without_events(path) => Err(FallbackReason::NoEvents),
             (Some(watcher), true) => {
                 self.shared.track(path);
                 watcher

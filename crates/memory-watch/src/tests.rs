@@ -220,6 +220,16 @@ fn a_root_that_does_not_exist_is_scanned_the_stat_way_and_says_so() {
     );
 }
 
+#[cfg(target_os = "linux")]
+#[test]
+fn network_and_fuse_file_systems_are_known_to_report_no_events() {
+    assert!(super::remote_file_system(0x6969));
+    assert!(super::remote_file_system(0x6573_5546));
+    // ext4 and tmpfs report their own changes.
+    assert!(!super::remote_file_system(0xEF53));
+    assert!(!super::remote_file_system(0x0102_1994));
+}
+
 #[test]
 fn roots_idle_longer_than_asked_are_unwatched_and_watched_again_when_scanned() {
     let Some((dir, roots, cache)) = watched_tree() else {
