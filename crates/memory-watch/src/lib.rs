@@ -362,12 +362,19 @@ impl WatchedCache {
             self.start_watching(state, path, now);
         }
         let delivered = self.barrier(state);
+        // Events up to the barrier are this scan's, whether it relies on them or not; taken once
+        // per root, so the same root given for both scopes gets them for both.
+        let mut taken = HashMap::new();
+        for path in paths.iter().flatten() {
+            if !taken.contains_key(path) {
+                taken.insert(path.clone(), self.shared.take(path, now));
+            }
+        }
         let changes = paths.clone().map(|path| {
             let Some(path) = path else {
                 return RootChanges::Unknown;
             };
-            // Events up to the barrier are this scan's, whether it relies on them or not.
-            let (changed, event_fallback) = self.shared.take(&path, now);
+            let (changed, event_fallback) = taken.get(&path).cloned().unwrap_or_default();
             let root = state.roots.get_mut(&path).expect("started above");
             if let Some(reason) = event_fallback {
                 root.rescan = true;

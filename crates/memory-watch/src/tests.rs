@@ -220,6 +220,25 @@ fn a_root_that_does_not_exist_is_scanned_the_stat_way_and_says_so() {
     );
 }
 
+#[test]
+fn a_root_given_for_both_scopes_sees_a_deletion_in_both() {
+    let Some((dir, _, cache)) = watched_tree() else {
+        return;
+    };
+    let both = MemoryRoots {
+        project: Some(dir.path().to_path_buf()),
+        user: Some(dir.path().to_path_buf()),
+    };
+    cache.scan_recall(&both).unwrap();
+    fs::remove_file(dir.path().join("a.md")).unwrap();
+
+    let scan = cache.scan_recall(&both).unwrap();
+
+    let full = DocumentCache::new().scan_recall(&both).unwrap();
+    assert_eq!(outcome(&scan), outcome(&full));
+    assert_eq!(scan.documents.len(), 2);
+}
+
 #[cfg(target_os = "linux")]
 #[test]
 fn network_and_fuse_file_systems_are_known_to_report_no_events() {
