@@ -14,6 +14,9 @@
 //!   [`DocumentCache::persist_catalogs`], so a new process reads only files that changed. An entry
 //!   is trusted only when its [`FileKey`] matches and its file was older than [`RACY_MARGIN`] when
 //!   it was read; a damaged, foreign or older catalog is ignored and rebuilt.
+//! - [`DocumentCache::scan_recall_knowing`]: the same scan for a caller that watches the roots
+//!   and says which paths changed ([`KnownChanges`]): nothing else is listed or `stat`ed, and
+//!   [`ScanReport::work`] counts what was.
 //! - [`scan_capped`]: the [`CAPPED_SCAN_LIMIT`] newest documents, for everything that is not recall.
 //!
 //! Walk rules, in short: hidden directories (name starting with `.`) are not walked because that
