@@ -1,14 +1,16 @@
 //! `cargo xtask`: project automation that is easier to keep correct in Rust than in shell.
 
+#![forbid(unsafe_code)]
+
 // The same allocator as the `memrecall` binary, so latency reports measure what it runs.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-mod chart;
 mod eval;
 mod fuzz;
 mod hook_latency;
 mod scan_latency;
+mod unused_deps;
 
 use std::process::Command;
 
@@ -29,7 +31,9 @@ commands:
                   interleaving property test for N cases; reports executions per target
   hook-latency [--sizes 200,1000,10000] [--runs N]
                   whole-process wall time of `memrecall hook` (a release build) over a warm
-                  catalog, median and worst";
+                  catalog, median and worst
+  unused-deps     fails when a workspace crate declares a dependency its code never names, or
+                  [workspace.dependencies] lists one no crate declares";
 
 fn main() -> Result<()> {
     let mut args = std::env::args().skip(1);
@@ -46,6 +50,7 @@ fn main() -> Result<()> {
         }
         Some("scan-latency") => scan_latency::main(&rest),
         Some("hook-latency") => hook_latency::main(&rest),
+        Some("unused-deps") => unused_deps::main(&rest),
         // Started by `scan-latency` itself, once per new-process run; not for direct use.
         Some("scan-latency-process") => scan_latency::process_main(&rest),
         Some("-h" | "--help") | None => {

@@ -37,7 +37,7 @@ use recall_lifecycle::{RecallSession, SessionConfig};
 use selector::{MockSelector, Selector};
 use serde::Serialize;
 
-use crate::chart::{BUDGET_COLOUR, LineChart, PALETTE, Reference, Series};
+use line_chart::{BUDGET_COLOUR, Level, LineChart, PALETTE, Reference, Scale, Series};
 
 /// The initial ceiling the figures are compared against.
 const BUDGET_MS: f64 = 100.0;
@@ -621,11 +621,13 @@ fn chart(report: &LatencyReport) -> LineChart {
         title: format!("Recall call to fast result, {} build", report.profile),
         x_title: "topics in the tree (log scale)".to_owned(),
         y_title: "milliseconds, median of runs (log scale)".to_owned(),
+        x_scale: Scale::Logarithmic,
+        y_scale: Scale::Logarithmic,
         series,
         references: vec![Reference {
             label: format!("budget: {} ms", report.budget_ms),
             colour: BUDGET_COLOUR,
-            y: report.budget_ms,
+            at: Level::Y(report.budget_ms),
         }],
     }
 }
@@ -724,7 +726,7 @@ mod tests {
 
     #[test]
     fn the_chart_draws_and_names_each_series_once_in_its_colour_when_modes_interleave() {
-        use crate::chart::drawn::{LEGEND_LEFT, Line, hex, lines, texts};
+        use line_chart::drawn::{LEGEND_LEFT, Line, hex, lines, texts};
 
         let svg = chart(&interleaved_report()).to_svg().unwrap();
         let (scan, catalog, budget) = (hex(PALETTE[0]), hex(PALETTE[1]), hex(BUDGET_COLOUR));

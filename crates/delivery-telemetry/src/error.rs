@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 /// Why a telemetry event could not be written or read back.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum TelemetryError {
     /// The event could not be turned into JSON.
     #[error("could not serialize telemetry event: {0}")]

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 /// How the documents of a result were chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Strategy {
     /// Nothing was selected (no lexical match, or the recall ended before selecting).
     None,
@@ -33,6 +34,7 @@ impl Strategy {
 /// stage off the strategy would merge "the fast result came first" with "the selector broke".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Phase {
     /// The deterministic result delivered when the initial wait ran out before the recall settled.
     Fast,
@@ -53,6 +55,7 @@ impl Phase {
 /// Where a delivery event ended up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum DeliveryPoint {
     /// Injected into the first prompt of a user query turn.
     Initial,
@@ -76,6 +79,7 @@ impl DeliveryPoint {
 /// Where a result was delivered (the non-discarded delivery points).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum DeliveredAt {
     /// Injected into the first prompt of a user query turn.
     Initial,
@@ -95,6 +99,7 @@ impl From<DeliveredAt> for DeliveryPoint {
 /// Why a recall result was never delivered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum DiscardReason {
     /// The turn ended without a tool call, so no later consume point came.
     NoSafeDeliveryPoint,
@@ -110,6 +115,9 @@ pub enum DiscardReason {
     AlreadyDelivered,
     /// The settled recall selected nothing.
     NoRelevantResults,
+    /// The turn had already delivered as many documents as its cap allows (see the session's
+    /// `turn_cap`); what the settled recall selected beyond them may be recalled later.
+    TurnCapReached,
 }
 
 impl DiscardReason {
@@ -123,6 +131,7 @@ impl DiscardReason {
             Self::Shutdown => "shutdown",
             Self::AlreadyDelivered => "already_delivered",
             Self::NoRelevantResults => "no_relevant_results",
+            Self::TurnCapReached => "turn_cap_reached",
         }
     }
 }
@@ -136,6 +145,7 @@ impl DiscardReason {
 /// design any of those but `ZeroWait` and `Fast`, plus the three fast-result judgements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum InitialWait {
     /// The single-path design: no wait; whatever had settled at that instant was taken.
     ZeroWait,
@@ -175,6 +185,7 @@ impl InitialWait {
 /// How an initial wait that delivered the fast result ended: the subset of [`InitialWait`] a
 /// `fast` event can carry, so a fast event claiming "settled" cannot be built.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum FastWait {
     /// The fast-path design: delivered as soon as it was published.
     Published,
@@ -266,6 +277,7 @@ pub struct DeliveryEvent {
 /// Either event, tagged with its name under `"event"` when serialized.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event")]
+#[non_exhaustive]
 pub enum TelemetryEvent {
     /// A `memory.recall` event.
     #[serde(rename = "memory.recall")]

@@ -41,6 +41,8 @@
 //! - The CJK class follows script extensions literally, so the combining overline (U+0305) and
 //!   dot below (U+0323), which list Katakana, are CJK too.
 
+#![forbid(unsafe_code)]
+
 mod candidates;
 mod class_table;
 pub mod frozen;

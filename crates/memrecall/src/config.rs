@@ -9,6 +9,9 @@
 //!
 //! [delivery]
 //! design = "gated"                 # "fast-path" (the default) or "gated"
+//!
+//! [telemetry]
+//! record = false                   # true (the default) keeps $MEMRECALL_HOME/telemetry/
 //! ```
 //!
 //! `delivery.design = "gated"` ends the first prompt's wait early only on a confident fast result
@@ -35,6 +38,28 @@ pub struct Config {
     /// The `[delivery]` table.
     #[serde(default)]
     pub delivery: DeliveryTable,
+    /// The `[telemetry]` table.
+    #[serde(default)]
+    pub telemetry: TelemetryTable,
+}
+
+/// The `[telemetry]` table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TelemetryTable {
+    /// `record`: whether recalls append their events under `$MEMRECALL_HOME/telemetry`.
+    #[serde(default = "recorded")]
+    pub record: bool,
+}
+
+impl Default for TelemetryTable {
+    fn default() -> Self {
+        Self { record: recorded() }
+    }
+}
+
+fn recorded() -> bool {
+    true
 }
 
 /// The `[delivery]` table.

@@ -10,6 +10,7 @@
 //! under [`hook_io::MAX_CONTEXT_UTF16`]. The process then ends the turn (a selector still
 //! thinking is cancelled) and brings the catalogs up to date for the next call. Nothing outlives
 //! the call, so the tool-result event has no settled recall to deliver and prints nothing.
+//! The recall's telemetry events go to `$MEMRECALL_HOME/telemetry/` (see [`crate::stats`]).
 
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
@@ -108,8 +109,12 @@ fn serve(agent: Agent, layout: Option<Layout>, env: &Environment) -> Result<(), 
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let home = env.memrecall_home();
+    let telemetry =
+        crate::stats::telemetry_sink(home.as_deref(), vec![Arc::new(recall_facade::TracingSink)]);
     let ran = runtime.block_on(async {
         let mut config = RecallConfig::with_roots(roots.project.path, roots.user.path);
+        config.telemetry = Arc::clone(&telemetry.sink);
         config.selector = selector;
         config.delivery = design;
         let mut recall = MemoryRecall::new(config).map_err(|e| e.to_string())?;
@@ -138,6 +143,16 @@ fn serve(agent: Agent, layout: Option<Layout>, env: &Environment) -> Result<(), 
         recall.shutdown();
     });
     runtime.shutdown_timeout(deadline.saturating_duration_since(tokio::time::Instant::now()));
+    if let Some(dropped) = telemetry.history.and_then(|history| history.dropped()) {
+        log(
+            env,
+            agent,
+            &format!(
+                "{} telemetry event(s) not recorded: {}",
+                dropped.count, dropped.first_error
+            ),
+        );
+    }
     printed
 }
 

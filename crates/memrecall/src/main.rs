@@ -5,6 +5,7 @@
 //! `--selector http` without `--selector-url`). A selector that is configured but unreachable
 //! is not an error: recall falls back to the lexical result and the output says so.
 
+#![forbid(unsafe_code)]
 // Doc comments on the argument types are `--help` text, read in a terminal, not Markdown.
 #![allow(clippy::doc_markdown)]
 
@@ -18,6 +19,7 @@ mod config;
 mod hook;
 mod mcp;
 mod output;
+mod stats;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -25,7 +27,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use delivery_telemetry::{FanOutSink, JsonLinesSink, RecordingSink, TelemetrySink};
+use delivery_telemetry::{JsonLinesSink, RecordingSink, TelemetrySink};
 use memory_scan::{DocumentCache, MemoryRoots};
 use recall_facade::{
     DeliveryDesign, HttpSelectorConfig, MemoryRecall, RecallConfig, SelectorChoice,
@@ -65,6 +67,9 @@ enum Command {
     /// Serve recall, listing, ranking explanations and saving as a Model Context Protocol
     /// server on stdin and stdout, for agents that look memory up themselves.
     Mcp(mcp::McpArgs),
+    /// Summarise the recorded telemetry: delivery rate by phase, strategy and delivery point,
+    /// discard reasons, and latency percentiles against the 100 ms budget.
+    Stats(stats::StatsArgs),
 }
 
 #[derive(Debug, Args)]
@@ -271,6 +276,7 @@ fn main() -> ExitCode {
         Command::Scan(args) => run_scan(&args),
         Command::Roots(args) => run_roots(&args),
         Command::Mcp(args) => mcp::run(&args),
+        Command::Stats(args) => stats::run(&args),
         Command::Hook(HookArgs {
             action: Some(action),
             ..
@@ -411,34 +417,62 @@ fn selector_choice(args: &RecallArgs) -> Result<SelectorChoice, Failure> {
     }
 }
 
-/// A turn's telemetry sink, and the JSON-lines file among its sinks, if any.
-type Sinks = (Arc<dyn TelemetrySink>, Option<Arc<JsonLinesSink>>);
+/// A turn's telemetry: every sink, the JSON-lines file `--telemetry` asked for (if any) and the
+/// history under `$MEMRECALL_HOME/telemetry` (if recorded).
+struct RecallSinks {
+    all: stats::TelemetrySinks,
+    file: Option<Arc<JsonLinesSink>>,
+}
 
-/// The turn's telemetry sink: `recording`, and the JSON-lines file `spec` names, if any (also
-/// returned, so that events it could not write are reported before the command exits).
-fn telemetry_sink(spec: Option<&str>, recording: &Arc<RecordingSink>) -> Result<Sinks, Failure> {
-    let recording: Arc<dyn TelemetrySink> = Arc::clone(recording) as Arc<dyn TelemetrySink>;
-    let Some(spec) = spec else {
-        return Ok((recording, None));
+/// The turn's telemetry (see [`stats::telemetry_sink`]): `recording`, and the JSON-lines file
+/// `spec` names, if any (also returned, so that events it could not write are reported before
+/// the command exits).
+fn recall_sinks(
+    spec: Option<&str>,
+    recording: &Arc<RecordingSink>,
+) -> Result<RecallSinks, Failure> {
+    let mut also: Vec<Arc<dyn TelemetrySink>> =
+        vec![Arc::clone(recording) as Arc<dyn TelemetrySink>];
+    let file = match spec {
+        None => None,
+        Some(spec) => {
+            let path = spec.strip_prefix("jsonl:").ok_or_else(|| Failure {
+                code: 2,
+                message: format!("--telemetry must look like jsonl:PATH, got {spec:?}"),
+            })?;
+            // A path that cannot be created is a mistake on the command line, like a malformed
+            // one.
+            let file = JsonLinesSink::create(Path::new(path)).map_err(|e| Failure {
+                code: 2,
+                message: format!("cannot open telemetry file {path}: {e}"),
+            })?;
+            let file = Arc::new(file);
+            also.push(Arc::clone(&file) as Arc<dyn TelemetrySink>);
+            Some(file)
+        }
     };
-    let path = spec.strip_prefix("jsonl:").ok_or_else(|| Failure {
-        code: 2,
-        message: format!("--telemetry must look like jsonl:PATH, got {spec:?}"),
-    })?;
-    // A path that cannot be created is a mistake on the command line, like a malformed one.
-    let file = JsonLinesSink::create(Path::new(path)).map_err(|e| Failure {
-        code: 2,
-        message: format!("cannot open telemetry file {path}: {e}"),
-    })?;
-    let file = Arc::new(file);
-    let sinks = FanOutSink(vec![recording, Arc::clone(&file) as Arc<dyn TelemetrySink>]);
-    Ok((Arc::new(sinks), Some(file)))
+    let home = recall_facade::memory_home().ok();
+    Ok(RecallSinks {
+        all: stats::telemetry_sink(home.as_deref(), also),
+        file,
+    })
 }
 
 /// A failure when `file` could not write every event: telemetry a user asked for is never lost
 /// silently.
-fn check_telemetry(file: Option<&JsonLinesSink>) -> Result<(), Failure> {
-    match file.and_then(JsonLinesSink::dropped) {
+fn check_telemetry(sinks: &RecallSinks) -> Result<(), Failure> {
+    // The history was not asked for on this command line: losing it is worth a warning only.
+    if let Some(history) = &sinks.all.history
+        && let Some(dropped) = history.dropped()
+    {
+        eprintln!(
+            "memrecall: warning: {} telemetry event(s) could not be recorded in {}: {}",
+            dropped.count,
+            history.dir().display(),
+            dropped.first_error
+        );
+    }
+    match sinks.file.as_deref().and_then(JsonLinesSink::dropped) {
         None => Ok(()),
         Some(dropped) => Err(Failure::from(anyhow::anyhow!(
             "{} telemetry event(s) could not be written: {}",
@@ -474,7 +508,7 @@ fn run_recall(args: &RecallArgs) -> Result<(), Failure> {
     let selector = selector_choice(args)?;
     let design = delivery_design(args)?;
     let recording = Arc::new(RecordingSink::new());
-    let (sink, telemetry_file) = telemetry_sink(args.telemetry.as_deref(), &recording)?;
+    let sinks = recall_sinks(args.telemetry.as_deref(), &recording)?;
     let turn = if args.tool_using {
         TurnKind::ToolUsing
     } else {
@@ -484,7 +518,7 @@ fn run_recall(args: &RecallArgs) -> Result<(), Failure> {
     let ran = runtime.block_on(async {
         let mut config = RecallConfig::with_roots(roots.project.clone(), roots.user.clone());
         config.selector = selector;
-        config.telemetry = sink;
+        config.telemetry = Arc::clone(&sinks.all.sink);
         config.catalog = !args.no_catalog;
         config.delivery = design;
         let mut recall = MemoryRecall::new(config).map_err(|e| Failure::selector(e.to_string()))?;
@@ -562,7 +596,7 @@ fn run_recall(args: &RecallArgs) -> Result<(), Failure> {
         });
     }
     runtime.shutdown_timeout(deadline.saturating_duration_since(tokio::time::Instant::now()));
-    printed.and(check_telemetry(telemetry_file.as_deref()))
+    printed.and(check_telemetry(&sinks))
 }
 
 /// How long the command waits, after printing, for background work to finish.

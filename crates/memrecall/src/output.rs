@@ -255,7 +255,9 @@ impl RecallOutput {
             selector_error: settled
                 .as_ref()
                 .and_then(|s| s.selector_error.as_ref().map(ToString::to_string)),
-            scan_error: settled.as_ref().and_then(|s| s.scan_error.clone()),
+            scan_error: settled
+                .as_ref()
+                .and_then(|s| s.scan_error.as_ref().map(ToString::to_string)),
             initial: PointOut::new(initial),
             tool_result: tool_result.map(PointOut::new),
             end_of_turn: PointOut::new(end),

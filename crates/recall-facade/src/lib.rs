@@ -4,22 +4,42 @@
 //! It is wiring only; behaviour lives in the crates below it. It knows nothing of the command
 //! line.
 //!
-//! ```no_run
-//! # async fn demo() -> Result<(), recall_facade::FacadeError> {
+//! A turn over a memory tree (here a temporary one holding one project memory):
+//!
+//! ```
+//! use std::time::Duration;
 //! use recall_facade::{MemoryRecall, RecallConfig};
 //!
-//! let config = RecallConfig::with_roots(Some("mem/project".into()), Some("mem/user".into()));
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let tree = tempfile::tempdir()?;
+//! std::fs::create_dir_all(tree.path().join("project"))?;
+//! std::fs::write(
+//!     tree.path().join("project/rollback.md"),
+//!     "---\nname: Release rollback runbook\ndescription: How to roll back a bad release\n\
+//!      type: project\n---\n\nRun `deploy rollback --to previous`.\n",
+//! )?;
+//! let config = RecallConfig::with_roots(Some(tree.path().join("project")), None);
+//!
+//! # tokio::runtime::Runtime::new()?.block_on(async {
 //! let mut recall = MemoryRecall::new(config)?;
 //! recall.begin_turn("how do we roll back a release?", &[]);
+//! let mut prompts = Vec::new();
+//! // At most 100 ms: what is ready goes in front of the first model request.
 //! if let Some(memory) = recall.initial().await.delivered() {
-//!     println!("{}", memory.prompt); // prepend to the first model request
+//!     prompts.push(memory.prompt.clone());
 //! }
-//! // … the model calls a tool; after its result:
+//! // … the model calls a tool (here: until the recall has settled); after its result, what
+//! // arrived since goes with the next model request, never a document twice.
+//! recall.session().wait_settled(Duration::from_secs(30)).await;
 //! if let Some(memory) = recall.after_tool_result().delivered() {
-//!     println!("{}", memory.prompt); // append to the next model request
+//!     prompts.push(memory.prompt.clone());
 //! }
 //! recall.end_turn();
-//! # Ok(()) }
+//! assert!(prompts.concat().contains("Release rollback runbook"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # })?;
+//! # Ok(())
+//! # }
 //! ```
 //!
 //! Default roots: `$MEMRECALL_HOME` (else `~/.memrecall`) holds
@@ -29,6 +49,9 @@
 //! longer than a file name may be (255 bytes) is cut short and ends in `_` and a hash of the full
 //! path instead; see [`sanitise_project_path`].
 
+#![forbid(unsafe_code)]
+
+use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -41,10 +64,12 @@ pub use recall_lifecycle::{
     CancelReason, Clock, DeliveredMemory, Delivery, DeliveryDesign, FixedClock, Lines, RecallState,
     SettledRecall, SystemClock, printable, render_prompt,
 };
-pub use selector::{HttpSelector, HttpSelectorConfig, Selector};
+pub use selector::Selector;
+pub use selector_http::{HttpSelector, HttpSelectorConfig};
 
 /// Which selector picks memories after the lexical pass.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub enum SelectorChoice {
     /// No model: every recall settles with the deterministic lexical result.
     #[default]
@@ -57,6 +82,7 @@ pub enum SelectorChoice {
 
 /// Everything a recall session is built from.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct RecallConfig {
     /// The project memory root; `None` is an empty project scope.
     pub project_root: Option<PathBuf>,
@@ -75,15 +101,24 @@ pub struct RecallConfig {
     /// recall of a process then reads only files that changed since the catalog was written. See
     /// `memory_scan::DocumentCache::with_catalog`.
     pub catalog: bool,
-    /// The delivery design (default [`DeliveryDesign::FastPath`], the design document's
-    /// behaviour). [`DeliveryDesign::Gated`] ends the first prompt's wait early only on a
-    /// confident fast result, so a fast model's answer can replace a weak lexical match;
-    /// [`DeliveryDesign::SinglePath`] exists to be measured against, not to be run.
+    /// The delivery design (default [`DeliveryDesign::FastPath`]: a bounded first wait that
+    /// ends on the fast result, the refined result later without repeats).
+    /// [`DeliveryDesign::Gated`] ends the first prompt's wait early only on a confident fast
+    /// result, so a fast model's answer can replace a weak lexical match.
     pub delivery: DeliveryDesign,
+    /// Most documents one turn delivers in all, fast and refined together (default `None`: no
+    /// cap). Without it a turn may reach seven documents: the fast result's two at the first
+    /// request, then up to [`limit`](Self::limit) refined ones after a tool result. With a cap,
+    /// the fast delivery is cut to it and the refined one to what the fast one left; when
+    /// nothing is left the refined result is discarded as
+    /// [`DiscardReason::TurnCapReached`]. Documents cut this way are not marked delivered, so a
+    /// later turn may still recall them.
+    pub turn_cap: Option<NonZeroUsize>,
 }
 
 /// Why a recall session could not be built.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum FacadeError {
     /// Neither `$MEMRECALL_HOME` nor `$HOME` is set, so there are no default roots.
     #[error(
@@ -99,8 +134,8 @@ pub enum FacadeError {
         source: std::io::Error,
     },
     /// The HTTP selector could not be built.
-    #[error(transparent)]
-    Selector(#[from] selector::SelectorError),
+    #[error("selector misconfigured: {0}")]
+    Selector(#[from] selector_http::ConfigError),
     /// The selection limit is outside 1 to [`selector::DEFAULT_LIMIT`].
     #[error(
         "the selection limit must be 1 to {max} documents, not {limit}",
@@ -125,6 +160,7 @@ impl RecallConfig {
             limit: selector::DEFAULT_LIMIT,
             catalog: true,
             delivery: DeliveryDesign::FastPath,
+            turn_cap: None,
         }
     }
 
@@ -227,6 +263,7 @@ impl MemoryRecall {
         session.clock = config.clock;
         session.limit = config.limit;
         session.design = config.delivery;
+        session.turn_cap = config.turn_cap;
         if config.catalog {
             session.cache = Arc::new(memory_scan::DocumentCache::with_catalog());
         }

@@ -1,8 +1,12 @@
 //! A whole agent session through the facade, over a real temporary memory tree.
 
+use std::num::NonZeroUsize;
 use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
 
-use recall_facade::{Delivery, MemoryRecall, RecallConfig};
+use recall_facade::{Delivery, DiscardReason, MemoryRecall, RecallConfig, SelectorChoice};
+use selector::MockSelector;
 
 fn write_topic(root: &Path, rel: &str, kind: &str, name: &str, description: &str) {
     let path = root.join(rel);
@@ -141,4 +145,91 @@ async fn one_ms_into_a_scan(project: &Path) -> MemoryRecall {
     recall.begin_turn("something worth remembering", &[]);
     tokio::time::sleep(std::time::Duration::from_millis(1)).await;
     recall
+}
+
+/// Four project memories: two match "release rollback" lexically, the model picks the other
+/// two after 250 ms.
+fn four_memories_and_a_model(dir: &Path, turn_cap: Option<usize>) -> RecallConfig {
+    let project = dir.join("project");
+    write_topic(
+        &project,
+        "rollback.md",
+        "project",
+        "Release rollback",
+        "How to roll back a release",
+    );
+    write_topic(
+        &project,
+        "freeze.md",
+        "project",
+        "Release freeze",
+        "No release on Fridays",
+    );
+    write_topic(&project, "oncall.md", "project", "On-call", "Who to page");
+    write_topic(
+        &project,
+        "budget.md",
+        "project",
+        "Error budget",
+        "When to stop",
+    );
+    let picks = ["oncall.md", "budget.md"]
+        .map(|rel| project.join(rel).to_str().unwrap().to_owned())
+        .to_vec();
+    let mut config = RecallConfig::with_roots(Some(project), None);
+    config.catalog = false;
+    config.selector = SelectorChoice::Custom(Arc::new(MockSelector::answering(
+        picks,
+        Duration::from_millis(250),
+    )));
+    config.turn_cap = turn_cap.map(|cap| NonZeroUsize::new(cap).unwrap());
+    config
+}
+
+/// The titles one turn delivers at its two points, the recall settling in between.
+async fn one_turn(config: RecallConfig) -> (Vec<String>, Delivery) {
+    let mut recall = MemoryRecall::new(config).unwrap();
+    recall.begin_turn("release rollback", &[]);
+    let mut delivered = titles(&recall.initial().await);
+    assert!(recall.session().wait_settled(Duration::from_secs(1)).await);
+    let after_tool = recall.after_tool_result();
+    delivered.extend(titles(&after_tool));
+    recall.end_turn();
+    (delivered, after_tool)
+}
+
+#[tokio::test(start_paused = true)]
+async fn without_a_turn_cap_one_turn_delivers_the_fast_and_the_refined_documents() {
+    let dir = tempfile::tempdir().unwrap();
+    let (delivered, _) = one_turn(four_memories_and_a_model(dir.path(), None)).await;
+    assert_eq!(
+        delivered,
+        [
+            "Release rollback",
+            "Release freeze",
+            "On-call",
+            "Error budget"
+        ]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_turn_cap_limits_what_one_turn_delivers_in_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let (delivered, _) = one_turn(four_memories_and_a_model(dir.path(), Some(3))).await;
+    assert_eq!(delivered, ["Release rollback", "Release freeze", "On-call"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_turn_cap_reached_by_the_fast_delivery_discards_the_refined_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let (delivered, after_tool) = one_turn(four_memories_and_a_model(dir.path(), Some(2))).await;
+    assert_eq!(delivered, ["Release rollback", "Release freeze"]);
+    assert!(
+        matches!(
+            after_tool,
+            Delivery::Discarded(DiscardReason::TurnCapReached)
+        ),
+        "{after_tool:?}"
+    );
 }

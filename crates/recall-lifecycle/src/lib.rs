@@ -15,6 +15,48 @@
 //! 3. [`RecallSession::consume_tool_result`] (after each tool result, zero wait) delivers a
 //!    settled recall minus what the fast phase already sent.
 //! 4. [`RecallSession::end_turn`] discards a recall that is still pending.
+//!
+//! # A session over a memory tree
+//!
+//! With no selector, a recall settles with the lexical result, which the initial consume point
+//! delivers once it is ready:
+//!
+//! ```
+//! use std::sync::Arc;
+//! use delivery_telemetry::RecordingSink;
+//! use memory_scan::MemoryRoots;
+//! use recall_lifecycle::{RecallSession, SessionConfig};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let tree = tempfile::tempdir()?;
+//! std::fs::write(
+//!     tree.path().join("deploy.md"),
+//!     "---\nname: Deploy checklist\ndescription: Steps before every deploy\ntype: project\n---\n\n\
+//!      Tag the release, then run the smoke suite.\n",
+//! )?;
+//! let roots = MemoryRoots { project: Some(tree.path().to_path_buf()), user: None };
+//! let sink = Arc::new(RecordingSink::new());
+//!
+//! # tokio::runtime::Runtime::new()?.block_on(async {
+//! let mut session = RecallSession::new(SessionConfig::new(roots, sink.clone()));
+//! session.begin_query("what do we do before a deploy?", &[]);
+//! let mut delivery = session.consume_initial().await;
+//! if delivery.delivered().is_none() {
+//!     // The scan outlasted the 100 ms wait (a slow disk); the result follows a tool call.
+//!     session.wait_settled(std::time::Duration::from_secs(30)).await;
+//!     delivery = session.consume_tool_result();
+//! }
+//! let memory = delivery.delivered().expect("the checklist is recalled");
+//! assert!(memory.prompt.contains("Deploy checklist"));
+//! session.end_turn();
+//! // One `memory.recall` event, and one terminal delivery event for the recall.
+//! assert_eq!(sink.recalls().len(), 1);
+//! # });
+//! # Ok(())
+//! # }
+//! ```
+
+#![forbid(unsafe_code)]
 
 mod confidence;
 mod prompt;
@@ -27,7 +69,8 @@ pub use prompt::{
     render_prompt,
 };
 pub use recall::{
-    FastResult, RecallState, RecallTimings, ScanOutcome, SettledRecall, candidate_id,
+    FastResult, RecallScanError, RecallState, RecallTimings, ScanOutcome, SettledRecall,
+    candidate_id,
 };
 pub use session::{CancelReason, DeliveredMemory, Delivery, RecallSession, SessionConfig};
 
@@ -37,13 +80,16 @@ pub const INITIAL_CEILING: std::time::Duration = std::time::Duration::from_milli
 
 /// Which delivery design a session follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub enum DeliveryDesign {
     /// The shipped design: bounded initial wait ending on the fast result, fast delivery,
     /// refined delivery later without repeats.
     #[default]
     FastPath,
     /// The earlier single-path design, kept only to measure against: a zero-wait initial
-    /// consume and no fast result.
+    /// consume and no fast result. A measurement tool, not a design to ship: it exists only with
+    /// the crate's `measurement` feature, which the evaluation enables.
+    #[cfg(feature = "measurement")]
     SinglePath,
     /// The confidence-gated fast path: the initial wait ends early on a settled recall or on a
     /// [`FastConfidence::Confident`] fast result only. A weak fast result is held: a recall that
@@ -57,6 +103,7 @@ impl DeliveryDesign {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::FastPath => "fast-path",
+            #[cfg(feature = "measurement")]
             Self::SinglePath => "single-path",
             Self::Gated => "gated",
         }

@@ -1,4 +1,4 @@
-//! The text a delivery puts in front of the model (spec §5).
+//! The text a delivery puts in front of the model.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;

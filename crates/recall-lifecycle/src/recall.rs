@@ -9,7 +9,9 @@ use std::time::Duration;
 use delivery_telemetry::{RecallEvent, Strategy, TelemetrySink, emit_recall};
 use lexical_score::{ActiveToolAliases, CandidateSelection, PreparedText, QueryTokens, Scorable};
 use memory_scan::{DocumentCache, MemoryRoots, ScanReport, ScannedDocument};
-use selector::{Candidate, SELECTOR_CEILING, SelectionRequest, Selector, SelectorError};
+use selector::{
+    AnswerError, Candidate, SELECTOR_CEILING, SelectionRequest, Selector, SelectorError,
+};
 use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -19,6 +21,7 @@ use crate::confidence::{FastConfidence, judge_fast};
 
 /// The deterministic result published before the selector is asked: the lexical top two.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct FastResult {
     /// At most [`lexical_score::FAST_LIMIT`] documents, best first.
     pub documents: Vec<Arc<ScannedDocument>>,
@@ -31,6 +34,7 @@ pub struct FastResult {
 
 /// Where the time of a recall went (the scan's own time is [`ScanOutcome::duration`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct RecallTimings {
     /// From the recall call to the fast-result publication; `None` when nothing was published.
     pub fast_published: Option<Duration>,
@@ -42,6 +46,7 @@ pub struct RecallTimings {
 
 /// A recall that ran to the end: what it selected and how.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct SettledRecall {
     /// How the documents were chosen.
     pub strategy: Strategy,
@@ -53,13 +58,27 @@ pub struct SettledRecall {
     /// Why the selector's answer was not used, when it was asked and failed.
     pub selector_error: Option<SelectorError>,
     /// Why the recall could not scan the project scope, when it could not.
-    pub scan_error: Option<String>,
+    pub scan_error: Option<RecallScanError>,
+}
+
+/// Why a recall found nothing to rank. Cloneable (the causes are shared), so the settled result
+/// that carries it can be published to every observer; it prints as one line.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum RecallScanError {
+    /// The scan itself failed (the project root cannot be listed).
+    #[error(transparent)]
+    Scan(Arc<memory_scan::ScanError>),
+    /// The scan's task ended without a result (it panicked or its runtime shut down).
+    #[error("recall scan stopped unexpectedly: {0}")]
+    Stopped(Arc<tokio::task::JoinError>),
 }
 
 /// What the scan of a recall found; published with the fast result, before the selector is
 /// asked, so a turn that ends before the recall settles can still say what was scanned. A scan
 /// that failed found nothing: no documents and an empty report (the settled result says why).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ScanOutcome {
     /// Documents the scan found (before excluding those already delivered this session).
     pub docs_scanned: usize,
@@ -168,8 +187,8 @@ pub(crate) async fn run_recall(
         return;
     }
     let mut ranked = match ranked
-        .map_err(|join_error| format!("recall scan stopped unexpectedly: {join_error}"))
-        .and_then(|ranked| ranked.map_err(|error| error.to_string()))
+        .map_err(|join_error| RecallScanError::Stopped(Arc::new(join_error)))
+        .and_then(|ranked| ranked.map_err(|error| RecallScanError::Scan(Arc::new(error))))
     {
         Ok(ranked) => ranked,
         Err(error) => {
@@ -184,6 +203,7 @@ pub(crate) async fn run_recall(
     let selector_asked = ctx.selector.is_some();
     let publishes_fast = match ctx.design {
         DeliveryDesign::FastPath | DeliveryDesign::Gated => true,
+        #[cfg(feature = "measurement")]
         DeliveryDesign::SinglePath => false,
     };
     let fast_result = ranked
@@ -423,12 +443,7 @@ async fn ask_selector(
                 .collect(),
         })
         .collect();
-    let request = SelectionRequest {
-        query,
-        candidates: &candidates,
-        limit,
-        recent_tools,
-    };
+    let request = SelectionRequest::new(query, &candidates, limit).with_recent_tools(recent_tools);
     // The lifecycle enforces the ceiling itself so that no selector implementation can hold a
     // recall open longer than the design allows.
     let ids = tokio::select! {
@@ -445,14 +460,12 @@ async fn ask_selector(
         by_id.entry(candidate.id.as_str()).or_insert(index);
     }
     let mut chosen = Vec::with_capacity(ids.len());
-    for id in ids.iter().take(limit) {
+    for (position, id) in ids.iter().take(limit).enumerate() {
         // Selectors validate against the manifest; an id outside the candidates is still
         // refused here so a custom selector cannot smuggle in an unknown document.
         let index = by_id
             .get(id.as_str())
-            .ok_or_else(|| SelectorError::InvalidAnswer {
-                why: format!("selected id {id:?} was not a candidate"),
-            })?;
+            .ok_or(AnswerError::NotInManifest { position })?;
         if !chosen.contains(index) {
             chosen.push(*index);
         }
@@ -517,7 +530,7 @@ fn settle_failed(
     cancel: &CancellationToken,
     query_length: usize,
     scan_elapsed: Duration,
-    error: String,
+    error: RecallScanError,
 ) {
     tracing::warn!(%error, "memory recall could not scan the project scope");
     let event = RecallEvent {

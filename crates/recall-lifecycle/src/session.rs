@@ -2,6 +2,7 @@
 //! is excluded, and the exactly-once terminal telemetry.
 
 use std::collections::HashSet;
+use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -41,6 +42,7 @@ enum InitialDecision {
 /// How a wait that ended with a settled recall went.
 #[derive(Debug, Clone, Copy)]
 enum SettledWait {
+    #[cfg(feature = "measurement")]
     ZeroWait,
     Settled,
     WeakFastSuperseded,
@@ -49,6 +51,7 @@ enum SettledWait {
 /// How a wait that ended with nothing to deliver went.
 #[derive(Debug, Clone, Copy)]
 enum NothingWait {
+    #[cfg(feature = "measurement")]
     ZeroWait,
     Empty,
 }
@@ -60,6 +63,7 @@ impl InitialDecision {
         }
         if state.settled.is_some() {
             return Self::Settled(match (design, &state.fast) {
+                #[cfg(feature = "measurement")]
                 (DeliveryDesign::SinglePath, _) => SettledWait::ZeroWait,
                 (DeliveryDesign::Gated, Some(fast)) if fast.confidence == FastConfidence::Weak => {
                     SettledWait::WeakFastSuperseded
@@ -68,6 +72,7 @@ impl InitialDecision {
             });
         }
         match (design, &state.fast) {
+            #[cfg(feature = "measurement")]
             (DeliveryDesign::SinglePath, _) => Self::Nothing(NothingWait::ZeroWait),
             (_, None) => Self::Nothing(NothingWait::Empty),
             (DeliveryDesign::FastPath, Some(fast)) => {
@@ -86,6 +91,7 @@ impl InitialDecision {
     fn wait(&self) -> InitialWait {
         match self {
             Self::Cancelled => InitialWait::Cancelled,
+            #[cfg(feature = "measurement")]
             Self::Settled(SettledWait::ZeroWait) | Self::Nothing(NothingWait::ZeroWait) => {
                 InitialWait::ZeroWait
             }
@@ -99,6 +105,7 @@ impl InitialDecision {
 
 /// Everything a session is built from.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct SessionConfig {
     /// The project and user memory roots.
     pub roots: MemoryRoots,
@@ -112,6 +119,11 @@ pub struct SessionConfig {
     pub design: DeliveryDesign,
     /// Most documents one refined delivery may carry.
     pub limit: usize,
+    /// Most documents one turn delivers in all, fast and refined together; `None` (the
+    /// default) leaves a turn at what the design gives it (up to the fast result's two plus
+    /// `limit` refined). Documents cut by the cap are not marked delivered, so a later turn may
+    /// recall them.
+    pub turn_cap: Option<NonZeroUsize>,
     /// The document cache shared by the session's recalls.
     pub cache: Arc<DocumentCache>,
 }
@@ -126,6 +138,7 @@ impl SessionConfig {
             clock: Arc::new(SystemClock),
             design: DeliveryDesign::FastPath,
             limit: selector::DEFAULT_LIMIT,
+            turn_cap: None,
             cache: Arc::new(DocumentCache::new()),
         }
     }
@@ -133,6 +146,7 @@ impl SessionConfig {
 
 /// Why a pending recall is abandoned by its caller.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum CancelReason {
     /// The turn ended with no tool call, so the result has no later delivery point.
     NoSafeDeliveryPoint,
@@ -160,6 +174,7 @@ impl From<CancelReason> for DiscardReason {
 
 /// Memory put in front of the model at one delivery point.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct DeliveredMemory {
     /// `fast` for the deterministic result, `refined` for the settled one.
     pub phase: Phase,
@@ -249,8 +264,7 @@ impl ActiveRecall {
 
     /// Cancels the recall because its caller abandons it for `reason`, and records it as
     /// discarded. When it had settled and every selected document was already fast-delivered,
-    /// the result is recorded as `already_delivered`: nothing was lost (design document,
-    /// verification list). Otherwise a turn whose abort token had fired is recorded as `abort`,
+    /// the result is recorded as `already_delivered`: nothing was lost. Otherwise a turn whose abort token had fired is recorded as `abort`,
     /// whatever call noticed it first.
     fn abandon(&mut self, reason: CancelReason) -> DiscardReason {
         let aborted = self.cancel.is_cancelled();
@@ -290,6 +304,7 @@ impl Drop for ActiveRecall {
 pub struct RecallSession {
     ctx: Arc<RecallContext>,
     clock: Arc<dyn Clock>,
+    turn_cap: Option<NonZeroUsize>,
     surfaced: HashSet<PathBuf>,
     active: Option<ActiveRecall>,
     last_state: Option<watch::Receiver<RecallState>>,
@@ -317,6 +332,7 @@ impl RecallSession {
                 limit: config.limit,
             }),
             clock: config.clock,
+            turn_cap: config.turn_cap,
             surfaced: HashSet::new(),
             active: None,
             last_state: None,
@@ -381,6 +397,7 @@ impl RecallSession {
             return Delivery::Pending;
         }
         let ends_wait: Option<fn(&RecallState) -> bool> = match design {
+            #[cfg(feature = "measurement")]
             DeliveryDesign::SinglePath => None,
             DeliveryDesign::FastPath => Some(|s| s.settled.is_some() || s.fast.is_some()),
             DeliveryDesign::Gated => Some(|s| {
@@ -415,9 +432,12 @@ impl RecallSession {
                     return Delivery::Pending;
                 };
                 let latency = active.started.elapsed();
-                token.emit(wait, fast.documents.len(), latency);
-                active.fast_delivered.clone_from(&fast.documents);
-                let documents = fast.documents.clone();
+                let mut documents = fast.documents.clone();
+                if let Some(cap) = self.turn_cap {
+                    documents.truncate(cap.get());
+                }
+                token.emit(wait, documents.len(), latency);
+                active.fast_delivered.clone_from(&documents);
                 Delivery::Delivered(self.record_delivery(
                     Phase::Fast,
                     Strategy::Heuristic,
@@ -536,17 +556,23 @@ impl RecallSession {
         };
         // Both results come from one scan, so the selector can legitimately re-select what the
         // fast phase sent; those are removed and the prompt is rebuilt from the rest.
-        let remaining: Vec<Arc<ScannedDocument>> = settled
+        let mut remaining: Vec<Arc<ScannedDocument>> = settled
             .documents
             .iter()
             .filter(|d| !active.fast_delivered.iter().any(|f| f.path() == d.path()))
             .cloned()
             .collect();
+        let new_documents = remaining.len();
+        if let Some(cap) = self.turn_cap {
+            remaining.truncate(cap.get().saturating_sub(active.fast_delivered.len()));
+        }
         if remaining.is_empty() {
             let reason = if settled.documents.is_empty() {
                 DiscardReason::NoRelevantResults
-            } else {
+            } else if new_documents == 0 {
                 DiscardReason::AlreadyDelivered
+            } else {
+                DiscardReason::TurnCapReached
             };
             return Delivery::Discarded(active.finish_discarded(reason));
         }

@@ -1262,3 +1262,85 @@ async fn gated_wait_held_on_a_weak_fast_result_ends_on_cancellation_without_deli
     ));
     assert_eq!(initial_waits(&sink), vec![Some(InitialWait::Cancelled)]);
 }
+
+/// A fast-path session over `f` whose model picks the preference and the dashboard after
+/// 250 ms, capped at `cap` documents per turn.
+fn capped_session(f: &Fixture, cap: usize) -> (RecallSession, Arc<RecordingSink>) {
+    let sink = Arc::new(RecordingSink::new());
+    let mut config =
+        SessionConfig::new(f.tree.roots(), Arc::clone(&sink) as Arc<dyn TelemetrySink>);
+    config.selector = Some(mock(&[&f.terse, &f.dashboard], 250));
+    config.clock = Arc::new(FixedClock(SystemTime::now()));
+    config.turn_cap = Some(std::num::NonZeroUsize::new(cap).unwrap());
+    (RecallSession::new(config), sink)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_turn_cap_cuts_the_refined_delivery_to_what_the_fast_one_left() {
+    let f = fixture();
+    let (mut session, _sink) = capped_session(&f, 3);
+    session.begin_query(ROLLBACK_QUERY, &[]);
+    let fast = session.consume_initial().await;
+    assert_eq!(
+        paths(&fast).len(),
+        2,
+        "the fast result carries two documents"
+    );
+    assert!(session.wait_settled(Duration::from_secs(1)).await);
+
+    let refined = session.consume_tool_result();
+
+    assert_eq!(paths(&refined), vec![f.terse.clone()]);
+    assert!(
+        !session.surfaced().contains(&f.dashboard),
+        "a document cut by the cap is not marked delivered"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_turn_cap_the_fast_delivery_filled_discards_the_refined_result() {
+    let f = fixture();
+    let (mut session, sink) = capped_session(&f, 2);
+    session.begin_query(ROLLBACK_QUERY, &[]);
+    assert_eq!(paths(&session.consume_initial().await).len(), 2);
+    assert!(session.wait_settled(Duration::from_secs(1)).await);
+
+    let refined = session.consume_tool_result();
+
+    assert!(
+        matches!(refined, Delivery::Discarded(DiscardReason::TurnCapReached)),
+        "{refined:?}"
+    );
+    assert_eq!(
+        terminal_events(&sink)[0].discard_reason,
+        Some(DiscardReason::TurnCapReached)
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_turn_cap_of_one_cuts_the_fast_delivery_too() {
+    let f = fixture();
+    let (mut session, _sink) = capped_session(&f, 1);
+    session.begin_query(ROLLBACK_QUERY, &[]);
+
+    let fast = session.consume_initial().await;
+
+    assert_eq!(paths(&fast), vec![f.rollback.clone()]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn without_a_turn_cap_a_turn_delivers_the_fast_and_the_refined_documents() {
+    let f = fixture();
+    let (mut session, _sink) = session_with(
+        f.tree.roots(),
+        Some(mock(&[&f.terse, &f.dashboard], 250)),
+        DeliveryDesign::FastPath,
+    );
+    session.begin_query(ROLLBACK_QUERY, &[]);
+    assert_eq!(paths(&session.consume_initial().await).len(), 2);
+    assert!(session.wait_settled(Duration::from_secs(1)).await);
+
+    let refined = session.consume_tool_result();
+
+    assert_eq!(paths(&refined), vec![f.terse.clone(), f.dashboard.clone()]);
+}

@@ -1,8 +1,10 @@
 //! The model selector port: given a query and candidate memories, pick the few that clearly help.
 //!
-//! Holds the `Selector` trait, the manifest builder and answer validator every implementation
-//! shares, an OpenAI-compatible HTTP adapter and a scriptable mock. It takes plain candidates and
-//! knows nothing of files, scoring or delivery.
+//! Holds the [`Selector`] trait, the manifest builder and answer validator every implementation
+//! shares, and a scriptable mock. It takes plain candidates and knows nothing of files, scoring,
+//! delivery or networks: a model client is an adapter that implements the trait (the
+//! OpenAI-compatible HTTP one is the `selector-http` crate), so depending on the port pulls in no
+//! HTTP stack.
 //!
 //! # The rules every selector follows
 //!
@@ -18,64 +20,13 @@
 //! - A call gives up after [`SELECTOR_CEILING`] at most and returns
 //!   [`SelectorError::Cancelled`] promptly once the caller's [`CancellationToken`] fires.
 //!
-//! # Pointing [`HttpSelector`] at a hosted service
-//!
-//! The base URL is the server root; `/v1/chat/completions` is appended (a base URL that already
-//! ends in `/v1` gets only `/chat/completions`). The API key is read once, from the environment
-//! variable named in the config (`OPENAI_API_KEY` by default), and sent as a bearer token.
-//!
-//! ```no_run
-//! use selector::{CancellationToken, HttpSelector, HttpSelectorConfig, SelectionRequest, Selector};
-//!
-//! # async fn run(candidates: &[selector::Candidate]) -> Result<(), selector::SelectorError> {
-//! let selector = HttpSelector::new(HttpSelectorConfig::new("https://api.openai.com", "gpt-4o-mini"))?;
-//! let request = SelectionRequest {
-//!     query: "how do we deploy?",
-//!     candidates,
-//!     limit: selector::DEFAULT_LIMIT,
-//!     recent_tools: &[],
-//! };
-//! let picked: Vec<String> = selector.select(request, CancellationToken::new()).await?;
-//! # drop(picked);
-//! # Ok(())
-//! # }
-//! ```
-//!
-//! # Pointing [`HttpSelector`] at a local OpenAI-compatible server
-//!
-//! Local servers usually need no key. When the configured environment variable is unset (or
-//! empty) no `Authorization` header is sent at all, so naming a variable that does not exist is
-//! the way to talk to them:
-//!
-//! ```no_run
-//! use std::time::Duration;
-//! use selector::{HttpSelector, HttpSelectorConfig};
-//!
-//! # fn run() -> Result<(), selector::SelectorError> {
-//! // llama.cpp's `llama-server` (default port 8080); the model name is informational there.
-//! let llama_cpp = HttpSelectorConfig::new("http://127.0.0.1:8080", "local");
-//! // Ollama (its OpenAI-compatible API lives under /v1).
-//! let ollama = HttpSelectorConfig::new("http://localhost:11434/v1", "qwen2.5:7b-instruct");
-//! // vLLM's `vllm serve` (default port 8000), guarded by its own key variable.
-//! let mut vllm = HttpSelectorConfig::new("http://localhost:8000", "Qwen/Qwen2.5-7B-Instruct");
-//! vllm.api_key_env = "VLLM_API_KEY".to_owned();
-//! // A slow local model may get less than the default 30 s; more than 30 s is capped.
-//! vllm.ceiling = Duration::from_secs(10);
-//!
-//! for config in [llama_cpp, ollama, vllm] {
-//!     let _selector = HttpSelector::new(config)?;
-//! }
-//! # Ok(())
-//! # }
-//! ```
-//!
-//! Servers that ignore `response_format` still work when they put the JSON object somewhere in
-//! the message content: wrapped in prose or in a fenced code block, it is found and validated.
-//!
 //! # Writing a new [`Selector`]
 //!
-//! Build the [`Manifest`] from the candidates, decide, and let [`validate_answer`] hold the answer
-//! to the shared rules. This one picks the candidates whose description mentions the query:
+//! An adapter for your own model client builds the [`Manifest`] from the candidates, shows it to
+//! the model, and lets [`validate_answer`] hold the answer to the shared rules. This one stands in
+//! for a model with a rule (pick the candidates whose description mentions the query); a real
+//! client would send [`system_prompt`] and [`user_message`] and read the reply with
+//! [`parse_answer_content`]:
 //!
 //! ```
 //! use selector::{async_trait, CancellationToken, Manifest, SelectionRequest, Selector, SelectorError};
@@ -103,7 +54,8 @@
 //!             .map(|c| c.id.as_str())
 //!             .take(request.limit)
 //!             .collect();
-//!         selector::validate_answer(&json!({ "selected_memories": picked }), &manifest, request.limit)
+//!         let answer = json!({ "selected_memories": picked });
+//!         Ok(selector::validate_answer(&answer, &manifest, request.limit)?)
 //!     }
 //! }
 //!
@@ -115,15 +67,26 @@
 //!     description: "Deploy checklist".to_owned(),
 //!     keywords: vec![],
 //! }];
-//! let request = SelectionRequest { query: "deploy", candidates: &candidates, limit: 5, recent_tools: &[] };
+//! let request = SelectionRequest::new("deploy", &candidates, 5);
 //! let picked = DescriptionMatch.select(request, CancellationToken::new()).await.unwrap();
 //! assert_eq!(picked, ["/home/me/.memory/project/deploy.md"]);
+//!
+//! // An answer naming a path the manifest never listed is refused, whoever produced it.
+//! let manifest = Manifest::build(&candidates);
+//! let forged = json!({ "selected_memories": ["/etc/passwd"] });
+//! assert_eq!(
+//!     selector::validate_answer(&forged, &manifest, 5),
+//!     Err(selector::AnswerError::NotInManifest { position: 0 }),
+//! );
 //! # });
 //! ```
 
+#![forbid(unsafe_code)]
+
 use std::time::{Duration, SystemTime};
 
-mod http;
+mod content;
+mod error;
 mod manifest;
 mod mock;
 mod prompt;
@@ -131,7 +94,8 @@ mod prompt;
 pub use async_trait::async_trait;
 pub use tokio_util::sync::CancellationToken;
 
-pub use http::{ApiKey, HttpSelector, HttpSelectorConfig, parse_answer_content};
+pub use content::parse_answer_content;
+pub use error::{AnswerError, JsonKind, SelectorError, SharedError};
 pub use manifest::{ANSWER_KEY, Manifest, format_timestamp, validate_answer};
 pub use mock::{MockAnswer, MockSelector, MockStep, RecordedCall};
 pub use prompt::{answer_schema, system_prompt, user_message};
@@ -163,8 +127,10 @@ pub struct Candidate {
     pub keywords: Vec<String>,
 }
 
-/// What a selector is asked.
+/// What a selector is asked. Built with [`SelectionRequest::new`]; fields may be added, each
+/// with a default.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct SelectionRequest<'a> {
     /// The user's query.
     pub query: &'a str,
@@ -176,33 +142,25 @@ pub struct SelectionRequest<'a> {
     pub recent_tools: &'a [String],
 }
 
-/// Why a selector produced no usable answer.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SelectorError {
-    /// The call exceeded its ceiling.
-    #[error("selector did not answer within {0:?}")]
-    Timeout(Duration),
-    /// The caller cancelled the call.
-    #[error("selector call cancelled")]
-    Cancelled,
-    /// The request could not be sent or the response not read.
-    #[error("selector transport error: {0}")]
-    Transport(String),
-    /// The server answered with a non-success HTTP status.
-    #[error("selector answered HTTP {status}")]
-    Http {
-        /// The HTTP status code.
-        status: u16,
-    },
-    /// The answer broke the shared rules (shape, limit or manifest membership).
-    #[error("selector answer rejected: {why}")]
-    InvalidAnswer {
-        /// What was wrong with the answer.
-        why: String,
-    },
-    /// The selector is misconfigured (bad base URL, unreadable key variable).
-    #[error("selector misconfigured: {0}")]
-    Config(String),
+impl<'a> SelectionRequest<'a> {
+    /// A request for at most `limit` of `candidates` for `query`, with no recently used tools.
+    pub fn new(query: &'a str, candidates: &'a [Candidate], limit: usize) -> Self {
+        Self {
+            query,
+            candidates,
+            limit,
+            recent_tools: &[],
+        }
+    }
+
+    /// The same request, naming the tools the agent used recently.
+    #[must_use]
+    pub fn with_recent_tools(self, recent_tools: &'a [String]) -> Self {
+        Self {
+            recent_tools,
+            ..self
+        }
+    }
 }
 
 /// Picks the memories that clearly help with a query.

@@ -8,9 +8,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
-use crate::{
-    Candidate, DESCRIPTION_MAX_CHARS, KEYWORDS_MAX_CHARS, MANIFEST_MAX_BYTES, SelectorError,
-};
+use crate::error::{AnswerError, JsonKind};
+use crate::{Candidate, DESCRIPTION_MAX_CHARS, KEYWORDS_MAX_CHARS, MANIFEST_MAX_BYTES};
 
 /// The JSON key under which the model lists the ids it selected.
 pub const ANSWER_KEY: &str = "selected_memories";
@@ -164,64 +163,43 @@ pub fn validate_answer(
     answer: &Value,
     manifest: &Manifest,
     limit: usize,
-) -> Result<Vec<String>, SelectorError> {
+) -> Result<Vec<String>, AnswerError> {
     let Some(object) = answer.as_object() else {
-        return Err(invalid(format!(
-            "expected a JSON object with `{ANSWER_KEY}`, got {}",
-            kind(answer)
-        )));
+        return Err(AnswerError::NotAnObject {
+            found: JsonKind::of(answer),
+        });
     };
     let Some(listed) = object.get(ANSWER_KEY) else {
-        return Err(invalid(format!("the object has no `{ANSWER_KEY}` member")));
+        return Err(AnswerError::MissingMember);
     };
     let Some(listed) = listed.as_array() else {
-        return Err(invalid(format!(
-            "`{ANSWER_KEY}` must be an array, got {}",
-            kind(listed)
-        )));
+        return Err(AnswerError::NotAnArray {
+            found: JsonKind::of(listed),
+        });
     };
 
     let mut selected: Vec<String> = Vec::new();
     for (position, item) in listed.iter().enumerate() {
         let Some(id) = item.as_str() else {
-            return Err(invalid(format!(
-                "`{ANSWER_KEY}` item {position} must be a string, got {}",
-                kind(item)
-            )));
+            return Err(AnswerError::NotAString {
+                position,
+                found: JsonKind::of(item),
+            });
         };
-        // The id itself is not quoted: it is arbitrary model output, which may echo anything
-        // from its context (a secret included) and would end up in logs.
         if !manifest.contains(id) {
-            return Err(invalid(format!(
-                "`{ANSWER_KEY}` item {position} is not in the manifest"
-            )));
+            return Err(AnswerError::NotInManifest { position });
         }
         if !selected.iter().any(|seen| seen == id) {
             selected.push(id.to_owned());
         }
     }
     if selected.len() > limit {
-        return Err(invalid(format!(
-            "{} memories selected, the limit is {limit}",
-            selected.len()
-        )));
+        return Err(AnswerError::OverLimit {
+            selected: selected.len(),
+            limit,
+        });
     }
     Ok(selected)
-}
-
-fn invalid(why: String) -> SelectorError {
-    SelectorError::InvalidAnswer { why }
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 #[cfg(test)]

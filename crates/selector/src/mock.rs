@@ -11,6 +11,7 @@ use crate::{CancellationToken, SELECTOR_CEILING, SelectionRequest, Selector, Sel
 
 /// What a scripted call ends with.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum MockAnswer {
     /// The model's answer, validated against the manifest like a real one.
     Ids(Vec<String>),
@@ -156,9 +157,11 @@ impl Selector for MockSelector {
             return Err(SelectorError::Timeout(SELECTOR_CEILING));
         }
         match step.answer {
-            MockAnswer::Ids(ids) => {
-                validate_answer(&json!({ ANSWER_KEY: ids }), &manifest, request.limit)
-            }
+            MockAnswer::Ids(ids) => Ok(validate_answer(
+                &json!({ ANSWER_KEY: ids }),
+                &manifest,
+                request.limit,
+            )?),
             MockAnswer::Error(error) => Err(error),
         }
     }

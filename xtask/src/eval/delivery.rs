@@ -23,7 +23,8 @@ use delivery_telemetry::{DeliveryPoint, InitialWait, Phase, RecordingSink};
 use lexical_score::{ActiveToolAliases, CandidateSelection, QueryTokens};
 use memory_scan::DocumentCache;
 use recall_lifecycle::{Delivery, DeliveryDesign, FixedClock, RecallSession, SessionConfig};
-use selector::{HttpSelector, HttpSelectorConfig, MockSelector, Selector};
+use selector::{MockSelector, Selector};
+use selector_http::{HttpSelector, HttpSelectorConfig};
 use serde::Serialize;
 use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
@@ -732,12 +733,9 @@ mod tests {
             description: "How to deploy".to_owned(),
             keywords: Vec::new(),
         }];
-        let request = SelectionRequest {
-            query: "how do I roll back? 回滚",
-            candidates: &candidates,
-            limit: 5,
-            recent_tools: &["Bash".to_owned()],
-        };
+        let tools = ["Bash".to_owned()];
+        let request = SelectionRequest::new("how do I roll back? 回滚", &candidates, 5)
+            .with_recent_tools(&tools);
         let body = json!({
             "messages": [
                 { "role": "system", "content": "Query: not this one\n\n" },

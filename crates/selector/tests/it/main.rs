@@ -1,6 +1,5 @@
-//! Behaviour of the selector crate: manifest, answer validation, the mock and the HTTP adapter.
+//! Behaviour of the selector crate: manifest, answer validation and the mock.
 
-mod http;
 mod manifest;
 mod mock;
 mod support;

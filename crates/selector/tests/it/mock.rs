@@ -14,12 +14,7 @@ const ROLE: &str = "/home/dev/.memory/user/role.md";
 
 async fn ask(selector: &dyn Selector) -> Result<Vec<String>, SelectorError> {
     let candidates = sample_candidates();
-    let request = SelectionRequest {
-        query: "how do we deploy?",
-        candidates: &candidates,
-        limit: 5,
-        recent_tools: &[],
-    };
+    let request = SelectionRequest::new("how do we deploy?", &candidates, 5);
     selector.select(request, CancellationToken::new()).await
 }
 
@@ -74,12 +69,7 @@ async fn cancellation_during_the_latency_returns_cancelled_at_once() {
         canceller.cancel();
     });
     let candidates = sample_candidates();
-    let request = SelectionRequest {
-        query: "q",
-        candidates: &candidates,
-        limit: 5,
-        recent_tools: &[],
-    };
+    let request = SelectionRequest::new("q", &candidates, 5);
 
     let started = Instant::now();
     assert_eq!(
@@ -105,7 +95,7 @@ async fn scripted_ids_outside_the_manifest_are_an_invalid_answer() {
     let mock = MockSelector::answering(ids(&["/not/offered.md"]), Duration::ZERO);
     assert!(matches!(
         ask(&mock).await,
-        Err(SelectorError::InvalidAnswer { .. })
+        Err(SelectorError::InvalidAnswer(_))
     ));
 }
 
@@ -113,15 +103,10 @@ async fn scripted_ids_outside_the_manifest_are_an_invalid_answer() {
 async fn scripted_ids_beyond_the_limit_are_an_invalid_answer() {
     let mock = MockSelector::answering(ids(&[DEPLOY, ROLE]), Duration::ZERO);
     let candidates = sample_candidates();
-    let request = SelectionRequest {
-        query: "q",
-        candidates: &candidates,
-        limit: 1,
-        recent_tools: &[],
-    };
+    let request = SelectionRequest::new("q", &candidates, 1);
     assert!(matches!(
         mock.select(request, CancellationToken::new()).await,
-        Err(SelectorError::InvalidAnswer { .. })
+        Err(SelectorError::InvalidAnswer(_))
     ));
 }
 
@@ -130,12 +115,7 @@ async fn calls_record_the_query_candidates_manifest_limit_and_tools() {
     let mock = MockSelector::new();
     let candidates = sample_candidates();
     let tools = ids(&["mcp__github__create_issue"]);
-    let request = SelectionRequest {
-        query: "open an issue",
-        candidates: &candidates,
-        limit: 3,
-        recent_tools: &tools,
-    };
+    let request = SelectionRequest::new("open an issue", &candidates, 3).with_recent_tools(&tools);
     mock.select(request, CancellationToken::new())
         .await
         .unwrap();

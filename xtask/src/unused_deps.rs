@@ -1,0 +1,400 @@
+//! `cargo xtask unused-deps`: every dependency a workspace crate declares is named in its code,
+//! and every entry of `[workspace.dependencies]` is declared by some crate.
+//!
+//! A dependency counts as named when a source file of the right kind holds `name::`,
+//! `use name` or `extern crate name` with `name` not preceded by an identifier character
+//! (`tokio::select!`, `#[derive(serde::Serialize)]` and `use serde_json::json;` all count), or
+//! `"name"` / `"name::` as serde's `with` and `crate` attributes spell it.
+//! Normal and build dependencies must be named under the package's `src/` (or its `build.rs`);
+//! dev-dependencies anywhere in the package (tests, benches, examples, doctests in `src/`). A
+//! dependency declared only to switch on a feature of another is listed in [`ALLOWED`] with its
+//! reason.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+use serde::Deserialize;
+
+/// `(package, dependency, reason)`: dependencies the check lets through, each for its reason.
+const ALLOWED: &[(&str, &str, &str)] = &[
+    (
+        "memory-scan",
+        "bytes",
+        "unused: to be removed from memory-scan's manifest with its next change",
+    ),
+    (
+        "memory-scan",
+        "bytestring",
+        "unused: to be removed from memory-scan's manifest with its next change",
+    ),
+];
+
+/// Runs the check on the workspace; fails listing every finding.
+pub fn main(args: &[String]) -> Result<()> {
+    if let Some(arg) = args.first() {
+        bail!("unused-deps takes no arguments, got {arg:?}");
+    }
+    let root = crate::workspace_root()?;
+    let metadata = metadata(&root)?;
+    let workspace_manifest = std::fs::read_to_string(root.join("Cargo.toml"))
+        .context("cannot read the workspace's Cargo.toml")?;
+    let mut findings = unused_in_packages(&metadata.members())?;
+    findings.extend(unused_workspace_entries(
+        &workspace_manifest,
+        &metadata.members(),
+    )?);
+    if findings.is_empty() {
+        println!(
+            "unused-deps: every declared dependency of the {} workspace crates is used",
+            metadata.members().len()
+        );
+        return Ok(());
+    }
+    for finding in &findings {
+        eprintln!("unused dependency: {finding}");
+    }
+    bail!(
+        "{} unused dependencies: remove them, or add them to ALLOWED in xtask/src/unused_deps.rs with the reason",
+        findings.len()
+    )
+}
+
+/// What `cargo metadata --no-deps` says of the workspace.
+#[derive(Debug, Deserialize)]
+pub struct Metadata {
+    packages: Vec<Package>,
+    workspace_members: Vec<String>,
+}
+
+impl Metadata {
+    fn members(&self) -> Vec<&Package> {
+        self.packages
+            .iter()
+            .filter(|p| self.workspace_members.contains(&p.id))
+            .collect()
+    }
+}
+
+/// One workspace crate.
+#[derive(Debug, Deserialize)]
+pub struct Package {
+    name: String,
+    id: String,
+    manifest_path: PathBuf,
+    dependencies: Vec<Dependency>,
+}
+
+/// One declared dependency.
+#[derive(Debug, Deserialize)]
+pub struct Dependency {
+    name: String,
+    rename: Option<String>,
+    /// `None` for a normal dependency, else `"dev"` or `"build"`.
+    kind: Option<String>,
+}
+
+impl Dependency {
+    /// The name code uses for it: the rename, else the package name with `-` as `_`.
+    fn crate_name(&self) -> String {
+        self.rename
+            .as_deref()
+            .unwrap_or(&self.name)
+            .replace('-', "_")
+    }
+
+    fn is_dev(&self) -> bool {
+        self.kind.as_deref() == Some("dev")
+    }
+}
+
+/// One dependency nothing uses.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Finding {
+    /// A crate declares a dependency its code never names.
+    Unnamed {
+        /// The declaring crate.
+        package: String,
+        /// The dependency, as declared.
+        dependency: String,
+        /// Whether it is a dev-dependency.
+        dev: bool,
+    },
+    /// A `[workspace.dependencies]` entry no crate declares.
+    UndeclaredWorkspaceEntry {
+        /// The entry's key.
+        dependency: String,
+    },
+}
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Unnamed {
+                package,
+                dependency,
+                dev,
+            } => {
+                let kind = if *dev { "dev-dependency" } else { "dependency" };
+                write!(
+                    f,
+                    "{package} declares the {kind} {dependency} but never names it"
+                )
+            }
+            Self::UndeclaredWorkspaceEntry { dependency } => write!(
+                f,
+                "[workspace.dependencies] lists {dependency} but no workspace crate declares it"
+            ),
+        }
+    }
+}
+
+fn metadata(root: &Path) -> Result<Metadata> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let output = Command::new(cargo)
+        .args(["metadata", "--format-version", "1", "--no-deps", "--locked"])
+        .current_dir(root)
+        .output()
+        .context("could not start cargo metadata")?;
+    if !output.status.success() {
+        bail!(
+            "cargo metadata failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    serde_json::from_slice(&output.stdout).context("cannot read cargo metadata's output")
+}
+
+/// The dependencies each package declares but never names.
+pub fn unused_in_packages(packages: &[&Package]) -> Result<Vec<Finding>> {
+    let mut findings = Vec::new();
+    for package in packages {
+        let dir = package
+            .manifest_path
+            .parent()
+            .context("a manifest path has a parent directory")?;
+        let src_dir = dir.join("src");
+        let all_sources = read_sources(dir)?;
+        let mut build_sources = read_sources(&src_dir)?;
+        if let Ok(build) = std::fs::read_to_string(dir.join("build.rs")) {
+            build_sources.push(build);
+        }
+        let mut seen = BTreeSet::new();
+        for dependency in &package.dependencies {
+            let name = dependency.crate_name();
+            // The same crate may be declared twice (normal and dev, to add test features).
+            if !seen.insert((name.clone(), dependency.is_dev())) {
+                continue;
+            }
+            if ALLOWED
+                .iter()
+                .any(|&(p, d, _)| p == package.name && d == dependency.name)
+            {
+                continue;
+            }
+            let sources = if dependency.is_dev() {
+                &all_sources
+            } else {
+                &build_sources
+            };
+            if !sources.iter().any(|source| names_crate(source, &name)) {
+                findings.push(Finding::Unnamed {
+                    package: package.name.clone(),
+                    dependency: dependency.name.clone(),
+                    dev: dependency.is_dev(),
+                });
+            }
+        }
+    }
+    findings.sort();
+    Ok(findings)
+}
+
+/// The `[workspace.dependencies]` entries that no member declares.
+pub fn unused_workspace_entries(manifest: &str, packages: &[&Package]) -> Result<Vec<Finding>> {
+    let manifest: toml::Table = toml::from_str(manifest).context("the workspace's Cargo.toml")?;
+    let Some(entries) = manifest
+        .get("workspace")
+        .and_then(|w| w.get("dependencies"))
+        .and_then(toml::Value::as_table)
+    else {
+        return Ok(Vec::new());
+    };
+    let declared: BTreeSet<&str> = packages
+        .iter()
+        .flat_map(|p| &p.dependencies)
+        .map(|d| d.name.as_str())
+        .collect();
+    Ok(entries
+        .keys()
+        .filter(|key| !declared.contains(key.as_str()))
+        .map(|key| Finding::UndeclaredWorkspaceEntry {
+            dependency: key.clone(),
+        })
+        .collect())
+}
+
+/// The text of every `.rs` file under `dir` (none when it does not exist).
+fn read_sources(dir: &Path) -> Result<Vec<String>> {
+    let mut sources = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(error) => {
+                return Err(error).with_context(|| format!("cannot list {}", dir.display()));
+            }
+        };
+        for entry in entries {
+            let entry = entry.with_context(|| format!("cannot list {}", dir.display()))?;
+            let path = entry.path();
+            let file_type = entry.file_type()?;
+            if file_type.is_dir() {
+                pending.push(path);
+            } else if file_type.is_file() && path.extension().is_some_and(|e| e == "rs") {
+                sources.push(
+                    std::fs::read_to_string(&path)
+                        .with_context(|| format!("cannot read {}", path.display()))?,
+                );
+            }
+        }
+    }
+    Ok(sources)
+}
+
+/// Whether `source` names the crate `name` as a path root, in a `use` or in `extern crate`.
+fn names_crate(source: &str, name: &str) -> bool {
+    source.match_indices(name).any(|(at, _)| {
+        let before = source[..at].chars().next_back();
+        let after = &source[at + name.len()..];
+        if before == Some('"') && (after.starts_with('"') || after.starts_with("::")) {
+            return true;
+        }
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            return false;
+        }
+        if after.starts_with("::") {
+            return true;
+        }
+        let after_is_boundary = after
+            .chars()
+            .next()
+            .is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
+        let preceding = source[..at].trim_end();
+        after_is_boundary && (preceding.ends_with("use") || preceding.ends_with("extern crate"))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dependency(name: &str, kind: Option<&str>) -> Dependency {
+        Dependency {
+            name: name.to_owned(),
+            rename: None,
+            kind: kind.map(str::to_owned),
+        }
+    }
+
+    /// A package in a temporary directory whose `src/lib.rs` is `lib` and whose
+    /// `tests/it.rs` is `test`.
+    fn package_with(
+        lib: &str,
+        test: &str,
+        dependencies: Vec<Dependency>,
+    ) -> (tempfile::TempDir, Package) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("src")).unwrap();
+        std::fs::create_dir_all(dir.path().join("tests")).unwrap();
+        std::fs::write(dir.path().join("src/lib.rs"), lib).unwrap();
+        std::fs::write(dir.path().join("tests/it.rs"), test).unwrap();
+        let package = Package {
+            name: "planted".to_owned(),
+            id: "planted 0.1.0".to_owned(),
+            manifest_path: dir.path().join("Cargo.toml"),
+            dependencies,
+        };
+        (dir, package)
+    }
+
+    #[test]
+    fn a_planted_dependency_the_code_never_names_is_reported() {
+        let (_dir, package) = package_with(
+            "use serde::Serialize;\n",
+            "",
+            vec![dependency("serde", None), dependency("regex", None)],
+        );
+        let findings = unused_in_packages(&[&package]).unwrap();
+        assert_eq!(
+            findings,
+            [Finding::Unnamed {
+                package: "planted".to_owned(),
+                dependency: "regex".to_owned(),
+                dev: false,
+            }]
+        );
+    }
+
+    #[test]
+    fn a_normal_dependency_named_only_in_tests_is_reported() {
+        let (_dir, package) = package_with(
+            "",
+            "use tempfile::tempdir;\n",
+            vec![dependency("tempfile", None)],
+        );
+        assert_eq!(unused_in_packages(&[&package]).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_dev_dependency_named_in_tests_is_used() {
+        let (_dir, package) = package_with(
+            "",
+            "#[tokio::test]\nasync fn t() {}\n",
+            vec![dependency("tokio", Some("dev"))],
+        );
+        assert_eq!(unused_in_packages(&[&package]).unwrap(), []);
+    }
+
+    #[test]
+    fn a_hyphenated_dependency_is_found_under_its_underscored_name() {
+        let (_dir, package) = package_with(
+            "fn h() -> u64 { twox_hash::XxHash3_64::oneshot(b\"\") }\n",
+            "",
+            vec![dependency("twox-hash", None)],
+        );
+        assert_eq!(unused_in_packages(&[&package]).unwrap(), []);
+    }
+
+    #[test]
+    fn a_name_inside_a_longer_identifier_does_not_count() {
+        let (_dir, package) =
+            package_with("use my_bytes::Buf;\n", "", vec![dependency("bytes", None)]);
+        assert_eq!(unused_in_packages(&[&package]).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_dependency_named_in_a_serde_with_attribute_is_used() {
+        let (_dir, package) = package_with(
+            "struct B(#[serde(with = \"serde_bytes\")] Vec<u8>);\n",
+            "",
+            vec![dependency("serde_bytes", None)],
+        );
+        assert_eq!(unused_in_packages(&[&package]).unwrap(), []);
+    }
+
+    #[test]
+    fn a_workspace_entry_no_crate_declares_is_reported() {
+        let (_dir, package) = package_with("", "", vec![dependency("serde", None)]);
+        let manifest = "[workspace.dependencies]\nserde = \"1\"\nfutures = \"0.3\"\n";
+        assert_eq!(
+            unused_workspace_entries(manifest, &[&package]).unwrap(),
+            [Finding::UndeclaredWorkspaceEntry {
+                dependency: "futures".to_owned()
+            }]
+        );
+    }
+}
