@@ -269,3 +269,27 @@ fn roots_idle_longer_than_asked_are_unwatched_and_watched_again_when_scanned() {
     assert!(rescan.report.work.directories_stated > 0);
     assert!(matches!(cache.roots()[0].mode, WatchMode::Watching));
 }
+
+#[test]
+fn scans_from_several_threads_take_turns_and_agree() {
+    let Some((dir, roots, cache)) = watched_tree() else {
+        return;
+    };
+    let cache = std::sync::Arc::new(cache);
+    write(dir.path(), "h.md", &topic("H", "hotel"));
+
+    let scans: Vec<RecallScan> = (0..4)
+        .map(|_| {
+            let (cache, roots) = (std::sync::Arc::clone(&cache), roots.clone());
+            std::thread::spawn(move || cache.scan_recall(&roots).unwrap())
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|thread| thread.join().unwrap())
+        .collect();
+
+    for scan in &scans {
+        assert_eq!(scan.documents.len(), 4);
+        assert_eq!(outcome(scan), outcome(&scans[0]));
+    }
+}
