@@ -10,7 +10,35 @@
 //! Text is left to the SVG viewer's fonts: nothing is rasterised here, so no font files are
 //! needed. This crate knows nothing of what is measured; its callers name the series.
 //!
-//! With the `drawn` feature, [`drawn`] reads a chart back from its SVG text, for tests.
+//! With the `drawn` feature, the `drawn` module reads a chart back from its SVG text, for tests.
+//!
+//! ```
+//! use line_chart::{LineChart, Reference, Level, Scale, Series, RGBColor};
+//!
+//! let chart = LineChart {
+//!     title: "Recall call to fast result".into(),
+//!     x_title: "topics".into(),
+//!     y_title: "milliseconds".into(),
+//!     x_scale: Scale::Logarithmic,
+//!     y_scale: Scale::Logarithmic,
+//!     series: vec![Series {
+//!         label: "scan: median".into(),
+//!         colour: RGBColor(31, 119, 180),
+//!         dashed: false,
+//!         points: vec![(1_000.0, 2.5), (10_000.0, 21.0)],
+//!     }],
+//!     references: vec![Reference {
+//!         label: "budget: 100 ms".into(),
+//!         colour: RGBColor(214, 39, 40),
+//!         at: Level::Y(100.0),
+//!     }],
+//! };
+//! let svg = chart.to_svg()?;
+//! assert!(svg.contains("scan: median") && svg.contains("budget: 100 ms"));
+//! # Ok::<(), line_chart::ChartError>(())
+//! ```
+
+#![forbid(unsafe_code)]
 
 use plotters::coord::ranged1d::{AsRangedCoord, Ranged, ValueFormatter};
 use plotters::element::DashedPathElement;
