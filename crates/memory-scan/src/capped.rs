@@ -11,6 +11,7 @@ pub const CAPPED_SCAN_LIMIT: usize = 200;
 
 /// The capped scan result: at most [`CAPPED_SCAN_LIMIT`] documents.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct CappedScan {
     /// The newest documents of both scopes together: mtime descending, then file name, then
     /// project before user, then relative path.

@@ -31,6 +31,7 @@ impl Scope {
 
 /// Why a [`Document`] cannot be built from the given parts.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum DocumentError {
     /// The identity path must be absolute.
     #[error("document path {0} is not absolute")]

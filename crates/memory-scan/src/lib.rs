@@ -1,3 +1,4 @@
+#![forbid(unsafe_code)]
 //! Reads the project and user memory trees into typed topic documents.
 //!
 //! It walks a memory root, parses each `*.md` topic file's frontmatter, and reports every file it
@@ -13,25 +14,57 @@
 //!   [`DocumentCache::persist_catalogs`], so a new process reads only files that changed. An entry
 //!   is trusted only when its [`FileKey`] matches and its file was older than [`RACY_MARGIN`] when
 //!   it was read; a damaged, foreign or older catalog is ignored and rebuilt.
+//! - [`DocumentCache::scan_recall_knowing`]: the same scan for a caller that watches the roots
+//!   and says which paths changed ([`KnownChanges`]): nothing else is listed or `stat`ed, and
+//!   [`ScanReport::work`] counts what was.
 //! - [`scan_capped`]: the [`CAPPED_SCAN_LIMIT`] newest documents, for everything that is not recall.
 //!
-//! Walk rules (hidden directories, `MEMORY.md`, symlinks, size cap) are documented on the engine
-//! and summarised here: hidden directories (name starting with `.`) are not walked because that
+//! Walk rules, in short: hidden directories (name starting with `.`) are not walked because that
 //! is where tooling state such as a catalog lives; `MEMORY.md` at any depth is the index and never
 //! a topic; symlinks never lead out of a root nor loop; files over [`MAX_TOPIC_BYTES`] are skipped
 //! and reported, never truncated.
+//!
+//! With the default `parallel` feature, files are read, catalogs decoded and encoded and indexes
+//! built on the rayon thread pool; without it, on the calling thread, with the same results.
+//!
+//! # Example
+//!
+//! Scan a project memory root and read its topics:
+//!
+//! ```
+//! use memory_scan::{DocumentCache, MemoryRoots};
+//!
+//! let root = tempfile::tempdir()?;
+//! std::fs::write(
+//!     root.path().join("deploys.md"),
+//!     "---\nname: Deploys\ntype: project\n---\nRun the rollback script before a deploy.\n",
+//! )?;
+//! let roots = MemoryRoots {
+//!     project: Some(root.path().to_path_buf()),
+//!     user: None,
+//! };
+//!
+//! let cache = DocumentCache::new();
+//! let scan = cache.scan_recall(&roots)?;
+//!
+//! assert_eq!(scan.documents.len(), 1);
+//! assert_eq!(scan.documents[0].title(), "Deploys");
+//! assert!(scan.report.skipped.is_empty());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
-#![forbid(unsafe_code)]
-
-mod access;
 mod cache;
 mod capped;
 mod catalog;
 #[cfg(all(test, unix))]
 mod catalog_faults;
+mod changes;
 mod document;
 mod engine;
+mod entry;
+mod error;
 mod key;
+mod par;
 mod report;
 mod state_dir;
 mod timestamp;
@@ -40,14 +73,17 @@ mod topic;
 pub use cache::{DocumentCache, RACY_MARGIN, RecallScan};
 pub use capped::{CAPPED_SCAN_LIMIT, CappedScan, scan_capped};
 pub use catalog::{CATALOG_DIR_NAME, CATALOG_FILE_NAME, CATALOG_FORMAT_VERSION, catalog_path};
+pub use changes::{ChangedPaths, KnownChanges, RootChanges};
 pub use document::{Document, DocumentError, ScannedDocument, Scope};
 pub use engine::{INDEX_FILE_NAME, MAX_TOPIC_BYTES, MemoryRoots};
+pub use error::{CatalogRejection, CatalogWriteError};
 pub use key::FileKey;
 pub use lexical_score::MemoryType;
 pub use report::{
-    CatalogLoad, CatalogOutcome, CatalogWrite, ScanError, ScanReport, SkipReason, SkippedFile,
-    serialize_path,
+    CatalogLoad, CatalogOutcome, CatalogWrite, ScanError, ScanReport, ScanWork, SkipReason,
+    SkippedFile, serialize_path,
 };
+pub use state_dir::StateDirError;
 pub use topic::{EMPTY_BODY_PLACEHOLDER, ParseError, Topic, TopicError, parse_topic, render_topic};
 
 /// Entry points for the fuzz targets under `fuzz/`; not part of the API.
@@ -56,7 +92,7 @@ pub mod fuzzing {
     /// Decodes `bytes` as a whole catalog file: the number of entries, or why it was rejected.
     /// Any byte string is either rejected or decoded; none panics or allocates past what its
     /// length allows.
-    pub fn decode_catalog(bytes: &[u8]) -> Result<usize, String> {
-        crate::catalog::decode_bytes(bytes).map_err(|rejection| rejection.to_string())
+    pub fn decode_catalog(bytes: &[u8]) -> Result<usize, crate::CatalogRejection> {
+        crate::catalog::decode_bytes(bytes)
     }
 }

@@ -1,8 +1,10 @@
 //! What a scan saw beside the documents: counts, skipped files and scope warnings.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use crate::document::Scope;
+use crate::error::{CatalogRejection, CatalogWriteError};
 
 /// Serialises a path losslessly: as a string when it is UTF-8, otherwise as the array of its
 /// bytes (Unix file names are bytes, and a lossy string could name another file). Every path in
@@ -20,6 +22,7 @@ pub fn serialize_path<S: serde::Serializer>(
 /// Why a file under a memory root is not a topic document.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(tag = "reason", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum SkipReason {
     /// The content is not valid UTF-8.
     NotUtf8,
@@ -95,6 +98,7 @@ pub struct SkippedFile {
 /// could not be listed. `reread` and `reused` say how many entries the document cache read from
 /// disk and how many it served unchanged; the capped scanner reads everything and reuses nothing.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
 pub struct ScanReport {
     /// `*.md` entries considered.
     pub files_seen: usize,
@@ -113,11 +117,29 @@ pub struct ScanReport {
     /// Of `reused`, the files whose outcome came from a persistent catalog loaded by this scan.
     pub from_catalog: usize,
     /// Directories not listed again because the listing remembered from an earlier scan or a
-    /// catalog still held (their key unchanged since a settled listing).
+    /// catalog still held (their key unchanged since a stable listing), or because a watcher
+    /// reported no change in them.
     pub listings_reused: usize,
+    /// The file system work the scan did besides reading files. Not serialised: the report's
+    /// JSON form predates it.
+    #[serde(skip)]
+    pub work: ScanWork,
     /// The persistent catalogs this scan tried to load (one per root on the first scan of a cache
     /// built with catalogs; none otherwise).
     pub catalogs: Vec<CatalogLoad>,
+}
+
+/// The file system calls a scan made besides reading files (each file read is opened once and
+/// counted in [`ScanReport::reread`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ScanWork {
+    /// Files whose key was taken with a `stat` of their own, to compare it with a remembered one.
+    pub files_stated: usize,
+    /// Directories listed.
+    pub directories_listed: usize,
+    /// Directories opened to take their key, to check a remembered listing or to remember one.
+    pub directories_stated: usize,
 }
 
 impl ScanReport {
@@ -131,6 +153,7 @@ impl ScanReport {
 
 /// What became of one root's persistent catalog when a scan tried to load it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
 pub struct CatalogLoad {
     /// The root's scope.
     pub scope: Scope,
@@ -143,8 +166,12 @@ pub struct CatalogLoad {
 }
 
 /// The outcome of loading a persistent catalog.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+///
+/// Two outcomes are equal when they say the same: the same count, or rejections with the same
+/// message.
+#[derive(Debug, Clone, serde::Serialize)]
 #[serde(tag = "catalog", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum CatalogOutcome {
     /// The catalog was read; its entries are trusted only where their file key still matches.
     Loaded {
@@ -155,25 +182,66 @@ pub enum CatalogOutcome {
     Missing,
     /// The catalog is unreadable, damaged or of another version; it is ignored and rewritten.
     Rejected {
-        /// Why it was ignored.
-        reason: String,
+        /// Why it was ignored; serialised as its message.
+        #[serde(serialize_with = "serialize_display")]
+        reason: Arc<CatalogRejection>,
     },
 }
 
+impl PartialEq for CatalogOutcome {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Self::Loaded { entries: a }, Self::Loaded { entries: b }) => a == b,
+            (Self::Missing, Self::Missing) => true,
+            (Self::Rejected { reason: a }, Self::Rejected { reason: b }) => {
+                Arc::ptr_eq(a, b) || a.to_string() == b.to_string()
+            }
+            _ => false,
+        }
+    }
+}
+
+impl Eq for CatalogOutcome {}
+
+/// Serialises a value as its message.
+fn serialize_display<S: serde::Serializer>(
+    value: &impl std::fmt::Display,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.collect_str(value)
+}
+
+/// Serialises a write's outcome as `{"Ok": entries}` or `{"Err": message}`.
+fn serialize_write_outcome<S: serde::Serializer>(
+    outcome: &Result<usize, Arc<CatalogWriteError>>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::Serialize;
+    outcome
+        .as_ref()
+        .map(|written| *written)
+        .map_err(ToString::to_string)
+        .serialize(serializer)
+}
+
 /// The outcome of writing one root's persistent catalog.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize)]
+#[non_exhaustive]
 pub struct CatalogWrite {
     /// The root's scope.
     pub scope: Scope,
     /// The catalog file.
     #[serde(serialize_with = "serialize_path")]
     pub path: PathBuf,
-    /// The number of entries written, or why nothing was written.
-    pub outcome: Result<usize, String>,
+    /// The number of entries written, or why nothing was written; serialised as
+    /// `{"Ok": entries}` or `{"Err": message}`.
+    #[serde(serialize_with = "serialize_write_outcome")]
+    pub outcome: Result<usize, Arc<CatalogWriteError>>,
 }
 
 /// A scan that could not produce a result at all.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ScanError {
     /// The project root exists but cannot be listed (or is not a directory).
     #[error("cannot read project memory root {path}: {source}")]

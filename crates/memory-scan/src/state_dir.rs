@@ -26,7 +26,14 @@ use std::time::{Duration, SystemTime};
 #[cfg(unix)]
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 
-use crate::catalog::{CATALOG_DIR_NAME, CATALOG_FILE_NAME};
+/// The hidden directory under a memory root that holds the catalog.
+pub const CATALOG_DIR_NAME: &str = ".memrecall";
+/// The catalog's file name inside [`CATALOG_DIR_NAME`].
+pub const CATALOG_FILE_NAME: &str = "catalog";
+/// Where the catalog of a memory root lives.
+pub fn catalog_path(root: &Path) -> PathBuf {
+    root.join(CATALOG_DIR_NAME).join(CATALOG_FILE_NAME)
+}
 
 /// Temporary files older than this were left by a writer that died; the next writer removes them.
 const STALE_TEMPORARY: Duration = Duration::from_mins(10);
@@ -71,7 +78,8 @@ impl Kind {
 
 /// Why a root's state directory or catalog is not used.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum StateDirError {
+#[non_exhaustive]
+pub enum StateDirError {
     /// A symlink is where the state directory or the catalog should be; it is never followed.
     #[error("{path} is a symbolic link; memrecall never follows one for its own state")]
     Symlink {

@@ -36,6 +36,7 @@ pub struct Topic {
 
 /// Why a value cannot become a [`Topic`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum TopicError {
     /// The title is empty after trimming.
     #[error("a topic title cannot be empty")]
@@ -50,6 +51,7 @@ pub enum TopicError {
 
 /// Why a text is not a topic document.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ParseError {
     /// The text does not open with a `---` line.
     #[error("the file does not start with a `---` frontmatter block")]
@@ -135,7 +137,7 @@ impl Topic {
             && single_trimmed_line(&title)
             && single_trimmed_line(&description)
             && body.trim().len() == body.len()
-            // Most bodies hold no carriage return at all, which one byte search settles.
+            // Most bodies hold no carriage return at all, which one byte search decides.
             && (memchr::memchr(b'\r', body.as_bytes()).is_none()
                 || memchr::memmem::find(body.as_bytes(), b"\r\n").is_none())
             && &*body != EMPTY_BODY_PLACEHOLDER

@@ -3,14 +3,14 @@ use std::sync::Arc;
 
 use memory_scan::{DocumentCache, SkipReason};
 
-use crate::support::{Tree, settle, topic, write, write_topic};
+use crate::support::{Tree, make_stable, topic, write, write_topic};
 
 #[test]
 fn second_scan_reuses_unchanged_files_without_reading_them() {
     let tree = Tree::new();
     write_topic(&tree.project(), "a.md");
     write_topic(&tree.user(), "b.md");
-    settle(tree.dir.path());
+    make_stable(tree.dir.path());
     let cache = DocumentCache::new();
 
     let first = cache.scan_recall(&tree.roots()).unwrap();
@@ -38,7 +38,7 @@ fn change_deletion_and_unchanged_file_across_two_scans() {
     );
     let deleted = write_topic(&tree.project(), "deleted.md");
     write_topic(&tree.project(), "same.md");
-    settle(tree.dir.path());
+    make_stable(tree.dir.path());
     let cache = DocumentCache::new();
     cache.scan_recall(&tree.project_only()).unwrap();
 
@@ -56,7 +56,7 @@ fn change_deletion_and_unchanged_file_across_two_scans() {
 fn new_file_is_read_on_the_next_scan() {
     let tree = Tree::new();
     write_topic(&tree.project(), "a.md");
-    settle(tree.dir.path());
+    make_stable(tree.dir.path());
     let cache = DocumentCache::new();
     cache.scan_recall(&tree.project_only()).unwrap();
 
@@ -90,7 +90,7 @@ fn replaced_file_with_same_size_is_read_again() {
 fn unchanged_skipped_file_keeps_its_verdict_without_being_read() {
     let tree = Tree::new();
     write(&tree.project(), "bad.md", "no frontmatter");
-    settle(tree.dir.path());
+    make_stable(tree.dir.path());
     let cache = DocumentCache::new();
     cache.scan_recall(&tree.project_only()).unwrap();
 
@@ -134,7 +134,7 @@ fn switching_roots_drops_documents_of_the_old_root() {
 fn cache_is_shared_across_threads() {
     let tree = Tree::new();
     write_topic(&tree.project(), "a.md");
-    settle(tree.dir.path());
+    make_stable(tree.dir.path());
     let cache = Arc::new(DocumentCache::new());
     cache.scan_recall(&tree.project_only()).unwrap();
 
@@ -168,16 +168,16 @@ fn file_modified_within_the_racy_margin_is_read_again_on_every_scan() {
 }
 
 #[test]
-fn file_settles_once_a_scan_finds_it_older_than_the_racy_margin() {
+fn file_becomes_stable_once_a_scan_finds_it_older_than_the_racy_margin() {
     let tree = Tree::new();
     write_topic(&tree.project(), "a.md");
     let cache = DocumentCache::new();
     cache.scan_recall(&tree.project_only()).unwrap();
 
-    settle(tree.dir.path());
-    let settling = cache.scan_recall(&tree.project_only()).unwrap().report;
-    let settled = cache.scan_recall(&tree.project_only()).unwrap().report;
+    make_stable(tree.dir.path());
+    let becoming = cache.scan_recall(&tree.project_only()).unwrap().report;
+    let stable = cache.scan_recall(&tree.project_only()).unwrap().report;
 
-    assert_eq!((settling.reread, settling.reused), (1, 0));
-    assert_eq!((settled.reread, settled.reused), (0, 1));
+    assert_eq!((becoming.reread, becoming.reused), (1, 0));
+    assert_eq!((stable.reread, stable.reused), (0, 1));
 }

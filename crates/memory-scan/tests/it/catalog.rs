@@ -4,14 +4,16 @@ use std::process::Command;
 use std::sync::Arc;
 
 use lexical_score::{QueryTokens, score};
-use memory_scan::{CatalogOutcome, DocumentCache, RecallScan, ScannedDocument, catalog_path};
-
-use crate::support::{
-    Tree, finishes_within, make_fifo, passes_as_another_user, project_root_as_another_user,
-    set_modes, setpriv_as_root, settle, topic, write, write_topic,
+use memory_scan::{
+    CatalogOutcome, CatalogRejection, DocumentCache, RecallScan, ScannedDocument, catalog_path,
 };
 
-/// A project tree of three settled topics and one settled non-topic, with its catalog written.
+use crate::support::{
+    Tree, finishes_within, make_fifo, make_stable, passes_as_another_user,
+    project_root_as_another_user, set_modes, setpriv_as_root, topic, write, write_topic,
+};
+
+/// A project tree of three stable topics and one stable non-topic, with its catalog written.
 fn tree_with_catalog() -> Tree {
     let tree = Tree::new();
     write(
@@ -26,12 +28,12 @@ fn tree_with_catalog() -> Tree {
     );
     write_topic(&tree.project(), "c.md");
     write(&tree.project(), "notes.md", "no frontmatter here");
-    settle(tree.dir.path());
+    make_stable(tree.dir.path());
     let cache = DocumentCache::with_catalog();
     cache.scan_recall(&tree.project_only()).unwrap();
     let writes = cache.persist_catalogs();
     assert_eq!(writes.len(), 1);
-    assert_eq!(writes[0].outcome, Ok(4));
+    assert_eq!(writes[0].outcome.as_ref().ok(), Some(&4));
     tree
 }
 
@@ -274,7 +276,10 @@ fn truncated_catalog_is_ignored() {
     let CatalogOutcome::Rejected { reason } = catalog_outcome(&scan) else {
         panic!("truncated catalog was used");
     };
-    assert!(reason.contains("truncated or damaged"), "{reason}");
+    assert!(
+        matches!(**reason, CatalogRejection::Damaged { .. }),
+        "{reason}"
+    );
     assert_eq!(scan.documents.len(), 3);
 }
 
@@ -292,7 +297,10 @@ fn catalog_of_an_older_format_is_ignored() {
     let CatalogOutcome::Rejected { reason } = catalog_outcome(&scan) else {
         panic!("old catalog was used");
     };
-    assert!(reason.contains("format 0"), "{reason}");
+    assert!(
+        matches!(**reason, CatalogRejection::OtherVersion { format: 0, .. }),
+        "{reason}"
+    );
     assert_eq!(scan.report.reread, 4);
 }
 
@@ -304,7 +312,7 @@ fn foreign_file_in_the_catalog_place_is_ignored() {
     let scan = scan_with_catalog(&tree);
 
     assert!(
-        matches!(catalog_outcome(&scan), CatalogOutcome::Rejected { reason } if reason.contains("not a catalog"))
+        matches!(catalog_outcome(&scan), CatalogOutcome::Rejected { reason } if matches!(**reason, CatalogRejection::NotACatalog))
     );
     assert_eq!(scan.documents.len(), 3);
 }
@@ -399,7 +407,7 @@ impl Drop for ReadOnly<'_> {
 fn read_only_memory_directory_gets_no_catalog_and_recall_still_works() {
     let tree = Tree::new();
     write_topic(&tree.project(), "a.md");
-    settle(tree.dir.path());
+    make_stable(tree.dir.path());
     let project = tree.project();
     let Some(_read_only) = ReadOnly::new(&project) else {
         eprintln!(
@@ -425,7 +433,7 @@ fn concurrent_recalls_never_leave_a_damaged_catalog() {
     for i in 0..40 {
         write_topic(&tree.project(), &format!("more/{i:02}.md"));
     }
-    settle(tree.dir.path());
+    make_stable(tree.dir.path());
 
     let handles: Vec<_> = (0..4)
         .map(|_| {
@@ -437,7 +445,7 @@ fn concurrent_recalls_never_leave_a_damaged_catalog() {
                     let scan = cache.scan_recall(&roots).unwrap();
                     assert_eq!(scan.documents.len(), 43);
                     for write in cache.persist_catalogs() {
-                        assert_eq!(write.outcome, Ok(44));
+                        assert_eq!(write.outcome.as_ref().ok(), Some(&44));
                     }
                 }
             })
@@ -503,7 +511,7 @@ fn the_same_root_given_for_both_scopes_gets_one_catalog_holding_the_project_scop
         user: Some(tree.project()),
     };
     write_topic(&tree.project(), "d.md");
-    settle(tree.dir.path());
+    make_stable(tree.dir.path());
 
     let cache = DocumentCache::with_catalog();
     cache.scan_recall(&roots).unwrap();
@@ -511,7 +519,7 @@ fn the_same_root_given_for_both_scopes_gets_one_catalog_holding_the_project_scop
 
     assert_eq!(writes.len(), 1);
     assert_eq!(writes[0].scope, memory_scan::Scope::Project);
-    assert_eq!(writes[0].outcome, Ok(5));
+    assert_eq!(writes[0].outcome.as_ref().ok(), Some(&5));
     let again = scan_with_catalog(&tree);
     assert_eq!(
         catalog_outcome(&again),
@@ -559,7 +567,7 @@ fn a_file_that_cannot_be_read_is_retried_every_scan_without_rewriting_the_catalo
     };
     write_topic(&tree.project(), "a.md");
     write_topic(&tree.project(), "secret.md");
-    // Made before settling, so the catalog's first write does not change the root's listing.
+    // Made before dating the tree back, so the catalog's first write does not change the root's listing.
     fs::create_dir(tree.project().join(".memrecall")).unwrap();
     set_modes(&[
         (tree.dir.path().to_path_buf(), 0o755),
@@ -569,7 +577,7 @@ fn a_file_that_cannot_be_read_is_retried_every_scan_without_rewriting_the_catalo
     ]);
     // The state directory must belong to the user who scans.
     std::os::unix::fs::chown(tree.project().join(".memrecall"), Some(65534), Some(65534)).unwrap();
-    settle(tree.dir.path());
+    make_stable(tree.dir.path());
 
     let passed = passes_as_another_user(
         &setpriv,

@@ -1,4 +1,4 @@
-//! Directory listings remembered between scans: a settled directory whose key is unchanged is
+//! Directory listings remembered between scans: a stable directory whose key is unchanged is
 //! not listed again, and any create, delete or rename in it brings the listing back.
 
 use std::fs;
@@ -7,18 +7,18 @@ use std::sync::Arc;
 use memory_scan::{DocumentCache, RecallScan, ScannedDocument};
 
 use crate::support::{
-    Tree, passes_as_another_user, project_root_as_another_user, set_modes, setpriv_as_root, settle,
-    topic, write, write_topic,
+    Tree, make_stable, passes_as_another_user, project_root_as_another_user, set_modes,
+    setpriv_as_root, topic, write, write_topic,
 };
 
-/// A settled project tree: `a.md`, `nested/b.md`, `nested/deeper/c.md` and a non-topic file.
-fn settled_tree() -> Tree {
+/// A stable project tree: `a.md`, `nested/b.md`, `nested/deeper/c.md` and a non-topic file.
+fn stable_tree() -> Tree {
     let tree = Tree::new();
     write_topic(&tree.project(), "a.md");
     write_topic(&tree.project(), "nested/b.md");
     write_topic(&tree.project(), "nested/deeper/c.md");
     write(&tree.project(), "nested/notes.txt", "not a topic");
-    settle(tree.dir.path());
+    make_stable(tree.dir.path());
     tree
 }
 
@@ -34,8 +34,8 @@ fn titles(documents: &[Arc<ScannedDocument>]) -> Vec<String> {
 }
 
 #[test]
-fn settled_directories_are_not_listed_again_by_the_next_scan() {
-    let tree = settled_tree();
+fn stable_directories_are_not_listed_again_by_the_next_scan() {
+    let tree = stable_tree();
     let cache = DocumentCache::new();
     let first = cache.scan_recall(&tree.project_only()).unwrap();
 
@@ -48,8 +48,8 @@ fn settled_directories_are_not_listed_again_by_the_next_scan() {
 }
 
 #[test]
-fn file_added_to_a_settled_directory_is_found() {
-    let tree = settled_tree();
+fn file_added_to_a_stable_directory_is_found() {
+    let tree = stable_tree();
     let cache = DocumentCache::new();
     cache.scan_recall(&tree.project_only()).unwrap();
     write_topic(&tree.project(), "nested/new.md");
@@ -66,7 +66,7 @@ fn file_added_to_a_settled_directory_is_found() {
 
 #[test]
 fn removed_subdirectory_takes_its_topics_with_it() {
-    let tree = settled_tree();
+    let tree = stable_tree();
     let cache = DocumentCache::new();
     cache.scan_recall(&tree.project_only()).unwrap();
     fs::remove_dir_all(tree.project().join("nested/deeper")).unwrap();
@@ -79,7 +79,7 @@ fn removed_subdirectory_takes_its_topics_with_it() {
 
 #[test]
 fn renamed_file_is_found_under_its_new_name_only() {
-    let tree = settled_tree();
+    let tree = stable_tree();
     let cache = DocumentCache::new();
     cache.scan_recall(&tree.project_only()).unwrap();
     fs::rename(
@@ -108,14 +108,14 @@ fn directory_changed_within_the_racy_margin_is_listed_on_every_scan() {
 #[cfg(unix)]
 #[test]
 fn directory_holding_a_symlinked_topic_is_listed_on_every_scan() {
-    let tree = settled_tree();
+    let tree = stable_tree();
     fs::copy(tree.project().join("a.md"), tree.project().join("a.txt")).unwrap();
     std::os::unix::fs::symlink(
         tree.project().join("a.txt"),
         tree.project().join("nested/deeper/link.md"),
     )
     .unwrap();
-    settle(tree.dir.path());
+    make_stable(tree.dir.path());
     let cache = DocumentCache::new();
     cache.scan_recall(&tree.project_only()).unwrap();
 
@@ -127,9 +127,9 @@ fn directory_holding_a_symlinked_topic_is_listed_on_every_scan() {
 
 #[test]
 fn directory_named_like_a_topic_is_reported_and_walked_from_a_remembered_listing() {
-    let tree = settled_tree();
+    let tree = stable_tree();
     write_topic(&tree.project(), "folder.md/inner.md");
-    settle(tree.dir.path());
+    make_stable(tree.dir.path());
     let cache = DocumentCache::new();
     let first = cache.scan_recall(&tree.project_only()).unwrap();
 
@@ -141,10 +141,10 @@ fn directory_named_like_a_topic_is_reported_and_walked_from_a_remembered_listing
     assert!(paths(&second).contains(&"folder.md/inner.md".to_owned()));
 }
 
-/// A settled tree with a catalog that holds the listing of every directory as it is now.
-fn settled_tree_with_catalog() -> Tree {
-    let tree = settled_tree();
-    // The first catalog creates the state directory, which changes the root; settled again, the
+/// A stable tree with a catalog that holds the listing of every directory as it is now.
+fn stable_tree_with_catalog() -> Tree {
+    let tree = stable_tree();
+    // The first catalog creates the state directory, which changes the root; stable again, the
     // next scan lists the root once more and its catalog remembers that listing.
     let persist = || {
         let writer = DocumentCache::with_catalog();
@@ -152,14 +152,14 @@ fn settled_tree_with_catalog() -> Tree {
         writer.persist_catalogs();
     };
     persist();
-    settle(tree.dir.path());
+    make_stable(tree.dir.path());
     persist();
     tree
 }
 
 #[test]
 fn catalog_carries_directory_listings_to_a_new_cache() {
-    let tree = settled_tree_with_catalog();
+    let tree = stable_tree_with_catalog();
     let plain = DocumentCache::new()
         .scan_recall(&tree.project_only())
         .unwrap();
@@ -175,7 +175,7 @@ fn catalog_carries_directory_listings_to_a_new_cache() {
 
 #[test]
 fn catalog_listing_of_a_changed_directory_is_not_trusted() {
-    let tree = settled_tree_with_catalog();
+    let tree = stable_tree_with_catalog();
     write(
         &tree.project(),
         "nested/deeper/e.md",
@@ -203,7 +203,7 @@ fn assert_same_as_plain_scan(cache: &DocumentCache, tree: &Tree) {
 
 #[test]
 fn directory_replaced_by_a_topic_file_of_the_same_name() {
-    let tree = settled_tree();
+    let tree = stable_tree();
     let cache = DocumentCache::new();
     cache.scan_recall(&tree.project_only()).unwrap();
     fs::remove_dir_all(tree.project().join("nested/deeper")).unwrap();
@@ -214,9 +214,9 @@ fn directory_replaced_by_a_topic_file_of_the_same_name() {
 
 #[test]
 fn topic_directory_turned_into_a_topic_file() {
-    let tree = settled_tree();
+    let tree = stable_tree();
     write_topic(&tree.project(), "folder.md/inner.md");
-    settle(tree.dir.path());
+    make_stable(tree.dir.path());
     let cache = DocumentCache::new();
     cache.scan_recall(&tree.project_only()).unwrap();
     fs::remove_dir_all(tree.project().join("folder.md")).unwrap();
@@ -227,7 +227,7 @@ fn topic_directory_turned_into_a_topic_file() {
 
 #[test]
 fn directory_moved_to_another_parent() {
-    let tree = settled_tree();
+    let tree = stable_tree();
     let cache = DocumentCache::new();
     cache.scan_recall(&tree.project_only()).unwrap();
     fs::rename(
@@ -242,7 +242,7 @@ fn directory_moved_to_another_parent() {
 #[cfg(unix)]
 #[test]
 fn topic_file_replaced_by_a_symlink() {
-    let tree = settled_tree();
+    let tree = stable_tree();
     let cache = DocumentCache::new();
     cache.scan_recall(&tree.project_only()).unwrap();
     fs::remove_file(tree.project().join("nested/b.md")).unwrap();
@@ -254,7 +254,7 @@ fn topic_file_replaced_by_a_symlink() {
 #[cfg(unix)]
 #[test]
 fn directory_replaced_by_a_symlink_to_a_directory() {
-    let tree = settled_tree();
+    let tree = stable_tree();
     let cache = DocumentCache::new();
     cache.scan_recall(&tree.project_only()).unwrap();
     fs::remove_dir_all(tree.project().join("nested/deeper")).unwrap();
@@ -286,7 +286,7 @@ fn catalog_listing_is_not_used_for_a_directory_this_process_cannot_list() {
         (tree.project().join(".memrecall"), 0o755),
         (tree.project().join("nested"), 0o711),
     ]);
-    settle(tree.dir.path());
+    make_stable(tree.dir.path());
     let writer = DocumentCache::with_catalog();
     writer.scan_recall(&tree.project_only()).unwrap();
     writer.persist_catalogs();

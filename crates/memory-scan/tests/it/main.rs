@@ -4,6 +4,7 @@
 mod cache;
 mod capped;
 mod catalog;
+mod known_changes;
 mod listings;
 mod parser;
 mod props;

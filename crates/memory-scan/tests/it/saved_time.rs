@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use memory_scan::{DocumentCache, MemoryType, Topic, parse_topic, render_topic};
 
-use crate::support::{Tree, at, set_mtime, settle, write};
+use crate::support::{Tree, at, make_stable, set_mtime, write};
 
 #[test]
 fn a_modified_timestamp_is_read_as_the_topics_saved_time() {
@@ -79,7 +79,7 @@ fn a_catalog_gives_back_the_modified_saved_time() {
         "with.md",
         "---\nname: With\ntype: user\nmodified: 2001-09-09T01:46:40Z\n---\n",
     );
-    settle(tree.dir.path());
+    make_stable(tree.dir.path());
     let first = DocumentCache::with_catalog();
     first.scan_recall(&tree.project_only()).unwrap();
     first.persist_catalogs();

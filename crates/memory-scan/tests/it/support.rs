@@ -79,14 +79,14 @@ pub fn set_mtime(path: &Path, seconds: u64) {
 }
 
 /// Moves the mtime of every regular file and directory under `root` (and of `root`) one hour
-/// back, keeping their order, so the cache treats them as settled (older than its racy-timestamp
+/// back, keeping their order, so the cache treats them as stable (older than its racy-timestamp
 /// margin).
-pub fn settle(root: &Path) {
+pub fn make_stable(root: &Path) {
     for entry in fs::read_dir(root).unwrap() {
         let entry = entry.unwrap();
         let file_type = entry.file_type().unwrap();
         if file_type.is_dir() {
-            settle(&entry.path());
+            make_stable(&entry.path());
         } else if file_type.is_file() {
             backdate(&fs::File::options().write(true).open(entry.path()).unwrap());
         }

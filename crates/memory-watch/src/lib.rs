@@ -1,0 +1,503 @@
+//! Watches memory roots so that a long-lived process scans only what changed.
+//!
+//! [`WatchedCache`] wraps a [`DocumentCache`] and offers the same scans. The first time a root is
+//! scanned it starts watching it (recursively, through the `notify` crate: inotify on Linux), and
+//! that first scan is a full one. From then on each scan hands the cache the paths the watcher
+//! reported since the previous scan began ([`RootChanges::Only`]), so the cache neither lists
+//! the root's directories nor `stat`s its unchanged files; changed files are read again whatever
+//! their key says, so an edit that keeps a file's size and times is seen.
+//!
+//! A change whose write completed before a scan began is seen by that scan: events reach this
+//! crate on the watcher's own thread, so before each scan a barrier file is created in a private
+//! directory the same watcher watches, and the scan waits until its event has come through.
+//! The kernel queues events in the order they happen, so every earlier one has been taken in by
+//! then.
+//!
+//! A root falls back to the stat path (the cache's full scan, as without a watcher), visibly in
+//! [`WatchedCache::roots`], when the watcher lost events (a queue overflow: until the next scan,
+//! which is a full one, re-establishes a clean state), when the system's watch limit is reached,
+//! when the root cannot be watched (it does not exist, for one), or when the watcher fails.
+//! [`WatchedCache::unwatch_idle`] drops the watches of roots not scanned lately.
+//!
+//! # Example
+//!
+//! ```
+//! use memory_scan::MemoryRoots;
+//! use memory_watch::{WatchMode, WatchedCache};
+//!
+//! let root = tempfile::tempdir()?;
+//! std::fs::write(
+//!     root.path().join("deploys.md"),
+//!     "---\nname: Deploys\ntype: project\n---\nRun the rollback script first.\n",
+//! )?;
+//! let roots = MemoryRoots {
+//!     project: Some(root.path().to_path_buf()),
+//!     user: None,
+//! };
+//!
+//! let cache = WatchedCache::new();
+//! let scan = cache.scan_recall(&roots)?;
+//!
+//! assert_eq!(scan.documents[0].title(), "Deploys");
+//! assert!(matches!(cache.roots()[0].mode, WatchMode::Watching));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+#![forbid(unsafe_code)]
+
+mod events;
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use lexical_score::QueryTokens;
+use memory_scan::{
+    CatalogWrite, DocumentCache, KnownChanges, MemoryRoots, RecallScan, RootChanges, ScanError,
+};
+use notify::{Config, RecursiveMode, Watcher};
+
+use events::{Barrier, Shared};
+
+/// How long a scan waits for its barrier event before it scans every root the stat way.
+const BARRIER_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How a root is scanned.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum WatchMode {
+    /// Watched: a scan lists and reads only what changed.
+    Watching,
+    /// Scanned the stat way: every directory's key and every file's key is checked.
+    StatFallback {
+        /// Why.
+        reason: FallbackReason,
+    },
+}
+
+/// Why a root is scanned the stat way.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum FallbackReason {
+    /// The watcher lost events (the kernel's queue overflowed); the next scan is a full one, and
+    /// the root is watched again after it.
+    Overflow,
+    /// The system's limit on watches was reached (on Linux, `fs.inotify.max_user_watches`).
+    WatchLimit,
+    /// The root could not be watched (it does not exist, is not a directory, or cannot be read).
+    Unwatchable(Arc<notify::Error>),
+    /// The root itself was removed or renamed; it is watched again at its next scan.
+    RootReplaced,
+    /// The watcher failed or stopped delivering events.
+    WatcherFailed(Arc<notify::Error>),
+    /// The root is on a file system that reports no events for changes made elsewhere (a
+    /// network or FUSE file system).
+    NoEvents,
+    /// The barrier event of a scan did not come through in time, so the events so far may be
+    /// incomplete; the next scan is a full one.
+    BarrierTimedOut,
+}
+
+impl fmt::Display for FallbackReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Overflow => f.write_str("the watcher lost events (queue overflow)"),
+            Self::WatchLimit => f.write_str("the system's watch limit is reached"),
+            Self::Unwatchable(error) => write!(f, "the root cannot be watched: {error}"),
+            Self::RootReplaced => f.write_str("the root itself was removed or renamed"),
+            Self::WatcherFailed(error) => write!(f, "the watcher failed: {error}"),
+            Self::NoEvents => f.write_str("the root's file system reports no events"),
+            Self::BarrierTimedOut => f.write_str("the watcher did not deliver events in time"),
+        }
+    }
+}
+
+/// Whether a root that could not be watched for `reason` is tried again at its next scan: one
+/// that was missing or was replaced, not one that hit a limit or broke the watcher.
+fn retried(reason: &FallbackReason) -> bool {
+    match reason {
+        FallbackReason::RootReplaced => true,
+        FallbackReason::Unwatchable(error) => match &error.kind {
+            notify::ErrorKind::PathNotFound => true,
+            notify::ErrorKind::Io(io) => io.kind() == std::io::ErrorKind::NotFound,
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// Whether `path` is on a file system whose events miss changes made by other machines or by a
+/// user-space server: NFS, SMB/CIFS, FUSE, 9P, Ceph, AFS.
+#[cfg(target_os = "linux")]
+fn without_events(path: &Path) -> bool {
+    rustix::fs::statfs(path).is_ok_and(|stat| remote_file_system(stat.f_type))
+}
+
+/// Elsewhere the watcher is trusted.
+#[cfg(not(target_os = "linux"))]
+fn without_events(_path: &Path) -> bool {
+    false
+}
+
+/// Whether a Linux file system magic number (`statfs`'s `f_type`) names a network or FUSE file
+/// system.
+#[cfg(target_os = "linux")]
+fn remote_file_system(magic: rustix::fs::FsWord) -> bool {
+    const REMOTE: [u64; 9] = [
+        0x6969,      // NFS
+        0x517B,      // SMB
+        0xFF53_4D42, // CIFS
+        0xFE53_4D42, // SMB2
+        0x6573_5546, // FUSE
+        0x0102_1997, // 9P
+        0x00C3_6400, // Ceph
+        0x5346_414F, // AFS
+        0x6B41_4653, // kAFS
+    ];
+    // `f_type` is signed on some targets; the magic numbers are its low 32 bits.
+    #[allow(
+        clippy::cast_sign_loss,
+        clippy::cast_possible_truncation,
+        clippy::useless_conversion
+    )]
+    let magic = u64::from(magic as u32);
+    REMOTE.contains(&magic)
+}
+
+/// One root a [`WatchedCache`] has scanned, as a status command shows it.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct WatchedRoot {
+    /// The root, made absolute.
+    pub path: PathBuf,
+    /// How its scans go.
+    pub mode: WatchMode,
+    /// When it was last scanned.
+    pub last_scanned: Instant,
+}
+
+/// A [`DocumentCache`] whose roots are watched (see the crate documentation). Shareable across
+/// threads; scans take turns.
+pub struct WatchedCache {
+    cache: DocumentCache,
+    shared: Arc<Shared>,
+    /// The watcher and what this cache knows of each root; held for a whole scan.
+    state: Mutex<State>,
+}
+
+/// The watcher and the roots, behind [`WatchedCache::state`].
+struct State {
+    /// `None` when no watcher could be made (every root is then scanned the stat way).
+    watcher: Option<notify::RecommendedWatcher>,
+    /// Why there is no watcher.
+    watcher_error: Option<Arc<notify::Error>>,
+    barrier: Option<Barrier>,
+    roots: HashMap<PathBuf, RootState>,
+}
+
+/// What this cache knows of one root besides its events.
+struct RootState {
+    /// Whether the watcher holds a watch on the root.
+    watched: bool,
+    /// Why its next scan is a stat scan; `None` once a full scan has made its events reliable.
+    fallback: Option<FallbackReason>,
+    /// Whether its next scan must be a full one although the root is watched.
+    rescan: bool,
+    last_scanned: Instant,
+}
+
+impl Default for WatchedCache {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for WatchedCache {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WatchedCache")
+            .field("cache", &self.cache)
+            .finish_non_exhaustive()
+    }
+}
+
+impl WatchedCache {
+    /// A watched cache over an empty [`DocumentCache`] without persistence.
+    pub fn new() -> Self {
+        Self::wrapping(DocumentCache::new())
+    }
+
+    /// A watched cache over an empty [`DocumentCache`] that starts each root from its persistent
+    /// catalog (see [`DocumentCache::with_catalog`]).
+    pub fn with_catalog() -> Self {
+        Self::wrapping(DocumentCache::with_catalog())
+    }
+
+    /// Watches the roots `cache` will scan. The cache should not have been scanned yet: a root
+    /// it already knows is scanned in full once anyway, when its watch starts.
+    pub fn wrapping(cache: DocumentCache) -> Self {
+        let shared = Arc::new(Shared::default());
+        let handler = {
+            let shared = Arc::clone(&shared);
+            move |event| shared.handle(event)
+        };
+        let config = Config::default().with_follow_symlinks(false);
+        let (watcher, watcher_error) = match notify::RecommendedWatcher::new(handler, config) {
+            Ok(watcher) => (Some(watcher), None),
+            Err(error) => {
+                tracing::warn!(%error, "cannot watch memory roots; scanning them the stat way");
+                (None, Some(Arc::new(error)))
+            }
+        };
+        let mut state = State {
+            watcher,
+            watcher_error,
+            barrier: None,
+            roots: HashMap::new(),
+        };
+        state.barrier = state.watcher.as_mut().and_then(|watcher| {
+            Barrier::new(watcher, &shared)
+                .inspect_err(|error| {
+                    tracing::warn!(%error, "cannot set up the watch barrier; scanning the stat way");
+                })
+                .ok()
+        });
+        Self {
+            cache,
+            shared,
+            state: Mutex::new(state),
+        }
+    }
+
+    /// The wrapped cache (for [`DocumentCache::len`] and the like).
+    pub fn cache(&self) -> &DocumentCache {
+        &self.cache
+    }
+
+    /// [`DocumentCache::scan_recall`], watching the roots.
+    ///
+    /// Blocking; call from `spawn_blocking` in async code.
+    pub fn scan_recall(&self, roots: &MemoryRoots) -> Result<RecallScan, ScanError> {
+        self.scan(roots, None)
+    }
+
+    /// [`DocumentCache::scan_recall_for`], watching the roots.
+    pub fn scan_recall_for(
+        &self,
+        roots: &MemoryRoots,
+        query: &QueryTokens,
+    ) -> Result<RecallScan, ScanError> {
+        self.scan(roots, Some(query))
+    }
+
+    /// [`DocumentCache::persist_catalogs`].
+    pub fn persist_catalogs(&self) -> Vec<CatalogWrite> {
+        self.cache.persist_catalogs()
+    }
+
+    /// [`DocumentCache::build_indexes`].
+    pub fn build_indexes(&self, stop: &(dyn Fn() -> bool + Sync)) -> usize {
+        self.cache.build_indexes(stop)
+    }
+
+    /// Every root scanned so far and not dropped, with how its scans go, in path order.
+    pub fn roots(&self) -> Vec<WatchedRoot> {
+        let state = self.lock();
+        let mut roots: Vec<WatchedRoot> = state
+            .roots
+            .iter()
+            .map(|(path, root)| WatchedRoot {
+                path: path.clone(),
+                mode: self.mode_of(path, root),
+                last_scanned: root.last_scanned,
+            })
+            .collect();
+        roots.sort_by(|a, b| a.path.cmp(&b.path));
+        roots
+    }
+
+    /// Stops watching the roots not scanned for `older_than`, and forgets them; returns them. A
+    /// root scanned again later is watched again, starting with a full scan.
+    pub fn unwatch_idle(&self, older_than: Duration) -> Vec<PathBuf> {
+        self.unwatch_idle_at(Instant::now(), older_than)
+    }
+
+    /// [`WatchedCache::unwatch_idle`] as of `now`.
+    fn unwatch_idle_at(&self, now: Instant, older_than: Duration) -> Vec<PathBuf> {
+        let mut guard = self.lock();
+        let state = &mut *guard;
+        let idle: Vec<PathBuf> = state
+            .roots
+            .iter()
+            .filter(|(_, root)| now.saturating_duration_since(root.last_scanned) > older_than)
+            .map(|(path, _)| path.clone())
+            .collect();
+        for path in &idle {
+            if let Some(root) = state.roots.remove(path)
+                && root.watched
+                && let Some(watcher) = state.watcher.as_mut()
+                && let Err(error) = watcher.unwatch(path)
+            {
+                tracing::debug!(root = %path.display(), %error, "unwatching an idle root failed");
+            }
+            self.shared.forget(path);
+        }
+        idle
+    }
+
+    fn scan(
+        &self,
+        roots: &MemoryRoots,
+        query: Option<&QueryTokens>,
+    ) -> Result<RecallScan, ScanError> {
+        let mut guard = self.lock();
+        let state = &mut *guard;
+        let now = Instant::now();
+        let paths = [&roots.project, &roots.user]
+            .map(|root| root.as_deref().and_then(|r| std::path::absolute(r).ok()));
+        for path in paths.iter().flatten() {
+            self.start_watching(state, path, now);
+        }
+        let delivered = self.barrier(state);
+        // Events up to the barrier are this scan's, whether it relies on them or not; taken once
+        // per root, so the same root given for both scopes gets them for both.
+        let mut taken = HashMap::new();
+        for path in paths.iter().flatten() {
+            if !taken.contains_key(path) {
+                taken.insert(path.clone(), self.shared.take(path, now));
+            }
+        }
+        let changes = paths.clone().map(|path| {
+            let Some(path) = path else {
+                return RootChanges::Unknown;
+            };
+            let (changed, event_fallback) = taken.get(&path).cloned().unwrap_or_default();
+            let root = state.roots.get_mut(&path).expect("started above");
+            if let Some(reason) = event_fallback {
+                root.rescan = true;
+                if matches!(reason, FallbackReason::RootReplaced) && root.watched {
+                    root.watched = false;
+                    if let Some(watcher) = state.watcher.as_mut() {
+                        let _ = watcher.unwatch(&path);
+                    }
+                }
+                if matches!(
+                    reason,
+                    FallbackReason::RootReplaced | FallbackReason::WatchLimit
+                ) {
+                    root.fallback = Some(reason);
+                } else {
+                    root.fallback.get_or_insert(reason);
+                }
+            }
+            if !delivered {
+                root.rescan = true;
+                root.fallback.get_or_insert(FallbackReason::BarrierTimedOut);
+            }
+            match changed {
+                Some(changed) if root.watched && !root.rescan && root.fallback.is_none() => {
+                    RootChanges::Only(changed)
+                }
+                _ => RootChanges::Unknown,
+            }
+        });
+        let [project, user] = changes;
+        let known = KnownChanges { project, user };
+        let scanned = self.cache.scan_recall_knowing(roots, &known, query);
+        for path in paths.iter().flatten() {
+            let Some(root) = state.roots.get_mut(path) else {
+                continue;
+            };
+            root.last_scanned = now;
+            if scanned.is_ok() && root.watched && delivered {
+                // A full scan of a watched root re-establishes a clean state, except for reasons
+                // that stay until the root is watched again.
+                root.rescan = false;
+                if matches!(
+                    root.fallback,
+                    Some(FallbackReason::Overflow | FallbackReason::BarrierTimedOut)
+                ) {
+                    root.fallback = None;
+                }
+            } else {
+                root.rescan = true;
+            }
+        }
+        scanned
+    }
+
+    /// Watches `path` unless it is watched already (or cannot be, for a reason that a retry
+    /// would not change).
+    fn start_watching(&self, state: &mut State, path: &Path, now: Instant) {
+        let retry = match state.roots.get(path) {
+            None => true,
+            Some(root) => !root.watched && root.fallback.as_ref().is_some_and(retried),
+        };
+        if !retry {
+            return;
+        }
+        let outcome = match (state.watcher.as_mut(), state.barrier.is_some()) {
+            _ if without_events(path) => Err(FallbackReason::NoEvents),
+            (Some(watcher), true) => {
+                self.shared.track(path);
+                watcher
+                    .watch(path, RecursiveMode::Recursive)
+                    .map_err(|error| match error.kind {
+                        notify::ErrorKind::MaxFilesWatch => FallbackReason::WatchLimit,
+                        _ => FallbackReason::Unwatchable(Arc::new(error)),
+                    })
+            }
+            _ => Err(FallbackReason::WatcherFailed(
+                state
+                    .watcher_error
+                    .clone()
+                    .unwrap_or_else(|| Arc::new(notify::Error::generic("no watch barrier"))),
+            )),
+        };
+        let watched = outcome.is_ok();
+        if let Err(reason) = &outcome {
+            tracing::debug!(root = %path.display(), %reason, "root scanned the stat way");
+            if let Some(watcher) = state.watcher.as_mut() {
+                // A recursive watch that failed half-way may hold some of its watches.
+                let _ = watcher.unwatch(path);
+            }
+            self.shared.forget(path);
+        }
+        state.roots.insert(
+            path.to_path_buf(),
+            RootState {
+                watched,
+                fallback: outcome.err(),
+                rescan: true,
+                last_scanned: now,
+            },
+        );
+    }
+
+    /// Waits until every event queued before now has been taken in; `false` when that could not
+    /// be made sure of (every root is then scanned in full).
+    fn barrier(&self, state: &mut State) -> bool {
+        if !state.roots.values().any(|root| root.watched) {
+            return true;
+        }
+        state
+            .barrier
+            .as_mut()
+            .is_some_and(|barrier| barrier.pass(&self.shared, BARRIER_TIMEOUT))
+    }
+
+    fn mode_of(&self, path: &Path, root: &RootState) -> WatchMode {
+        let pending = self.shared.pending_fallback(path);
+        match root.fallback.clone().or(pending) {
+            Some(reason) => WatchMode::StatFallback { reason },
+            None => WatchMode::Watching,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
