@@ -116,7 +116,8 @@ struct HookArgs {
 
 #[derive(Debug, Subcommand)]
 enum HookAction {
-    /// Print the settings snippet that runs the hook before each prompt; --write merges it into
+    /// Print the settings snippet that runs the hook at each prompt, tool result and turn end;
+    /// --write merges it into
     /// the agent's settings file.
     Install(InstallArgs),
     /// Remove the entry `install --write` added from the agent's settings file.
