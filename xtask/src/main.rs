@@ -9,6 +9,7 @@ mod eval;
 mod fuzz;
 mod hook_latency;
 mod scan_latency;
+mod serve_latency;
 
 use std::process::Command;
 
@@ -29,7 +30,10 @@ commands:
                   interleaving property test for N cases; reports executions per target
   hook-latency [--sizes 200,1000,10000] [--runs N]
                   whole-process wall time of `memrecall hook` (a release build) over a warm
-                  catalog, median and worst";
+                  catalog, median and worst
+  serve-latency [--sizes 1000,10000,50000,100000] [--runs N]
+                  `memrecall serve` warm: hook client wall time, the server's recall to fast
+                  result, and its peak memory";
 
 fn main() -> Result<()> {
     let mut args = std::env::args().skip(1);
@@ -46,6 +50,7 @@ fn main() -> Result<()> {
         }
         Some("scan-latency") => scan_latency::main(&rest),
         Some("hook-latency") => hook_latency::main(&rest),
+        Some("serve-latency") => serve_latency::main(&rest),
         // Started by `scan-latency` itself, once per new-process run; not for direct use.
         Some("scan-latency-process") => scan_latency::process_main(&rest),
         Some("-h" | "--help") | None => {
