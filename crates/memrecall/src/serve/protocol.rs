@@ -38,8 +38,9 @@
 //! ```
 //!
 //! `context` is the memory to add, already cut to the agent's budget (empty: nothing to add);
-//! `fast_ms` is the server's time from the start of the recall to its fast result, when one was
-//! published; `handled_ms` the server's time on the request. `turn_ended` on a `turn_end` or
+//! `fast_ms` is the server's time from the start of the session's latest recall to its first
+//! result (the fast one; the settled one when it came first), once there is one (on `prompt`
+//! and `tool_result` answers); `handled_ms` the server's time on the request. `turn_ended` on a `turn_end` or
 //! `session_end` answer says how the turn's recall ended (a discard reason, `delivered` when it
 //! had already been delivered in full, `none` when there was no recall). The status fields are
 //! those of [`Status`].
@@ -157,7 +158,7 @@ pub enum Response {
 pub struct DeliveryAnswer {
     /// The memory to add, cut to the agent's budget; empty when there is nothing to add.
     pub context: String,
-    /// Milliseconds from the recall's start to its fast result, when one was published.
+    /// Milliseconds from the latest recall's start to its first result, once it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fast_ms: Option<f64>,
     /// Milliseconds the server spent on the request.

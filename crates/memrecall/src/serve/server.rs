@@ -562,12 +562,9 @@ impl Server {
         self.served.fetch_add(1, Ordering::Relaxed);
         let delivery = recall.consume_initial().await;
         entry.turn = Some(prompt.query);
-        let fast_ms = recall
-            .latest_recall()
-            .and_then(|state| state.fast.map(|fast| millis(fast.published_after)));
         DeliveryAnswer {
             context: context_of(&delivery),
-            fast_ms,
+            fast_ms: fast_ms(recall),
             ..DeliveryAnswer::default()
         }
     }
@@ -653,8 +650,27 @@ fn tool_result(entry: &mut Entry) -> DeliveryAnswer {
     };
     DeliveryAnswer {
         context: context_of(&recall.consume_tool_result()),
+        fast_ms: fast_ms(recall),
         ..DeliveryAnswer::default()
     }
+}
+
+/// When the latest recall had its first result, in milliseconds from its start: its fast
+/// result, or its settled one when it settled without publishing one first (no selector). Also
+/// after the initial ceiling, which a large cold tree can pass.
+fn fast_ms(recall: &RecallSession) -> Option<f64> {
+    let state = recall.latest_recall()?;
+    if let Some(fast) = &state.fast {
+        return Some(millis(fast.published_after));
+    }
+    state.settled.map(|settled| {
+        millis(
+            settled
+                .timings
+                .fast_published
+                .unwrap_or(settled.timings.settled),
+        )
+    })
 }
 
 fn end_turn(entry: &mut Entry) -> DeliveryAnswer {
