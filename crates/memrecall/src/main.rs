@@ -61,7 +61,7 @@ enum Command {
     Scan(ScanArgs),
     /// Show where a layout's project and user memory roots are for a directory, and why.
     Roots(RootsArgs),
-    /// Run as an agent's prompt hook (event JSON on stdin, context on stdout), or install it.
+    /// Run as an agent's hook (event JSON on stdin, context on stdout), or install it.
     Hook(HookArgs),
     /// Serve recall, listing, ranking explanations and saving as a Model Context Protocol
     /// server on stdin and stdout, for agents that look memory up themselves.
@@ -117,8 +117,7 @@ struct HookArgs {
 #[derive(Debug, Subcommand)]
 enum HookAction {
     /// Print the settings snippet that runs the hook at each prompt, tool result and turn end;
-    /// --write merges it into
-    /// the agent's settings file.
+    /// --write merges it into the agent's settings file.
     Install(InstallArgs),
     /// Remove the entry `install --write` added from the agent's settings file.
     Uninstall(InstallArgs),
