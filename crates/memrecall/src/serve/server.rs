@@ -751,6 +751,76 @@ mod tests {
         assert_eq!(sink.ended.load(Ordering::Relaxed), 1);
     }
 
+    fn server_in(home: &Path) -> Server {
+        let env = Environment::from_pairs([("MEMRECALL_HOME", home.as_os_str().to_owned())]);
+        Server::new(&env, ServeOptions::default())
+    }
+
+    fn prompt_in(root: &Path, session: &str, query: &str) -> EventRequest {
+        EventRequest {
+            agent: Agent::QwenCode,
+            session: Some(session.to_owned()),
+            point: Point::Prompt(PromptEvent {
+                query: query.to_owned(),
+                repeat_is_continuation: true,
+                project_root: Some(root.to_path_buf()),
+                user_root: None,
+            }),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_full_table_evicts_the_least_recently_used_session() {
+        let home = tempfile::tempdir().unwrap();
+        let server = server_in(home.path());
+        let key = |i: usize| (Agent::ClaudeCode, format!("s{i}"));
+        for i in 0..MAX_SESSIONS {
+            server.session(key(i), true).unwrap();
+        }
+        server.session(key(0), false).unwrap();
+
+        server.session(key(MAX_SESSIONS), true).unwrap();
+
+        let sessions = lock(&server.sessions);
+        assert_eq!(sessions.slots.len(), MAX_SESSIONS);
+        assert!(sessions.slots.contains_key(&key(0)));
+        assert!(!sessions.slots.contains_key(&key(1)));
+    }
+
+    #[tokio::test]
+    async fn a_repeated_qwen_prompt_inside_the_turn_is_no_new_recall_but_after_the_turn_it_is() {
+        let home = tempfile::tempdir().unwrap();
+        let root = tempfile::tempdir().unwrap();
+        std::fs::write(
+            root.path().join("deploy.md"),
+            "---\nname: Deploy checklist\ndescription: Steps to ship\ntype: project\n---\n\nBody.\n",
+        )
+        .unwrap();
+        let server = server_in(home.path());
+
+        let first = server
+            .event(prompt_in(root.path(), "q", "deploy checklist"))
+            .await;
+        server
+            .event(prompt_in(root.path(), "q", "deploy checklist"))
+            .await;
+        let served_in_turn = server.served.load(Ordering::Relaxed);
+        server
+            .event(EventRequest {
+                agent: Agent::QwenCode,
+                session: Some("q".into()),
+                point: Point::TurnEnd,
+            })
+            .await;
+        server
+            .event(prompt_in(root.path(), "q", "deploy checklist"))
+            .await;
+
+        assert!(first.context.contains("Deploy checklist"), "{first:?}");
+        assert_eq!(served_in_turn, 1);
+        assert_eq!(server.served.load(Ordering::Relaxed), 2);
+    }
+
     #[test]
     fn memory_figures_are_read_from_proc_on_linux() {
         let (rss, peak) = memory();
