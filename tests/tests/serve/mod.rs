@@ -438,6 +438,35 @@ fn a_second_session_on_the_same_project_is_given_what_the_first_was_given() {
 }
 
 #[test]
+fn hooks_racing_with_no_server_running_start_one() {
+    let world = World::new();
+    deploy_memories(&world.claude_memory(&world.path("repo")));
+
+    let contexts: Vec<String> = std::thread::scope(|scope| {
+        let hooks: Vec<_> = (0..4)
+            .map(|i| {
+                let world = &world;
+                scope.spawn(move || {
+                    let event = prompt_event(&format!("s{i}"), &world.path("repo"), QUERY);
+                    world.hook("claude-code", &event)
+                })
+            })
+            .collect();
+        hooks.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+
+    for context in &contexts {
+        assert!(
+            titles(context).contains(&"Deploy checklist".to_owned()),
+            "{context:?}"
+        );
+    }
+    world.wait_for_server();
+    let log = std::fs::read_to_string(world.path("mr/logs/serve.log")).unwrap();
+    assert_eq!(log.matches("serving on").count(), 1, "{log}");
+}
+
+#[test]
 fn a_killed_server_is_restarted_by_the_next_hook_and_the_prompt_still_gets_its_fast_result() {
     let mut world = World::new();
     deploy_memories(&world.claude_memory(&world.path("repo")));

@@ -822,6 +822,21 @@ mod tests {
     }
 
     #[test]
+    fn a_changed_config_file_is_reloaded() {
+        let home = tempfile::tempdir().unwrap();
+        let config = home.path().join(crate::config::CONFIG_FILE_NAME);
+        std::fs::write(&config, "[serve]\nidle_exit = \"90s\"\n").unwrap();
+        let server = server_in(home.path());
+        let generation = lock(&server.settings).generation;
+
+        std::fs::write(&config, "[serve]\nidle_exit = \"1h\"\n").unwrap();
+        server.reload_if_changed(false);
+
+        assert_eq!(lock(&server.settings).generation, generation + 1);
+        assert_eq!(server.idle_exit(), Duration::from_hours(1));
+    }
+
+    #[test]
     fn memory_figures_are_read_from_proc_on_linux() {
         let (rss, peak) = memory();
         if !Path::new("/proc/self/status").exists() {
