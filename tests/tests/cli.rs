@@ -6,6 +6,7 @@ mod hook;
 mod hostile;
 mod mcp;
 mod rank_keywords;
+mod serve;
 mod stats;
 mod support;
 

@@ -11,6 +11,7 @@ mod eval;
 mod fuzz;
 mod hook_latency;
 mod scan_latency;
+mod serve_latency;
 mod unused_deps;
 
 use std::process::Command;
@@ -36,7 +37,10 @@ commands:
                   whole-process wall time of `memrecall hook` (a release build) over a warm
                   catalog, median and worst
   unused-deps     fails when a workspace crate declares a dependency its code never names, or
-                  [workspace.dependencies] lists one no crate declares";
+                  [workspace.dependencies] lists one no crate declares
+  serve-latency [--sizes 1000,10000,50000,100000] [--runs N]
+                  `memrecall serve` warm: hook client wall time, the server's recall to fast
+                  result, and its peak memory";
 
 fn main() -> Result<()> {
     let mut args = std::env::args().skip(1);
@@ -55,6 +59,7 @@ fn main() -> Result<()> {
         Some("scan-latency") => scan_latency::main(&rest),
         Some("hook-latency") => hook_latency::main(&rest),
         Some("unused-deps") => unused_deps::main(&rest),
+        Some("serve-latency") => serve_latency::main(&rest),
         // Started by `scan-latency` itself, once per new-process run; not for direct use.
         Some("scan-latency-process") => scan_latency::process_main(&rest),
         Some("-h" | "--help") | None => {

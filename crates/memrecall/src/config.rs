@@ -12,6 +12,9 @@
 //!
 //! [telemetry]
 //! record = false                   # true (the default) keeps $MEMRECALL_HOME/telemetry/
+//!
+//! [serve]
+//! idle_exit = "30m"                # `memrecall serve` exits after this long without a request
 //! ```
 //!
 //! `delivery.design = "gated"` ends the first prompt's wait early only on a confident fast result
@@ -41,6 +44,9 @@ pub struct Config {
     /// The `[telemetry]` table.
     #[serde(default)]
     pub telemetry: TelemetryTable,
+    /// The `[serve]` table.
+    #[serde(default)]
+    pub serve: ServeTable,
 }
 
 /// The `[telemetry]` table.
@@ -60,6 +66,44 @@ impl Default for TelemetryTable {
 
 fn recorded() -> bool {
     true
+}
+
+/// The `[serve]` table.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServeTable {
+    /// `idle_exit`.
+    #[serde(default)]
+    pub idle_exit: Option<IdleExit>,
+}
+
+/// How long `memrecall serve` stays up without a request: a human duration (`90s`, `30m`) of
+/// at least one second.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "String")]
+pub struct IdleExit(std::time::Duration);
+
+impl IdleExit {
+    /// The default: half an hour.
+    pub const DEFAULT: Self = Self(std::time::Duration::from_mins(30));
+
+    /// The duration.
+    pub fn duration(self) -> std::time::Duration {
+        self.0
+    }
+}
+
+impl TryFrom<String> for IdleExit {
+    type Error = String;
+
+    fn try_from(value: String) -> Result<Self, Self::Error> {
+        match humantime::parse_duration(&value) {
+            Ok(duration) if duration >= std::time::Duration::from_secs(1) => Ok(Self(duration)),
+            _ => Err(format!(
+                "serve.idle_exit must be a duration of at least 1s (like \"30m\"), not {value:?}"
+            )),
+        }
+    }
 }
 
 /// The `[delivery]` table.
@@ -258,6 +302,19 @@ mod tests {
     fn an_unknown_delivery_key_is_an_error_naming_it() {
         let error = parse("[delivery]\ndesgin = \"gated\"\n").unwrap_err();
         assert!(error.to_string().contains("desgin"), "{error}");
+    }
+
+    #[test]
+    fn a_serve_idle_exit_is_read_as_a_duration() {
+        let config = parse("[serve]\nidle_exit = \"90s\"\n").unwrap();
+        let idle = config.serve.idle_exit.map(IdleExit::duration);
+        assert_eq!(idle, Some(std::time::Duration::from_secs(90)));
+    }
+
+    #[test]
+    fn an_idle_exit_under_a_second_is_an_error_naming_the_key() {
+        let error = parse("[serve]\nidle_exit = \"10ms\"\n").unwrap_err();
+        assert!(error.to_string().contains("serve.idle_exit"), "{error}");
     }
 
     #[test]

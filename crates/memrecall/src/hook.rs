@@ -5,17 +5,23 @@
 //! when there is simply nothing to add) and writes one line to `$MEMRECALL_HOME/logs/hook.log`.
 //! Exit code 2 would block the user's prompt in every agent, so it is never used.
 //!
-//! A prompt event runs one recall turn: the recall starts, the initial point waits at most the
-//! 100 ms ceiling, and what it delivers is printed in the agent's shape, cut to whole documents
+//! The hook is a thin client of the user's server (`memrecall serve`, see [`crate::serve`]): it
+//! sends the event and prints the answer in the agent's shape. The server keeps the session's
+//! recall between events, so a prompt event gets the fast result and a later tool-result event
+//! the model's remaining picks, once; the stop event ends the turn. When no server runs, a prompt
+//! event starts one; when none answers within [`CONNECT_BUDGET`] (or its answer is late or
+//! broken), the prompt is recalled in this process as below, and a tool event prints nothing.
+//!
+//! In this process, a prompt event runs one recall turn: the recall starts, the initial point
+//! waits at most the 100 ms ceiling, and what it delivers is printed, cut to whole documents
 //! under [`hook_io::MAX_CONTEXT_UTF16`]. The process then ends the turn (a selector still
-//! thinking is cancelled) and brings the catalogs up to date for the next call. Nothing outlives
-//! the call, so the tool-result event has no settled recall to deliver and prints nothing.
-//! The recall's telemetry events go to `$MEMRECALL_HOME/telemetry/` (see [`crate::stats`]).
+//! thinking is cancelled) and brings the catalogs up to date for the next call. The recall's
+//! telemetry events go to `$MEMRECALL_HOME/telemetry/` (see [`crate::stats`]).
 
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use memory_scan::ScannedDocument;
 use recall_facade::{
@@ -25,6 +31,9 @@ use recall_facade::{
 use crate::agent::hook_io::{self, HookEvent, MAX_CONTEXT_UTF16, utf16_len};
 use crate::agent::{Agent, Environment, Layout, layout};
 use crate::config::{Config, ConfigSelectorKind};
+use crate::serve::ServerPaths;
+use crate::serve::client::{self, Autostart, Budget, ClientError};
+use crate::serve::protocol::{EventRequest, Point, PromptEvent, Request, Response};
 
 /// The most stdin a hook reads: a prompt of 100,000 characters is well under it.
 const MAX_STDIN_BYTES: u64 = 8 * 1024 * 1024;
@@ -32,6 +41,13 @@ const MAX_STDIN_BYTES: u64 = 8 * 1024 * 1024;
 const MAX_LOG_BYTES: u64 = 512 * 1024;
 /// How long the hook waits, after printing, to bring the catalogs up to date.
 const CATALOG_GRACE: Duration = Duration::from_secs(2);
+/// How long a hook tries to reach the server (starting it when needed) before recalling in its
+/// own process: the 100 ms ceiling, counted from the hook's start. A dead socket is noticed at
+/// once (connection refused); the budget is spent only waiting for a server just started.
+const CONNECT_BUDGET: Duration = Duration::from_millis(100);
+/// How long a hook waits for the server's answer once asked: the server's own wait is at most
+/// the 100 ms ceiling, the rest is margin for its scan on a busy machine.
+const ANSWER_BUDGET: Duration = Duration::from_millis(250);
 const TRUNCATED_NOTE: &str = "\n\n> NOTE: Relevant memory truncated for prompt budget.\n";
 
 /// Runs one hook call; always succeeds (see the module docs).
@@ -63,25 +79,42 @@ pub fn log_bad_command_line(message: &str) {
 }
 
 fn serve(agent: Agent, layout: Option<Layout>, env: &Environment) -> Result<(), String> {
+    let started = Instant::now();
     let mut stdin = String::new();
     std::io::stdin()
         .take(MAX_STDIN_BYTES)
         .read_to_string(&mut stdin)
         .map_err(|e| format!("cannot read stdin: {e}"))?;
     let input = hook_io::parse(agent, &stdin).map_err(|e| e.to_string())?;
+    let point = match &input.event {
+        HookEvent::Prompt { .. } | HookEvent::Other => None,
+        HookEvent::ToolResult => Some(Point::ToolResult),
+        HookEvent::TurnEnd => Some(Point::TurnEnd),
+        HookEvent::SessionEnd => Some(Point::SessionEnd),
+    };
+    if let Some(point) = point {
+        // Only a server keeps a recall past its prompt event; without one there is nothing to
+        // deliver or end, and no reason to start one.
+        let context = match input.session_id.clone() {
+            Some(session) => ask_server(env, agent, Some(session), point, Autostart::No, started)
+                .unwrap_or_else(|error| {
+                    if !matches!(error, ClientError::NotRunning) {
+                        log(env, agent, &error.to_string());
+                    }
+                    String::new()
+                }),
+            None => String::new(),
+        };
+        return print(&hook_io::render(agent, &input.event_name, &context));
+    }
     let HookEvent::Prompt {
         query,
         repeat_is_continuation,
     } = input.event
     else {
-        // The tool-result point and other events: nothing outlives the prompt hook, so there
-        // is no settled recall to deliver.
         return print(hook_io::nothing(agent));
     };
     if query.trim().is_empty() {
-        return print(hook_io::nothing(agent));
-    }
-    if repeat_is_continuation && is_repeat(env, agent, input.session_id.as_deref(), &query) {
         return print(hook_io::nothing(agent));
     }
     let cwd = match input.cwd {
@@ -93,6 +126,79 @@ fn serve(agent: Agent, layout: Option<Layout>, env: &Environment) -> Result<(), 
     let layout = layout.unwrap_or(agent.default_layout());
     let roots = layout::resolve(layout, &cwd, env).map_err(|e| e.to_string())?;
     if roots.project.path.is_none() && roots.user.path.is_none() {
+        return print(hook_io::nothing(agent));
+    }
+    let prompt = PromptEvent {
+        query,
+        repeat_is_continuation,
+        project_root: roots.project.path,
+        user_root: roots.user.path,
+    };
+    let served = ask_server(
+        env,
+        agent,
+        input.session_id.clone(),
+        Point::Prompt(prompt.clone()),
+        Autostart::Yes,
+        started,
+    );
+    match served {
+        Ok(context) => print(&hook_io::render(agent, &input.event_name, &context)),
+        Err(error) => {
+            log(env, agent, &format!("{error}; recalling in this process"));
+            recall_here(
+                agent,
+                env,
+                &input.event_name,
+                input.session_id.as_deref(),
+                prompt,
+            )
+        }
+    }
+}
+
+/// Asks the user's server for the delivery at `point`, starting the server when `autostart`
+/// says so; the whole exchange fits in [`CONNECT_BUDGET`] and [`ANSWER_BUDGET`].
+fn ask_server(
+    env: &Environment,
+    agent: Agent,
+    session: Option<String>,
+    point: Point,
+    autostart: Autostart,
+    started: Instant,
+) -> Result<String, ClientError> {
+    let paths = ServerPaths::from_env(env).ok_or(ClientError::NotRunning)?;
+    let request = Request::Event(EventRequest {
+        agent,
+        session,
+        point,
+    });
+    let budget = Budget {
+        connect_by: started + CONNECT_BUDGET,
+        answer_within: ANSWER_BUDGET,
+    };
+    match client::exchange(&paths, request, autostart, budget)? {
+        Response::Delivery(answer) => Ok(answer.context),
+        other => Err(ClientError::Server(format!("unexpected answer {other:?}"))),
+    }
+}
+
+/// The recall of one prompt in this process, when no server answers: nothing outlives the
+/// call, so the tool-result point of this turn has nothing to deliver.
+fn recall_here(
+    agent: Agent,
+    env: &Environment,
+    event_name: &str,
+    session: Option<&str>,
+    prompt: PromptEvent,
+) -> Result<(), String> {
+    let PromptEvent {
+        query,
+        repeat_is_continuation,
+        project_root,
+        user_root,
+    } = prompt;
+    if repeat_is_continuation && is_repeat(env, agent, session, &query) {
         return print(hook_io::nothing(agent));
     }
     let (selector, design) = settings_from_config(env).unwrap_or_else(|message| {
@@ -113,7 +219,7 @@ fn serve(agent: Agent, layout: Option<Layout>, env: &Environment) -> Result<(), 
     let telemetry =
         crate::stats::telemetry_sink(home.as_deref(), vec![Arc::new(recall_facade::TracingSink)]);
     let ran = runtime.block_on(async {
-        let mut config = RecallConfig::with_roots(roots.project.path, roots.user.path);
+        let mut config = RecallConfig::with_roots(project_root, user_root);
         config.telemetry = Arc::clone(&telemetry.sink);
         config.selector = selector;
         config.delivery = design;
@@ -133,7 +239,7 @@ fn serve(agent: Agent, layout: Option<Layout>, env: &Environment) -> Result<(), 
             return Err(message);
         }
     };
-    let printed = print(&hook_io::render(agent, &input.event_name, &context));
+    let printed = print(&hook_io::render(agent, event_name, &context));
     // After printing: the selector (if still thinking) is cancelled and the catalogs this call
     // brought up to date are written, so the next call starts warm.
     recall.end_turn();
@@ -158,7 +264,7 @@ fn serve(agent: Agent, layout: Option<Layout>, env: &Environment) -> Result<(), 
 
 /// The prompt, or the longest run of its first documents whose prompt fits the budget, or the
 /// first document's prompt cut to it.
-fn fit(documents: &[Arc<ScannedDocument>], prompt: &str, now: SystemTime) -> String {
+pub(crate) fn fit(documents: &[Arc<ScannedDocument>], prompt: &str, now: SystemTime) -> String {
     if utf16_len(prompt) <= MAX_CONTEXT_UTF16 {
         return prompt.to_owned();
     }
@@ -190,6 +296,11 @@ pub(crate) fn settings_from_config(
         return Ok((SelectorChoice::None, DeliveryDesign::FastPath));
     };
     let config = Config::load(&home).map_err(|e| e.to_string())?;
+    Ok(selector_settings(config))
+}
+
+/// The selector and delivery design a loaded `config.toml` chooses.
+pub(crate) fn selector_settings(config: Config) -> (SelectorChoice, DeliveryDesign) {
     let design = config.delivery.design.into();
     let selector = match config.selector.kind {
         ConfigSelectorKind::None => SelectorChoice::None,
@@ -205,7 +316,7 @@ pub(crate) fn settings_from_config(
             SelectorChoice::Http(http)
         }
     };
-    Ok((selector, design))
+    (selector, design)
 }
 
 /// Whether `query` repeats the last query recalled in this session (a Qwen Code continuation);
@@ -239,7 +350,7 @@ fn is_repeat(env: &Environment, agent: Agent, session: Option<&str>, query: &str
 
 /// Creates `dir` and its missing parents, each private to this user (0700 on Unix): what the
 /// hook keeps under `$MEMRECALL_HOME` is about the user's prompts and memory.
-fn private_dir(dir: &Path) -> std::io::Result<()> {
+pub(crate) fn private_dir(dir: &Path) -> std::io::Result<()> {
     let mut builder = std::fs::DirBuilder::new();
     builder.recursive(true);
     #[cfg(unix)]
@@ -248,7 +359,7 @@ fn private_dir(dir: &Path) -> std::io::Result<()> {
 }
 
 /// `options` creating a file private to this user (0600 on Unix).
-fn private_file(options: &mut std::fs::OpenOptions) -> &mut std::fs::OpenOptions {
+pub(crate) fn private_file(options: &mut std::fs::OpenOptions) -> &mut std::fs::OpenOptions {
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(options, 0o600);
     options

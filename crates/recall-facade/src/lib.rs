@@ -80,6 +80,18 @@ pub enum SelectorChoice {
     Custom(Arc<dyn Selector>),
 }
 
+impl SelectorChoice {
+    /// The selector this choice names, built (an HTTP selector's client is created here, once;
+    /// share the result to share its connections). `None` for [`SelectorChoice::None`].
+    pub fn build(self) -> Result<Option<Arc<dyn Selector>>, FacadeError> {
+        Ok(match self {
+            Self::None => None,
+            Self::Http(http) => Some(Arc::new(HttpSelector::new(http)?)),
+            Self::Custom(selector) => Some(selector),
+        })
+    }
+}
+
 /// Everything a recall session is built from.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -249,11 +261,7 @@ impl MemoryRecall {
                 limit: config.limit,
             });
         }
-        let selector: Option<Arc<dyn Selector>> = match config.selector {
-            SelectorChoice::None => None,
-            SelectorChoice::Http(http) => Some(Arc::new(HttpSelector::new(http)?)),
-            SelectorChoice::Custom(selector) => Some(selector),
-        };
+        let selector = config.selector.build()?;
         let roots = MemoryRoots {
             project: config.project_root,
             user: config.user_root,

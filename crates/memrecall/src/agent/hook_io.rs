@@ -3,12 +3,12 @@
 //! Input: one JSON object; every field is read only if present and unknown fields are ignored.
 //! `hook_event_name` picks the delivery point:
 //!
-//! | agent | initial point | tool-result point |
-//! |---|---|---|
-//! | Claude Code | `UserPromptSubmit` (`prompt`) | `PostToolUse` |
-//! | Qwen Code | `UserPromptSubmit` (`submitted_prompt`, else `prompt`) | a repeated `UserPromptSubmit` |
-//! | Gemini CLI | `BeforeAgent` (`prompt`) | `AfterTool` |
-//! | Codex | `UserPromptSubmit` (`prompt`) | `PostToolUse` |
+//! | agent | initial point | tool-result point | turn end | session end |
+//! |---|---|---|---|---|
+//! | Claude Code | `UserPromptSubmit` (`prompt`) | `PostToolUse` | `Stop` | `SessionEnd` |
+//! | Qwen Code | `UserPromptSubmit` (`submitted_prompt`, else `prompt`) | a repeated `UserPromptSubmit` | `Stop` | `SessionEnd` |
+//! | Gemini CLI | `BeforeAgent` (`prompt`) | `AfterTool` | `AfterAgent` | `SessionEnd` |
+//! | Codex | `UserPromptSubmit` (`prompt`) | `PostToolUse` | `Stop` | none |
 //!
 //! Qwen Code fires its prompt event before each tool-result continuation as well. The text the
 //! user typed is `submitted_prompt` when the event carries it; a prompt event whose query repeats
@@ -42,6 +42,10 @@ pub enum HookEvent {
     },
     /// The tool-result point.
     ToolResult,
+    /// The agent's turn is over (its stop event).
+    TurnEnd,
+    /// The agent's session is over.
+    SessionEnd,
     /// An event memrecall does nothing for.
     Other,
 }
@@ -82,6 +86,22 @@ pub const fn event_names(agent: Agent) -> (&'static str, &'static str) {
     }
 }
 
+/// The event name of an agent's turn end.
+pub const fn turn_end_event(agent: Agent) -> &'static str {
+    match agent {
+        Agent::ClaudeCode | Agent::QwenCode | Agent::Codex => "Stop",
+        Agent::GeminiCli => "AfterAgent",
+    }
+}
+
+/// The event name of a session's end, for the agents that have one.
+pub const fn session_end_event(agent: Agent) -> Option<&'static str> {
+    match agent {
+        Agent::ClaudeCode | Agent::QwenCode | Agent::GeminiCli => Some("SessionEnd"),
+        Agent::Codex => None,
+    }
+}
+
 /// Parses an agent's hook input.
 pub fn parse(agent: Agent, stdin: &str) -> Result<HookInput, HookInputError> {
     if stdin.trim().is_empty() {
@@ -106,6 +126,10 @@ pub fn parse(agent: Agent, stdin: &str) -> Result<HookInput, HookInputError> {
         }
     } else if event_name == tool_result {
         HookEvent::ToolResult
+    } else if event_name == turn_end_event(agent) {
+        HookEvent::TurnEnd
+    } else if session_end_event(agent) == Some(event_name.as_str()) {
+        HookEvent::SessionEnd
     } else {
         HookEvent::Other
     };
@@ -201,6 +225,27 @@ mod tests {
         assert_eq!(unknown.unwrap().event, HookEvent::Other);
         let bare = parse(Agent::Codex, r#"{"hook_event_name":"UserPromptSubmit"}"#);
         assert_eq!(bare.unwrap().event, HookEvent::Other);
+    }
+
+    #[test]
+    fn each_agents_stop_event_ends_the_turn() {
+        for (agent, name) in [
+            (Agent::ClaudeCode, "Stop"),
+            (Agent::QwenCode, "Stop"),
+            (Agent::GeminiCli, "AfterAgent"),
+            (Agent::Codex, "Stop"),
+        ] {
+            let input = parse(agent, &format!(r#"{{"hook_event_name":"{name}"}}"#)).unwrap();
+            assert_eq!(input.event, HookEvent::TurnEnd, "{agent:?}");
+        }
+    }
+
+    #[test]
+    fn session_end_ends_the_session_for_the_agents_that_send_it() {
+        let input = parse(Agent::ClaudeCode, r#"{"hook_event_name":"SessionEnd"}"#).unwrap();
+        assert_eq!(input.event, HookEvent::SessionEnd);
+        let codex = parse(Agent::Codex, r#"{"hook_event_name":"SessionEnd"}"#).unwrap();
+        assert_eq!(codex.event, HookEvent::Other);
     }
 
     #[test]

@@ -13,9 +13,11 @@ use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
 
 use clap::ValueEnum;
+use serde::{Deserialize, Serialize};
 
 /// A coding agent that can run `memrecall hook` before each prompt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Agent {
     /// Claude Code.
     ClaudeCode,
@@ -79,7 +81,7 @@ pub struct Environment {
 }
 
 /// Every variable [`Environment`] captures.
-const VARIABLES: [&str; 8] = [
+const VARIABLES: [&str; 9] = [
     "CODEX_HOME",
     "HOME",
     "MEMRECALL_HOME",
@@ -88,6 +90,7 @@ const VARIABLES: [&str; 8] = [
     "CLAUDE_CODE_DISABLE_AUTO_MEMORY",
     "QWEN_HOME",
     "QWEN_CODE_MEMORY_LOCAL",
+    "XDG_RUNTIME_DIR",
 ];
 
 impl Environment {

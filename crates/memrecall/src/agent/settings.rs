@@ -9,10 +9,11 @@
 //! | Codex | `$CODEX_HOME/hooks.json` or `~/.codex/hooks.json` | `DIR/.codex/hooks.json` | seconds |
 //!
 //! The entry is one group `{"hooks":[{"type":"command","command":"memrecall hook --agent A",
-//! "timeout":…}]}` under the agent's prompt event (10 seconds: the hook answers within the
-//! 100 ms ceiling plus process time, the margin is for a cold disk). Only the prompt event is
-//! installed: the tool-result event has nothing to deliver while no process outlives the prompt
-//! hook. Keys keep their order, so a merged file differs from the original only by the entry.
+//! "timeout":…}]}` under each event the hook serves ([`installed_events`]): the prompt event, the
+//! tool-result event (where it is a different one), the turn's end and the session's end, so
+//! that the server's recall reaches the tool-result point and every turn ends (10 seconds: the
+//! hook answers within the 100 ms ceiling plus process time, the margin is for a cold disk).
+//! Keys keep their order, so a merged file differs from the original only by the entries.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -224,16 +225,35 @@ fn hook_entry(agent: Agent) -> Json {
     Json::Object(entry)
 }
 
-/// The settings snippet `install` merges: `{"hooks":{"<event>":[{"hooks":[entry]}]}}`.
+/// The events `install` registers the hook for: prompt, tool result (when it is another
+/// event), turn end and session end (for the agents that have one).
+pub fn installed_events(agent: Agent) -> Vec<&'static str> {
+    let (prompt, tool_result) = hook_io::event_names(agent);
+    let mut events = vec![prompt];
+    if tool_result != prompt {
+        events.push(tool_result);
+    }
+    events.push(hook_io::turn_end_event(agent));
+    events.extend(hook_io::session_end_event(agent));
+    events
+}
+
+/// The settings snippet `install` merges: `{"hooks":{"<event>":[{"hooks":[entry]}],…}}`.
 pub fn snippet(agent: Agent) -> Json {
-    let (event, _) = hook_io::event_names(agent);
-    let group = Json::Object(vec![(
-        "hooks".to_owned(),
-        Json::Array(vec![hook_entry(agent)]),
-    )]);
+    let group = || {
+        Json::Object(vec![(
+            "hooks".to_owned(),
+            Json::Array(vec![hook_entry(agent)]),
+        )])
+    };
     Json::Object(vec![(
         "hooks".to_owned(),
-        Json::Object(vec![(event.to_owned(), Json::Array(vec![group]))]),
+        Json::Object(
+            installed_events(agent)
+                .into_iter()
+                .map(|event| (event.to_owned(), Json::Array(vec![group()])))
+                .collect(),
+        ),
     )])
 }
 
@@ -248,9 +268,24 @@ fn shape(path: &Path, what: &str) -> SettingsError {
     }
 }
 
-/// Adds the agent's entry to `settings`; `false` when it was already there.
+/// Adds the agent's entry under each of its [`installed_events`]; `false` when every one was
+/// already there. Nothing is changed when the file's shape is wrong for any of them.
 pub fn merge(settings: &mut Json, agent: Agent, path: &Path) -> Result<bool, SettingsError> {
-    let (event, _) = hook_io::event_names(agent);
+    let mut changed = settings.clone();
+    let mut added = false;
+    for event in installed_events(agent) {
+        added |= merge_event(&mut changed, agent, event, path)?;
+    }
+    *settings = changed;
+    Ok(added)
+}
+
+fn merge_event(
+    settings: &mut Json,
+    agent: Agent,
+    event: &str,
+    path: &Path,
+) -> Result<bool, SettingsError> {
     let command = hook_command(agent);
     let Json::Object(root) = settings else {
         return Err(shape(path, "the top level is not a JSON object"));
@@ -280,10 +315,17 @@ pub fn merge(settings: &mut Json, agent: Agent, path: &Path) -> Result<bool, Set
     Ok(true)
 }
 
-/// Removes the agent's entry from `settings`, and each group, event list and `hooks` object
-/// that held only it; `false` when there was none.
+/// Removes the agent's entry from `settings` under each of its [`installed_events`], and each
+/// group, event list and `hooks` object that held only it; `false` when there was none.
 pub fn remove(settings: &mut Json, agent: Agent) -> bool {
-    let (event, _) = hook_io::event_names(agent);
+    let mut removed = false;
+    for event in installed_events(agent) {
+        removed |= remove_event(settings, agent, event);
+    }
+    removed
+}
+
+fn remove_event(settings: &mut Json, agent: Agent, event: &str) -> bool {
     let command = hook_command(agent);
     let Json::Object(root) = settings else {
         return false;
@@ -414,18 +456,50 @@ mod tests {
         let path = Path::new("settings.json");
         assert!(merge(&mut settings, Agent::ClaudeCode, path).unwrap());
         assert!(!merge(&mut settings, Agent::ClaudeCode, path).unwrap());
+        let group = serde_json::json!([{"hooks":[
+            {"type":"command","command":"memrecall hook --agent claude-code","timeout":10}
+        ]}]);
         assert_eq!(
             serde_json::to_value(&settings).unwrap(),
-            serde_json::json!({"model":"x","hooks":{"UserPromptSubmit":[{"hooks":[
-                {"type":"command","command":"memrecall hook --agent claude-code","timeout":10}
-            ]}]}})
+            serde_json::json!({"model":"x","hooks":{
+                "UserPromptSubmit":group,"PostToolUse":group,"Stop":group,"SessionEnd":group
+            }})
         );
+    }
+
+    #[test]
+    fn each_agent_installs_its_prompt_tool_result_and_end_events() {
+        assert_eq!(
+            installed_events(Agent::ClaudeCode),
+            ["UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd"]
+        );
+        assert_eq!(
+            installed_events(Agent::QwenCode),
+            ["UserPromptSubmit", "Stop", "SessionEnd"]
+        );
+        assert_eq!(
+            installed_events(Agent::GeminiCli),
+            ["BeforeAgent", "AfterTool", "AfterAgent", "SessionEnd"]
+        );
+        assert_eq!(
+            installed_events(Agent::Codex),
+            ["UserPromptSubmit", "PostToolUse", "Stop"]
+        );
+    }
+
+    #[test]
+    fn a_file_whose_shape_is_wrong_for_one_event_is_not_changed_for_the_others() {
+        let mut settings = parsed(r#"{"hooks":{"Stop":{}}}"#);
+        let original = settings.clone();
+        let error = merge(&mut settings, Agent::Codex, Path::new("hooks.json")).unwrap_err();
+        assert!(error.to_string().contains("hooks.Stop"), "{error}");
+        assert_eq!(settings, original);
     }
 
     #[test]
     fn removing_after_merging_gives_back_the_original() {
         let original = parsed(
-            r#"{"hooks":{"UserPromptSubmit":[{"hooks":[{"type":"command","command":"other"}]}],"Stop":[]},"x":1}"#,
+            r#"{"hooks":{"UserPromptSubmit":[{"hooks":[{"type":"command","command":"other"}]}],"SessionStart":[]},"x":1}"#,
         );
         let mut settings = original.clone();
         merge(&mut settings, Agent::Codex, Path::new("hooks.json")).unwrap();

@@ -1,0 +1,242 @@
+//! `memrecall serve`: one process per user that keeps each agent session's recall alive between
+//! the prompt event and the tool events, so the model's choice can land at the tool-result point
+//! without repeating the fast documents. `memrecall hook` is its client ([`client`]); the two
+//! speak the JSON-lines protocol of [`protocol`] over a Unix socket.
+//!
+//! Where it lives: the run directory `$XDG_RUNTIME_DIR/memrecall/`, else `$MEMRECALL_HOME/run/`
+//! (mode 0700), holding the socket `serve.sock` (mode 0600) and the lock `serve.lock` the server
+//! holds for its whole life, so two servers never serve one user. Its log is
+//! `$MEMRECALL_HOME/logs/serve.log`. Both sides refuse a run directory or socket that another
+//! user owns or that others may open, and the server refuses a peer of another uid (checked with
+//! the peer's credentials). There is no TCP.
+
+pub mod client;
+pub mod protocol;
+pub mod server;
+
+use std::fs::File;
+use std::os::unix::fs::{FileTypeExt as _, MetadataExt as _};
+use std::path::{Path, PathBuf};
+
+use crate::agent::Environment;
+
+/// Where one user's server keeps its socket, lock and log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerPaths {
+    /// The private run directory.
+    pub dir: PathBuf,
+    /// The socket.
+    pub socket: PathBuf,
+    /// The lock the running server holds.
+    pub lock: PathBuf,
+    /// The server's log.
+    pub log: PathBuf,
+}
+
+impl ServerPaths {
+    /// The paths for `env`; `None` without `XDG_RUNTIME_DIR`, `MEMRECALL_HOME` and `HOME`.
+    pub fn from_env(env: &Environment) -> Option<Self> {
+        let home = env.memrecall_home();
+        let dir = match env.path("XDG_RUNTIME_DIR") {
+            Some(runtime) => runtime.join("memrecall"),
+            None => home.as_ref()?.join("run"),
+        };
+        let log = match &home {
+            Some(home) => home.join("logs").join("serve.log"),
+            None => dir.join("serve.log"),
+        };
+        Some(Self {
+            socket: dir.join("serve.sock"),
+            lock: dir.join("serve.lock"),
+            log,
+            dir,
+        })
+    }
+}
+
+/// Why a run directory or socket may not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum PrivacyError {
+    /// The path is not what it should be (a directory, a socket).
+    #[error("{path} is not a {expected}")]
+    WrongType {
+        /// The path.
+        path: PathBuf,
+        /// What it should be.
+        expected: &'static str,
+    },
+    /// Another user owns it.
+    #[error("{path} belongs to uid {owner}, not to this user (uid {uid})")]
+    ForeignOwner {
+        /// The path.
+        path: PathBuf,
+        /// Its owner.
+        owner: u32,
+        /// This process's uid.
+        uid: u32,
+    },
+    /// Others may open it.
+    #[error("{path} has mode {mode:o}: others may open it")]
+    OpenToOthers {
+        /// The path.
+        path: PathBuf,
+        /// Its permission bits.
+        mode: u32,
+    },
+    /// It could not be inspected.
+    #[error("cannot inspect {path}: {source}")]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// What went wrong.
+        source: std::io::Error,
+    },
+}
+
+/// This process's real user id.
+pub fn current_uid() -> u32 {
+    rustix::process::getuid().as_raw()
+}
+
+/// Checks that `path`, when it exists, is a directory of this user that no one else may open;
+/// `false` when it does not exist.
+pub fn check_private_dir(path: &Path) -> Result<bool, PrivacyError> {
+    let Some(meta) = metadata(path)? else {
+        return Ok(false);
+    };
+    if !meta.file_type().is_dir() {
+        return Err(PrivacyError::WrongType {
+            path: path.to_path_buf(),
+            expected: "directory",
+        });
+    }
+    check_owner(path, &meta)?;
+    let mode = meta.mode() & 0o777;
+    if mode & 0o077 != 0 {
+        return Err(PrivacyError::OpenToOthers {
+            path: path.to_path_buf(),
+            mode,
+        });
+    }
+    Ok(true)
+}
+
+/// Checks that `path`, when it exists, is a socket of this user; `false` when it does not exist.
+pub fn check_socket(path: &Path) -> Result<bool, PrivacyError> {
+    let Some(meta) = metadata(path)? else {
+        return Ok(false);
+    };
+    if !meta.file_type().is_socket() {
+        return Err(PrivacyError::WrongType {
+            path: path.to_path_buf(),
+            expected: "socket",
+        });
+    }
+    check_owner(path, &meta)?;
+    Ok(true)
+}
+
+fn metadata(path: &Path) -> Result<Option<std::fs::Metadata>, PrivacyError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) => Ok(Some(meta)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(PrivacyError::Io {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
+}
+
+fn check_owner(path: &Path, meta: &std::fs::Metadata) -> Result<(), PrivacyError> {
+    let uid = current_uid();
+    if meta.uid() == uid {
+        Ok(())
+    } else {
+        Err(PrivacyError::ForeignOwner {
+            path: path.to_path_buf(),
+            owner: meta.uid(),
+            uid,
+        })
+    }
+}
+
+/// Tries to take the exclusive lock on `file` without waiting: `Ok(false)` when another process
+/// holds it.
+pub fn try_lock(file: &File) -> std::io::Result<bool> {
+    match rustix::fs::flock(file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(true),
+        Err(rustix::io::Errno::WOULDBLOCK) => Ok(false),
+        Err(errno) => Err(errno.into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt as _;
+
+    #[test]
+    fn the_run_directory_is_under_xdg_runtime_dir_when_set() {
+        let env = Environment::from_pairs([("XDG_RUNTIME_DIR", "/run/user/7"), ("HOME", "/h")]);
+        let paths = ServerPaths::from_env(&env).unwrap();
+        assert_eq!(paths.socket, Path::new("/run/user/7/memrecall/serve.sock"));
+        assert_eq!(paths.log, Path::new("/h/.memrecall/logs/serve.log"));
+    }
+
+    #[test]
+    fn without_xdg_runtime_dir_the_run_directory_is_in_the_memrecall_home() {
+        let env = Environment::from_pairs([("MEMRECALL_HOME", "/m")]);
+        let paths = ServerPaths::from_env(&env).unwrap();
+        assert_eq!(paths.dir, Path::new("/m/run"));
+        assert_eq!(paths.lock, Path::new("/m/run/serve.lock"));
+    }
+
+    #[test]
+    fn a_run_directory_others_may_open_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let error = check_private_dir(dir.path()).unwrap_err();
+        assert!(
+            matches!(error, PrivacyError::OpenToOthers { mode: 0o755, .. }),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_private_run_directory_is_accepted_and_a_missing_one_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        assert!(check_private_dir(dir.path()).unwrap());
+        assert!(!check_private_dir(&dir.path().join("missing")).unwrap());
+    }
+
+    #[test]
+    fn a_regular_file_in_place_of_the_socket_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("serve.sock");
+        std::fs::write(&path, "").unwrap();
+        let error = check_socket(&path).unwrap_err();
+        assert!(
+            matches!(
+                error,
+                PrivacyError::WrongType {
+                    expected: "socket",
+                    ..
+                }
+            ),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_second_lock_on_a_held_lock_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("serve.lock");
+        let first = File::create(&path).unwrap();
+        let second = File::open(&path).unwrap();
+        assert!(try_lock(&first).unwrap());
+        assert!(!try_lock(&second).unwrap());
+        drop(first);
+        assert!(try_lock(&second).unwrap());
+    }
+}

@@ -1,0 +1,365 @@
+//! `cargo xtask serve-latency`: what `memrecall serve` costs on the prompt path, warm.
+//!
+//! Each size gets the scan-latency tree (N topics, the last holding a codeword) where Claude
+//! Code keeps a project's memory, under a temporary `HOME`, for a temporary git repository, and
+//! a server of the release binary of its own. Untimed prompts (each in a new session, so nothing
+//! is excluded as already delivered) warm the server: the first reads every file.
+//! Then each run measures:
+//! - the hook client's wall time: one `memrecall hook` process, from start to exit, with the
+//!   prompt event on stdin (the server does the recall), and whether it delivered the
+//!   codeword's topic (it cannot when the fast result comes after the 100 ms ceiling);
+//! - the server's own recall-to-fast-result time (`fast_ms` in its answer to the same prompt
+//!   sent straight to the socket) and its time on the request (`handled_ms`).
+//!
+//! The server's peak resident memory (`VmHWM`) is read at the end, also per 10,000 topics.
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail, ensure};
+use serde_json::{Value, json};
+
+use crate::scan_latency::{CODEWORD, build_tree, median};
+
+const DEFAULT_SIZES: [usize; 4] = [1_000, 10_000, 50_000, 100_000];
+const DEFAULT_RUNS: usize = 21;
+/// How long warming a server may take at most (the first scan of a large cold tree is slow).
+const WARM_LIMIT: Duration = Duration::from_mins(10);
+
+const USAGE: &str = "usage: cargo xtask serve-latency [--sizes 1000,10000,50000,100000] [--runs N]";
+
+/// The targets on a 2-core machine: (hook client wall, server recall to fast result), by size.
+fn targets(topics: usize) -> (Option<f64>, Option<f64>) {
+    match topics {
+        1_000 => (Some(5.0), None),
+        50_000 => (None, Some(30.0)),
+        100_000 => (None, Some(60.0)),
+        _ => (None, None),
+    }
+}
+
+struct Row {
+    topics: usize,
+    hook_ms: f64,
+    hook_worst_ms: f64,
+    fast_ms: f64,
+    handled_ms: f64,
+    peak_mib: Option<f64>,
+    /// Timed hook runs whose output carried the codeword's topic.
+    delivered: usize,
+    runs: usize,
+}
+
+pub fn main(args: &[String]) -> Result<()> {
+    let mut sizes = DEFAULT_SIZES.to_vec();
+    let mut runs = DEFAULT_RUNS;
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--sizes" => {
+                let value = args.next().context("--sizes needs a value")?;
+                sizes = value
+                    .split(',')
+                    .map(|s| {
+                        s.trim()
+                            .parse::<usize>()
+                            .map_err(|e| anyhow::anyhow!("--sizes {s:?}: {e}"))
+                    })
+                    .collect::<Result<_>>()?;
+                ensure!(sizes.iter().all(|&n| n > 0), "--sizes must be positive");
+            }
+            "--runs" => {
+                runs = args.next().context("--runs needs a value")?.parse()?;
+                ensure!(runs > 0, "--runs must be positive");
+            }
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                return Ok(());
+            }
+            other => bail!("unknown option {other:?}\n{USAGE}"),
+        }
+    }
+    let binary = build_release_binary()?;
+    println!("memrecall serve, warm, {runs} runs per size (medians; worst hook wall in brackets)");
+    println!(
+        "{:>7} | {:>22} | {:>9} | {:>17} | {:>10} | {:>9} | {:>14}",
+        "topics",
+        "hook wall ms",
+        "delivered",
+        "server fast ms",
+        "handled ms",
+        "peak MiB",
+        "MiB per 10,000"
+    );
+    for topics in sizes {
+        let row = measure(&binary, topics, runs)?;
+        let (hook_target, fast_target) = targets(topics);
+        let verdict = |value: f64, target: Option<f64>| {
+            target.map_or_else(String::new, |t| {
+                let met = if value <= t { "met" } else { "missed" };
+                format!(" (≤ {t:.0}: {met})")
+            })
+        };
+        let peak = row
+            .peak_mib
+            .map_or_else(|| "unknown".to_owned(), |m| format!("{m:.1}"));
+        let per = row.peak_mib.map_or_else(
+            || "unknown".to_owned(),
+            |m| {
+                format!(
+                    "{:.1}",
+                    m * 10_000.0 / f64::from(u32::try_from(row.topics).unwrap_or(u32::MAX))
+                )
+            },
+        );
+        println!(
+            "{:>7} | {:>5.1} [{:>5.1}]{:<10} | {:>9} | {:>5.1}{:<12} | {:>10.1} | {:>9} | {:>14}",
+            row.topics,
+            row.hook_ms,
+            row.hook_worst_ms,
+            verdict(row.hook_ms, hook_target),
+            format!("{}/{}", row.delivered, row.runs),
+            row.fast_ms,
+            verdict(row.fast_ms, fast_target),
+            row.handled_ms,
+            peak,
+            per
+        );
+    }
+    Ok(())
+}
+
+/// Builds `memrecall` with `--release` and returns its path.
+fn build_release_binary() -> Result<PathBuf> {
+    let root = crate::workspace_root()?;
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let status = Command::new(cargo)
+        .args([
+            "build",
+            "--locked",
+            "--quiet",
+            "--release",
+            "--package",
+            "memrecall",
+        ])
+        .current_dir(&root)
+        .status()
+        .context("could not start cargo to build memrecall with --release")?;
+    ensure!(
+        status.success(),
+        "building memrecall with --release failed with {status}"
+    );
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .filter(|d| !d.is_empty())
+        .map_or_else(|| root.join("target"), |d| root.join(d));
+    let binary = target
+        .join("release")
+        .join(format!("memrecall{}", std::env::consts::EXE_SUFFIX));
+    ensure!(binary.is_file(), "no binary at {}", binary.display());
+    Ok(binary)
+}
+
+/// One size's world: the tree, the environment and the running server.
+struct World {
+    _dir: tempfile::TempDir,
+    base: PathBuf,
+    memory: PathBuf,
+    binary: PathBuf,
+    server: Option<Child>,
+}
+
+impl World {
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(&self.binary);
+        command
+            .args(args)
+            .current_dir(self.base.join("repo"))
+            .env_clear()
+            .env("HOME", self.base.join("home"))
+            .env("MEMRECALL_HOME", self.base.join("mr"))
+            .env("XDG_RUNTIME_DIR", self.base.join("xdg"));
+        command
+    }
+
+    fn socket(&self) -> PathBuf {
+        self.base.join("xdg/memrecall/serve.sock")
+    }
+
+    fn event(&self, session: &str) -> String {
+        json!({
+            "session_id": session,
+            "transcript_path": "/dev/null",
+            "cwd": self.base.join("repo"),
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": format!("what is the {CODEWORD} about?"),
+        })
+        .to_string()
+    }
+
+    /// One hook process: the event on stdin, its stdout back.
+    fn hook(&self, session: &str) -> Result<String> {
+        let mut child = self
+            .command(&["hook", "--agent", "claude-code"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .context("cannot start the hook")?;
+        child
+            .stdin
+            .take()
+            .context("no stdin")?
+            .write_all(self.event(session).as_bytes())?;
+        let output = child.wait_with_output()?;
+        ensure!(
+            output.status.success(),
+            "the hook exited with {}",
+            output.status
+        );
+        Ok(String::from_utf8(output.stdout)?)
+    }
+
+    /// One request straight to the socket: the server's answer.
+    fn request(&self, request: &Value) -> Result<Value> {
+        let mut stream = UnixStream::connect(self.socket()).context("cannot connect")?;
+        stream.write_all(format!("{request}\n").as_bytes())?;
+        let mut line = String::new();
+        BufReader::new(&stream).read_line(&mut line)?;
+        let answer: Value = serde_json::from_str(&line).context("the answer is not JSON")?;
+        ensure!(answer["kind"] == "delivery", "unexpected answer {answer}");
+        Ok(answer)
+    }
+
+    /// The same prompt sent straight to the socket, in a new session: the server's time from
+    /// the recall's start to its fast result, and its time on the request. A fast result later
+    /// than the ceiling is read from the session's tool-result answers.
+    fn server_times(&self, session: &str, limit: Duration) -> Result<(f64, f64)> {
+        let answer = self.request(&json!({
+            "v": 1,
+            "kind": "event",
+            "agent": "claude-code",
+            "session": session,
+            "point": "prompt",
+            "query": format!("what is the {CODEWORD} about?"),
+            "project_root": self.memory,
+        }))?;
+        let handled = answer["handled_ms"].as_f64().unwrap_or_default();
+        let started = Instant::now();
+        let mut fast = answer["fast_ms"].as_f64();
+        while fast.is_none() {
+            ensure!(started.elapsed() < limit, "no fast result within {limit:?}");
+            std::thread::sleep(Duration::from_millis(5));
+            fast = self.request(&json!({
+                "v": 1,
+                "kind": "event",
+                "agent": "claude-code",
+                "session": session,
+                "point": "tool_result",
+            }))?["fast_ms"]
+                .as_f64();
+        }
+        Ok((fast.unwrap_or_default(), handled))
+    }
+
+    fn peak_mib(&self) -> Option<f64> {
+        let pid = self.server.as_ref()?.id();
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        let kib: f64 = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))?
+            .trim()
+            .trim_end_matches("kB")
+            .trim()
+            .parse()
+            .ok()?;
+        Some(kib / 1024.0)
+    }
+}
+
+impl Drop for World {
+    fn drop(&mut self) {
+        let _ = self.command(&["stop"]).output();
+        if let Some(mut server) = self.server.take() {
+            let _ = server.kill();
+            let _ = server.wait();
+        }
+    }
+}
+
+fn measure(binary: &Path, topics: usize, runs: usize) -> Result<Row> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir()?;
+    let base = dir.path().canonicalize()?;
+    let repo = base.join("repo");
+    std::fs::create_dir_all(repo.join(".git"))?;
+    std::fs::create_dir_all(base.join("mr"))?;
+    std::fs::create_dir_all(base.join("xdg"))?;
+    std::fs::set_permissions(base.join("xdg"), std::fs::Permissions::from_mode(0o700))?;
+    std::fs::write(
+        base.join("mr/config.toml"),
+        "[serve]\nidle_exit = \"10m\"\n",
+    )?;
+    let dashed: String = repo
+        .to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let memory = base
+        .join("home/.claude/projects")
+        .join(dashed)
+        .join("memory");
+    std::fs::create_dir_all(&memory)?;
+    build_tree(&memory, topics)?;
+    let mut world = World {
+        _dir: dir,
+        base,
+        memory,
+        binary: binary.to_path_buf(),
+        server: None,
+    };
+    world.server = Some(
+        world
+            .command(&["serve"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .context("cannot start the server")?,
+    );
+    let expected = format!("Topic {:05}", topics - 1);
+    let started = Instant::now();
+    while UnixStream::connect(world.socket()).is_err() {
+        ensure!(started.elapsed() < WARM_LIMIT, "the server never listened");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // The first recall reads every file; the next ones start from what it cached.
+    world.server_times("warm-0", WARM_LIMIT)?;
+    for i in 1..4 {
+        world.server_times(&format!("warm-{i}"), WARM_LIMIT)?;
+        world.hook(&format!("warm-hook-{i}"))?;
+    }
+    let (mut hook, mut fast, mut handled) = (Vec::new(), Vec::new(), Vec::new());
+    let mut delivered = 0;
+    for i in 0..runs {
+        let started = Instant::now();
+        let stdout = world.hook(&format!("hook-{i}"))?;
+        hook.push(started.elapsed().as_secs_f64() * 1_000.0);
+        delivered += usize::from(stdout.contains(&expected));
+        let (fast_ms, handled_ms) = world.server_times(&format!("ask-{i}"), WARM_LIMIT)?;
+        fast.push(fast_ms);
+        handled.push(handled_ms);
+    }
+    Ok(Row {
+        topics,
+        hook_ms: median(&hook).unwrap_or_default(),
+        hook_worst_ms: hook.iter().copied().fold(0.0, f64::max),
+        fast_ms: median(&fast).unwrap_or_default(),
+        handled_ms: median(&handled).unwrap_or_default(),
+        peak_mib: world.peak_mib(),
+        delivered,
+        runs,
+    })
+}
