@@ -498,7 +498,7 @@ async fn time_to_fast_result(roots: &MemoryRoots, mode: Mode) -> Result<f64> {
     let cache = mode.cache();
     let mut config = SessionConfig::new(roots.clone(), Arc::new(NullSink));
     config.selector = Some(selector);
-    config.cache = Arc::clone(&cache);
+    config.cache = cache.clone();
     let mut session = RecallSession::new(config);
     session.begin_query(&format!("where did we write down the {CODEWORD}?"), &[]);
     ensure!(

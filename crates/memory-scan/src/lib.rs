@@ -66,6 +66,7 @@ mod error;
 mod key;
 mod par;
 mod report;
+mod scanner;
 mod state_dir;
 mod timestamp;
 mod topic;
@@ -83,6 +84,7 @@ pub use report::{
     CatalogLoad, CatalogOutcome, CatalogWrite, ScanError, ScanReport, ScanWork, SkipReason,
     SkippedFile, serialize_path,
 };
+pub use scanner::RecallScanner;
 pub use state_dir::StateDirError;
 pub use topic::{EMPTY_BODY_PLACEHOLDER, ParseError, Topic, TopicError, parse_topic, render_topic};
 

@@ -224,6 +224,28 @@ impl fmt::Debug for WatchedCache {
     }
 }
 
+impl memory_scan::RecallScanner for WatchedCache {
+    fn scan_recall_for(
+        &self,
+        roots: &MemoryRoots,
+        query: &QueryTokens,
+    ) -> Result<RecallScan, ScanError> {
+        WatchedCache::scan_recall_for(self, roots, query)
+    }
+
+    fn persist_catalogs(&self) -> Vec<CatalogWrite> {
+        WatchedCache::persist_catalogs(self)
+    }
+
+    fn build_indexes(&self, stop: &(dyn Fn() -> bool + Sync)) -> usize {
+        WatchedCache::build_indexes(self, stop)
+    }
+
+    fn uses_catalogs(&self) -> bool {
+        self.cache.uses_catalogs()
+    }
+}
+
 impl WatchedCache {
     /// A watched cache over an empty [`DocumentCache`] without persistence.
     pub fn new() -> Self {

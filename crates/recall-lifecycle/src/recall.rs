@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use delivery_telemetry::{RecallEvent, Strategy, TelemetrySink, emit_recall};
 use lexical_score::{ActiveToolAliases, CandidateSelection, PreparedText, QueryTokens, Scorable};
-use memory_scan::{DocumentCache, MemoryRoots, ScanReport, ScannedDocument};
+use memory_scan::{MemoryRoots, RecallScanner, ScanReport, ScannedDocument};
 use selector::{
     AnswerError, Candidate, SELECTOR_CEILING, SelectionRequest, Selector, SelectorError,
 };
@@ -102,7 +102,7 @@ pub struct RecallState {
 /// Everything a recall needs that outlives one query.
 #[derive(Debug)]
 pub(crate) struct RecallContext {
-    pub cache: Arc<DocumentCache>,
+    pub cache: Arc<dyn RecallScanner>,
     pub roots: MemoryRoots,
     pub selector: Option<Arc<dyn Selector>>,
     pub sink: Arc<dyn TelemetrySink>,
@@ -173,7 +173,7 @@ pub(crate) async fn run_recall(
             // run again (a process exiting drops it), so the catalog is written here; a tree
             // whose scan outlasts the first prompt's wait would otherwise never get one.
             if cancel.is_cancelled() {
-                persist_catalogs(&ctx.cache);
+                persist_catalogs(ctx.cache.as_ref());
             }
             ranked
         })
@@ -290,19 +290,19 @@ fn settle(
 /// whose catalog could not be written), so the session's next query scores its documents through
 /// their indexes. The index build stops once `idle` is cancelled: a new query, or the session's
 /// end, needs the CPU more.
-fn persist_and_index_in_background(cache: &Arc<DocumentCache>, idle: &CancellationToken) {
+fn persist_and_index_in_background(cache: &Arc<dyn RecallScanner>, idle: &CancellationToken) {
     let cache = Arc::clone(cache);
     let idle = idle.clone();
     tokio::task::spawn_blocking(move || {
         if cache.uses_catalogs() {
-            persist_catalogs(&cache);
+            persist_catalogs(cache.as_ref());
         }
         cache.build_indexes(&|| idle.is_cancelled());
     });
 }
 
 /// Writes the catalogs whose roots changed since they were last written (none without catalogs).
-fn persist_catalogs(cache: &DocumentCache) {
+fn persist_catalogs(cache: &dyn RecallScanner) {
     for write in cache.persist_catalogs() {
         match write.outcome {
             Ok(entries) => {

@@ -11,7 +11,7 @@ use delivery_telemetry::{
     DeliveredAt, DeliveryTelemetry, DiscardReason, FastDelivery, FastWait, InitialWait, Phase,
     Strategy, TelemetrySink, TerminalDelivery,
 };
-use memory_scan::{DocumentCache, MemoryRoots, ScannedDocument};
+use memory_scan::{DocumentCache, MemoryRoots, RecallScanner, ScannedDocument};
 use selector::Selector;
 use tokio::sync::watch;
 use tokio::time::Instant;
@@ -124,8 +124,9 @@ pub struct SessionConfig {
     /// `limit` refined). Documents cut by the cap are not marked delivered, so a later turn may
     /// recall them.
     pub turn_cap: Option<NonZeroUsize>,
-    /// The document cache shared by the session's recalls.
-    pub cache: Arc<DocumentCache>,
+    /// What the session's recalls scan their roots with (default: a [`DocumentCache`] without
+    /// catalogs); share one between sessions over the same roots.
+    pub cache: Arc<dyn RecallScanner>,
 }
 
 impl SessionConfig {

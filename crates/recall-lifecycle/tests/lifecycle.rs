@@ -219,7 +219,7 @@ async fn a_session_without_catalogs_indexes_what_it_read_after_the_fast_result()
         SessionConfig::new(f.tree.roots(), Arc::clone(&sink) as Arc<dyn TelemetrySink>);
     config.selector = Some(mock(&[&f.terse], 5_000));
     let cache = Arc::new(memory_scan::DocumentCache::new());
-    config.cache = Arc::clone(&cache);
+    config.cache = cache.clone();
     let mut session = RecallSession::new(config);
     session.begin_query(ROLLBACK_QUERY, &[]);
     let delivery = session.consume_initial().await;

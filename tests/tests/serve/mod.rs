@@ -586,3 +586,30 @@ fn the_server_refuses_a_peer_of_another_uid() {
     let log = std::fs::read_to_string(world.path("serve-test.log")).unwrap();
     assert!(log.contains("refused a peer of uid 65534"), "{log}");
 }
+
+#[test]
+fn the_server_watches_the_memory_it_recalls_from_and_the_next_prompt_sees_a_new_memory() {
+    let mut world = World::new();
+    let memory = world.claude_memory(&world.path("repo"));
+    deploy_memories(&memory);
+    world.start_server();
+
+    let first = world.hook(
+        "claude-code",
+        &prompt_event("a", &world.path("repo"), QUERY),
+    );
+    let status = world.status().expect("the server answers status");
+    topic(&memory, "canary.md", "Canary rollout", "Ship to one region first");
+    let second = world.hook(
+        "claude-code",
+        &prompt_event("b", &world.path("repo"), "canary rollout"),
+    );
+
+    assert!(!first.is_empty());
+    let watch = status["watch"].as_str().unwrap();
+    assert!(
+        watch.contains(&format!("{}: watched", memory.display())),
+        "{watch}"
+    );
+    assert_eq!(titles(&second), ["Canary rollout"]);
+}

@@ -407,7 +407,7 @@ async fn run_turn_with(
     config.selector = Some(selector);
     config.clock = Arc::new(FixedClock(corpus.now));
     config.design = design;
-    config.cache = Arc::clone(&corpus.cache);
+    config.cache = corpus.cache.clone();
     let mut session = RecallSession::new(config);
 
     session.begin_query(&case.query, &[]);

@@ -14,7 +14,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 
-use memory_scan::{DocumentCache, MemoryRoots};
+use memory_scan::MemoryRoots;
+use memory_watch::{WatchMode, WatchedCache};
 use recall_facade::{Delivery, DeliveryDesign, Phase, TelemetryEvent, TelemetrySink, TracingSink};
 use recall_lifecycle::{RecallSession, SessionConfig};
 use selector::Selector;
@@ -37,6 +38,8 @@ pub const MAX_SESSIONS: usize = 64;
 const MAX_IDLE_CACHES: usize = 8;
 /// How often the server checks that its socket is still its own.
 const SOCKET_CHECK_EVERY: Duration = Duration::from_secs(2);
+/// How long a root goes unscanned before its watch is dropped.
+const UNWATCH_AFTER: Duration = Duration::from_mins(10);
 /// How long an exiting server waits for its catalogs to be written.
 const CATALOG_GRACE: Duration = Duration::from_secs(2);
 
@@ -155,10 +158,10 @@ fn telemetry_sink(home: Option<&Path>) -> Arc<dyn TelemetrySink> {
     crate::stats::telemetry_sink(home, vec![Arc::new(TracingSink)]).sink
 }
 
-/// The document cache for one pair of roots. The one place the cache is built, so a cache that
-/// watches the roots can take its place.
-fn document_cache() -> Arc<DocumentCache> {
-    Arc::new(DocumentCache::with_catalog())
+/// The document cache for one pair of roots: catalogs kept, roots watched, so a warm recall
+/// re-reads only what changed instead of checking every file.
+fn document_cache() -> Arc<WatchedCache> {
+    Arc::new(WatchedCache::with_catalog())
 }
 
 /// Counts terminal delivery events on their way to the real sink, for `status`.
@@ -230,7 +233,7 @@ struct Server {
     started: Instant,
     settings: Mutex<Settings>,
     sessions: Mutex<Sessions>,
-    caches: Mutex<HashMap<RootsKey, Arc<DocumentCache>>>,
+    caches: Mutex<HashMap<RootsKey, Arc<WatchedCache>>>,
     sink: Arc<CountingSink>,
     served: AtomicU64,
     last_request: Mutex<Instant>,
@@ -349,6 +352,7 @@ impl Server {
                         log("the socket was removed or replaced: exiting");
                         return;
                     }
+                    self.unwatch_idle_roots();
                 }
                 () = self.stop.notified() => return,
             }
@@ -563,7 +567,7 @@ impl Server {
         }
     }
 
-    fn cache_for(&self, roots: &RootsKey) -> Arc<DocumentCache> {
+    fn cache_for(&self, roots: &RootsKey) -> Arc<WatchedCache> {
         let mut caches = lock(&self.caches);
         if let Some(cache) = caches.get(roots) {
             return Arc::clone(cache);
@@ -578,6 +582,42 @@ impl Server {
         let cache = document_cache();
         caches.insert(roots.clone(), Arc::clone(&cache));
         cache
+    }
+
+    /// Stops watching roots no recall has scanned for [`UNWATCH_AFTER`]; a later recall of one
+    /// watches it again.
+    fn unwatch_idle_roots(&self) {
+        let caches: Vec<_> = lock(&self.caches).values().cloned().collect();
+        for cache in caches {
+            for root in cache.unwatch_idle(UNWATCH_AFTER) {
+                log(&format!("stopped watching {} (idle)", root.display()));
+            }
+        }
+    }
+
+    /// How each scanned root's changes are noticed, one `root: mode` per line's worth, in root
+    /// order: "watched", or the reason it is checked file by file.
+    fn watch_modes(&self) -> String {
+        let caches: Vec<_> = lock(&self.caches).values().cloned().collect();
+        let mut modes: Vec<String> = caches
+            .iter()
+            .flat_map(|cache| cache.roots())
+            .map(|root| match root.mode {
+                WatchMode::Watching => format!("{}: watched", root.path.display()),
+                WatchMode::StatFallback { reason } => format!(
+                    "{}: every file checked on each recall ({reason})",
+                    root.path.display()
+                ),
+                _ => format!("{}: {:?}", root.path.display(), root.mode),
+            })
+            .collect();
+        modes.sort();
+        modes.dedup();
+        if modes.is_empty() {
+            "no root scanned yet".to_owned()
+        } else {
+            modes.join("; ")
+        }
     }
 
     fn status(&self) -> Status {
@@ -611,7 +651,7 @@ impl Server {
             sessions: entries.len(),
             pending_recalls,
             roots,
-            watch: "none: each recall checks every file's size and modification time".to_owned(),
+            watch: self.watch_modes(),
             recalls_served: self.served.load(Ordering::Relaxed),
             recalls_ended: self.sink.ended.load(Ordering::Relaxed),
             rss_kib,
