@@ -85,6 +85,16 @@ pub struct Package {
     id: String,
     manifest_path: PathBuf,
     dependencies: Vec<Dependency>,
+    /// Its targets; a test target may live outside the package's directory.
+    #[serde(default)]
+    targets: Vec<Target>,
+}
+
+/// One build target of a crate.
+#[derive(Debug, Deserialize)]
+pub struct Target {
+    /// The target's root source file.
+    src_path: PathBuf,
 }
 
 /// One declared dependency.
@@ -176,7 +186,21 @@ pub fn unused_in_packages(packages: &[&Package]) -> Result<Vec<Finding>> {
             .parent()
             .context("a manifest path has a parent directory")?;
         let src_dir = dir.join("src");
-        let all_sources = read_sources(dir)?;
+        let mut all_sources = read_sources(dir)?;
+        // Targets declared outside the package's directory (end-to-end tests kept in the
+        // workspace's `tests/`) count with the dev-dependencies' users.
+        // Compared resolved: cargo names such a target `crates/x/../../tests/…`.
+        let resolved_dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        let outside: BTreeSet<PathBuf> = package
+            .targets
+            .iter()
+            .filter_map(|target| std::fs::canonicalize(&target.src_path).ok())
+            .filter(|src| !src.starts_with(&resolved_dir))
+            .filter_map(|src| src.parent().map(Path::to_path_buf))
+            .collect();
+        for target_dir in outside {
+            all_sources.extend(read_sources(&target_dir)?);
+        }
         let mut build_sources = read_sources(&src_dir)?;
         if let Ok(build) = std::fs::read_to_string(dir.join("build.rs")) {
             build_sources.push(build);
@@ -317,8 +341,25 @@ mod tests {
             id: "planted 0.1.0".to_owned(),
             manifest_path: dir.path().join("Cargo.toml"),
             dependencies,
+            targets: Vec::new(),
         };
         (dir, package)
+    }
+
+    #[test]
+    fn a_dev_dependency_named_only_in_a_test_target_outside_the_package_is_used() {
+        let (dir, mut package) = package_with("", "", vec![dependency("wiremock", Some("dev"))]);
+        let outside = tempfile::tempdir().unwrap();
+        let e2e = outside.path().join("e2e.rs");
+        std::fs::write(&e2e, "use wiremock::MockServer;\n").unwrap();
+        assert_eq!(unused_in_packages(&[&package]).unwrap().len(), 1);
+
+        package.targets.push(Target { src_path: e2e });
+        package.targets.push(Target {
+            src_path: dir.path().join("src/lib.rs"),
+        });
+
+        assert_eq!(unused_in_packages(&[&package]).unwrap(), []);
     }
 
     #[test]
