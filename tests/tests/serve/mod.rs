@@ -599,7 +599,12 @@ fn the_server_watches_the_memory_it_recalls_from_and_the_next_prompt_sees_a_new_
         &prompt_event("a", &world.path("repo"), QUERY),
     );
     let status = world.status().expect("the server answers status");
-    topic(&memory, "canary.md", "Canary rollout", "Ship to one region first");
+    topic(
+        &memory,
+        "canary.md",
+        "Canary rollout",
+        "Ship to one region first",
+    );
     let second = world.hook(
         "claude-code",
         &prompt_event("b", &world.path("repo"), "canary rollout"),

@@ -1,23 +1,28 @@
 //! The recall task: one per user query. Scan, rank, publish the fast result, ask the selector,
 //! settle (or fall back, or stop silently when its caller cancels it).
 
-use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::collections::HashSet;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use delivery_telemetry::{RecallEvent, Strategy, TelemetrySink, emit_recall};
-use lexical_score::{ActiveToolAliases, CandidateSelection, PreparedText, QueryTokens, Scorable};
 use memory_scan::{MemoryRoots, RecallScanner, ScanReport, ScannedDocument};
-use selector::{
-    AnswerError, Candidate, SELECTOR_CEILING, SelectionRequest, Selector, SelectorError,
-};
+use selector::{Selector, SelectorError};
 use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::DeliveryDesign;
-use crate::confidence::{FastConfidence, judge_fast};
+use crate::confidence::FastConfidence;
+
+mod candidate_id;
+mod rank;
+mod select;
+
+pub use candidate_id::candidate_id;
+use rank::{documents_at, scan_and_rank};
+use select::{Selection, choose};
 
 /// The deterministic result published before the selector is asked: the lexical top two.
 #[derive(Debug, Clone)]
@@ -27,8 +32,9 @@ pub struct FastResult {
     pub documents: Vec<Arc<ScannedDocument>>,
     /// Time from the recall call to this publication.
     pub published_after: Duration,
-    /// Whether its lead document shares a whole word with the query (see [`judge_fast`]);
-    /// judged for every fast result, acted on only by the gated design.
+    /// Whether its lead document shares a whole word with the query (see
+    /// [`judge_fast`](crate::judge_fast)); judged for every fast result, acted on only by the
+    /// gated design.
     pub confidence: FastConfidence,
 }
 
@@ -121,30 +127,6 @@ pub(crate) struct RecallInput {
     /// background work the recall leaves behind stops then. Not the recall's own cancellation,
     /// which a recall delivered in full never sees.
     pub idle: CancellationToken,
-}
-
-/// A scanned document in the recall pool; a local wrapper so the pool can be scored in place.
-struct PoolDocument(Arc<ScannedDocument>);
-
-impl Scorable for PoolDocument {
-    fn prepared(&self) -> &PreparedText {
-        self.0.prepared()
-    }
-    fn memory_type(&self) -> lexical_score::MemoryType {
-        self.0.memory_type()
-    }
-    fn mtime(&self) -> std::time::SystemTime {
-        self.0.mtime()
-    }
-}
-
-struct Ranked {
-    pool: Vec<PoolDocument>,
-    selection: CandidateSelection,
-    /// The judgement of the fast result; `None` when nothing matched.
-    fast_confidence: Option<FastConfidence>,
-    docs_scanned: usize,
-    report: ScanReport,
 }
 
 /// Runs one recall to completion, publishing into `state`. Returns without settling when
@@ -315,215 +297,6 @@ fn persist_catalogs(cache: &dyn RecallScanner) {
     }
 }
 
-/// What the recall settles with, before telemetry and timings are attached.
-struct Selection {
-    strategy: Strategy,
-    documents: Vec<Arc<ScannedDocument>>,
-    selector_duration: Option<Duration>,
-    selector_error: Option<SelectorError>,
-}
-
-/// Asks the selector (when there is one) or takes the lexical result; `None` when the caller
-/// cancelled the recall meanwhile.
-async fn choose(
-    ctx: &RecallContext,
-    input: &RecallInput,
-    ranked: &Ranked,
-    cancel: &CancellationToken,
-) -> Option<Selection> {
-    let fallback = || {
-        documents_at(
-            &ranked.pool,
-            ranked.selection.fallback().iter().map(|r| r.index),
-        )
-    };
-    let lexical = |strategy, documents| Selection {
-        strategy,
-        documents,
-        selector_duration: None,
-        selector_error: None,
-    };
-    let selector = match (&ctx.selector, ranked.pool.is_empty()) {
-        (_, true) => return Some(lexical(Strategy::None, Vec::new())),
-        (None, false) => return Some(lexical(Strategy::Heuristic, fallback())),
-        (Some(selector), false) => selector,
-    };
-    let asked = Instant::now();
-    let answer = ask_selector(
-        selector.as_ref(),
-        &input.query,
-        &input.recent_tools,
-        ranked,
-        ctx.limit,
-        cancel,
-    )
-    .await;
-    let selector_duration = Some(asked.elapsed());
-    if cancel.is_cancelled() {
-        return None;
-    }
-    Some(match answer {
-        Ok(documents) => Selection {
-            strategy: Strategy::Model,
-            documents,
-            selector_duration,
-            selector_error: None,
-        },
-        Err(error) => {
-            tracing::debug!(%error, "selector failed; using the lexical fallback");
-            Selection {
-                strategy: Strategy::Heuristic,
-                documents: fallback(),
-                selector_duration,
-                selector_error: Some(error),
-            }
-        }
-    })
-}
-
-fn scan_and_rank(
-    ctx: &RecallContext,
-    query: &str,
-    tools: &[String],
-    excluded: &HashSet<PathBuf>,
-) -> Result<Ranked, memory_scan::ScanError> {
-    let tokens = QueryTokens::new(query);
-    // Each document is scored while the scan has its text at hand; the ranking below reads those
-    // scores instead of fetching every document's text or index again.
-    let scan = ctx.cache.scan_recall_for(&ctx.roots, &tokens)?;
-    let docs_scanned = scan.documents.len();
-    let pool: Vec<PoolDocument> = scan
-        .documents
-        .into_iter()
-        // Hashing every path costs more than the check itself when nothing is excluded.
-        .filter(|doc| excluded.is_empty() || !excluded.contains(doc.path()))
-        .map(PoolDocument)
-        .collect();
-    // Derived once per recall, never per document (design document, verification list).
-    let aliases = ActiveToolAliases::from_tool_names(tools);
-    let selection = CandidateSelection::select(&tokens, &pool, &aliases);
-    let fast_confidence = selection
-        .fast()
-        .first()
-        .and_then(|lead| pool.get(lead.index))
-        .map(|lead| judge_fast(&tokens, lead));
-    Ok(Ranked {
-        pool,
-        selection,
-        fast_confidence,
-        docs_scanned,
-        report: scan.report,
-    })
-}
-
-async fn ask_selector(
-    selector: &dyn Selector,
-    query: &str,
-    recent_tools: &[String],
-    ranked: &Ranked,
-    limit: usize,
-    cancel: &CancellationToken,
-) -> Result<Vec<Arc<ScannedDocument>>, SelectorError> {
-    let candidates: Vec<Candidate> = ranked
-        .selection
-        .candidates()
-        .iter()
-        .filter_map(|&i| ranked.pool.get(i))
-        .map(|doc| Candidate {
-            id: candidate_id(doc.0.path()),
-            memory_type: doc.0.memory_type().as_str().to_owned(),
-            mtime: doc.0.mtime(),
-            description: doc.0.description().to_owned(),
-            keywords: doc
-                .0
-                .topic()
-                .keywords()
-                .lines()
-                .map(str::to_owned)
-                .collect(),
-        })
-        .collect();
-    let request = SelectionRequest::new(query, &candidates, limit).with_recent_tools(recent_tools);
-    // The lifecycle enforces the ceiling itself so that no selector implementation can hold a
-    // recall open longer than the design allows.
-    let ids = tokio::select! {
-        answer = tokio::time::timeout(SELECTOR_CEILING, selector.select(request, cancel.child_token())) => {
-            answer.map_err(|_| SelectorError::Timeout(SELECTOR_CEILING))??
-        }
-        () = cancel.cancelled() => return Err(SelectorError::Cancelled),
-    };
-    // The first candidate with an id wins, as in the manifest, so an answered id always names
-    // the document whose line the model was shown. Ids are unique per path (`candidate_id`);
-    // only the same path listed twice could repeat one, and then both entries are that file.
-    let mut by_id: HashMap<&str, usize> = HashMap::with_capacity(candidates.len());
-    for (candidate, &index) in candidates.iter().zip(ranked.selection.candidates()) {
-        by_id.entry(candidate.id.as_str()).or_insert(index);
-    }
-    let mut chosen = Vec::with_capacity(ids.len());
-    for (position, id) in ids.iter().take(limit).enumerate() {
-        // Selectors validate against the manifest; an id outside the candidates is still
-        // refused here so a custom selector cannot smuggle in an unknown document.
-        let index = by_id
-            .get(id.as_str())
-            .ok_or(AnswerError::NotInManifest { position })?;
-        if !chosen.contains(index) {
-            chosen.push(*index);
-        }
-    }
-    Ok(documents_at(&ranked.pool, chosen.into_iter()))
-}
-
-/// The id under which a document is listed in the selector's manifest and named in its answer:
-/// the absolute path, readable and distinct for every distinct path.
-///
-/// A path that is valid UTF-8 and holds no `%` is its own id. Otherwise each byte that is not
-/// part of valid UTF-8 is written `%XX` (two upper-case hex digits) and every `%` of the path is
-/// written `%25`, so the mapping is lossless: `caf\xE9.md` is `caf%E9.md`, `caf\xE8.md` is
-/// `caf%E8.md`, and a file literally named `caf%E9.md` is `caf%25E9.md`. (A lossy conversion
-/// would give both non-UTF-8 names the same id, and the model's pick could name either file.)
-/// On Windows the bytes are the platform's encoding of the path, a superset of UTF-8, so a
-/// lone surrogate is written as the `%XX` of its bytes.
-pub fn candidate_id(path: &Path) -> String {
-    let bytes = path.as_os_str().as_encoded_bytes();
-    if let Ok(text) = std::str::from_utf8(bytes)
-        && !text.contains('%')
-    {
-        return text.to_owned();
-    }
-    let mut id = String::with_capacity(bytes.len() + 8);
-    for chunk in bytes.utf8_chunks() {
-        for (n, part) in chunk.valid().split('%').enumerate() {
-            if n > 0 {
-                id.push_str("%25");
-            }
-            id.push_str(part);
-        }
-        for &byte in chunk.invalid() {
-            push_percent_encoded(&mut id, byte);
-        }
-    }
-    id
-}
-
-fn push_percent_encoded(id: &mut String, byte: u8) {
-    const HEX: [char; 16] = [
-        '0', '1', '2', '3', '4', '5', '6', '7', '8', '9', 'A', 'B', 'C', 'D', 'E', 'F',
-    ];
-    id.push('%');
-    id.push(HEX[usize::from(byte >> 4)]);
-    id.push(HEX[usize::from(byte & 0x0F)]);
-}
-
-fn documents_at(
-    pool: &[PoolDocument],
-    indices: impl Iterator<Item = usize>,
-) -> Vec<Arc<ScannedDocument>> {
-    indices
-        .filter_map(|i| pool.get(i))
-        .map(|doc| Arc::clone(&doc.0))
-        .collect()
-}
-
 fn settle_failed(
     ctx: &RecallContext,
     state: &watch::Sender<RecallState>,
@@ -565,40 +338,4 @@ fn settle_failed(
 
 pub(crate) fn millis(d: Duration) -> f64 {
     d.as_secs_f64() * 1_000.0
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn utf8_path_without_percent_is_its_own_id() {
-        let path = Path::new("/home/me/.memory/project/記憶-deploy.md");
-        assert_eq!(
-            candidate_id(path),
-            "/home/me/.memory/project/記憶-deploy.md"
-        );
-    }
-
-    #[test]
-    fn percent_in_a_path_is_written_as_percent_25() {
-        assert_eq!(candidate_id(Path::new("/m/100%.md")), "/m/100%25.md");
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn non_utf8_bytes_are_percent_encoded_and_the_rest_kept() {
-        use std::os::unix::ffi::OsStrExt;
-        let path = Path::new(std::ffi::OsStr::from_bytes(b"/m/caf\xe9-\xff\xfe.md"));
-        assert_eq!(candidate_id(path), "/m/caf%E9-%FF%FE.md");
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn non_utf8_name_and_a_file_named_like_its_encoding_get_different_ids() {
-        use std::os::unix::ffi::OsStrExt;
-        let raw = Path::new(std::ffi::OsStr::from_bytes(b"/m/caf\xe9.md"));
-        let literal = Path::new("/m/caf%E9.md");
-        assert_ne!(candidate_id(raw), candidate_id(literal));
-    }
 }

@@ -1,0 +1,80 @@
+//! Scanning the memory roots and ranking what they hold against the query.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use lexical_score::{ActiveToolAliases, CandidateSelection, PreparedText, QueryTokens, Scorable};
+use memory_scan::{ScanReport, ScannedDocument};
+
+use super::RecallContext;
+use crate::confidence::{FastConfidence, judge_fast};
+
+/// A scanned document in the recall pool; a local wrapper so the pool can be scored in place.
+pub(super) struct PoolDocument(pub(super) Arc<ScannedDocument>);
+
+impl Scorable for PoolDocument {
+    fn prepared(&self) -> &PreparedText {
+        self.0.prepared()
+    }
+    fn memory_type(&self) -> lexical_score::MemoryType {
+        self.0.memory_type()
+    }
+    fn mtime(&self) -> std::time::SystemTime {
+        self.0.mtime()
+    }
+}
+
+pub(super) struct Ranked {
+    pub(super) pool: Vec<PoolDocument>,
+    pub(super) selection: CandidateSelection,
+    /// The judgement of the fast result; `None` when nothing matched.
+    pub(super) fast_confidence: Option<FastConfidence>,
+    pub(super) docs_scanned: usize,
+    pub(super) report: ScanReport,
+}
+
+pub(super) fn scan_and_rank(
+    ctx: &RecallContext,
+    query: &str,
+    tools: &[String],
+    excluded: &HashSet<PathBuf>,
+) -> Result<Ranked, memory_scan::ScanError> {
+    let tokens = QueryTokens::new(query);
+    // Each document is scored while the scan has its text at hand; the ranking below reads those
+    // scores instead of fetching every document's text or index again.
+    let scan = ctx.cache.scan_recall_for(&ctx.roots, &tokens)?;
+    let docs_scanned = scan.documents.len();
+    let pool: Vec<PoolDocument> = scan
+        .documents
+        .into_iter()
+        // Hashing every path costs more than the check itself when nothing is excluded.
+        .filter(|doc| excluded.is_empty() || !excluded.contains(doc.path()))
+        .map(PoolDocument)
+        .collect();
+    // Derived once per recall, never per document (design document, verification list).
+    let aliases = ActiveToolAliases::from_tool_names(tools);
+    let selection = CandidateSelection::select(&tokens, &pool, &aliases);
+    let fast_confidence = selection
+        .fast()
+        .first()
+        .and_then(|lead| pool.get(lead.index))
+        .map(|lead| judge_fast(&tokens, lead));
+    Ok(Ranked {
+        pool,
+        selection,
+        fast_confidence,
+        docs_scanned,
+        report: scan.report,
+    })
+}
+
+pub(super) fn documents_at(
+    pool: &[PoolDocument],
+    indices: impl Iterator<Item = usize>,
+) -> Vec<Arc<ScannedDocument>> {
+    indices
+        .filter_map(|i| pool.get(i))
+        .map(|doc| Arc::clone(&doc.0))
+        .collect()
+}

@@ -1,0 +1,53 @@
+//! What a session is built from.
+
+use std::num::NonZeroUsize;
+use std::sync::Arc;
+
+use delivery_telemetry::TelemetrySink;
+use memory_scan::{DocumentCache, MemoryRoots, RecallScanner};
+use selector::Selector;
+
+use crate::DeliveryDesign;
+use crate::prompt::{Clock, SystemClock};
+
+/// Everything a session is built from.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct SessionConfig {
+    /// The project and user memory roots.
+    pub roots: MemoryRoots,
+    /// The model selector; `None` settles every recall with the lexical result.
+    pub selector: Option<Arc<dyn Selector>>,
+    /// Where telemetry events go.
+    pub sink: Arc<dyn TelemetrySink>,
+    /// The clock prompts compute ages against.
+    pub clock: Arc<dyn Clock>,
+    /// The delivery design; [`DeliveryDesign::FastPath`] unless measuring the old one.
+    pub design: DeliveryDesign,
+    /// Most documents one refined delivery may carry.
+    pub limit: usize,
+    /// Most documents one turn delivers in all, fast and refined together; `None` (the
+    /// default) leaves a turn at what the design gives it (up to the fast result's two plus
+    /// `limit` refined). Documents cut by the cap are not marked delivered, so a later turn may
+    /// recall them.
+    pub turn_cap: Option<NonZeroUsize>,
+    /// What the session's recalls scan their roots with (default: a [`DocumentCache`] without
+    /// catalogs); share one between sessions over the same roots.
+    pub cache: Arc<dyn RecallScanner>,
+}
+
+impl SessionConfig {
+    /// A configuration with the shipped defaults: no selector, system clock, fast path, limit 5.
+    pub fn new(roots: MemoryRoots, sink: Arc<dyn TelemetrySink>) -> Self {
+        Self {
+            roots,
+            selector: None,
+            sink,
+            clock: Arc::new(SystemClock),
+            design: DeliveryDesign::FastPath,
+            limit: selector::DEFAULT_LIMIT,
+            turn_cap: None,
+            cache: Arc::new(DocumentCache::new()),
+        }
+    }
+}
