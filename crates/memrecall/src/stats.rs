@@ -32,8 +32,8 @@ use line_chart::{
 };
 use serde::Serialize;
 
+use crate::commands::{Failure, emit};
 use crate::config::Config;
-use crate::{Failure, emit};
 
 /// The directory under the memrecall home that holds the telemetry history.
 pub const TELEMETRY_DIR: &str = "telemetry";

@@ -36,8 +36,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::agent::{Agent, Environment, Layout};
+use crate::commands::Failure;
+use crate::commands::roots::{RootArgs, resolve_roots};
 use crate::output::RankRow;
-use crate::{Failure, RootArgs};
 
 /// Most memories `list_memories` shows.
 const MAX_LISTED: usize = 50;
@@ -78,7 +79,7 @@ pub fn run(args: &McpArgs) -> Result<(), Failure> {
         .layout
         .or(args.agent.map(Agent::default_layout))
         .unwrap_or(Layout::Memrecall);
-    let roots = crate::resolve_roots(&RootArgs {
+    let roots = resolve_roots(&RootArgs {
         project: args.project.clone(),
         user: args.user.clone(),
         layout,
@@ -86,7 +87,7 @@ pub fn run(args: &McpArgs) -> Result<(), Failure> {
     // Tools wait for the settled recall, so the delivery design does not apply here.
     let (selector, _) = crate::hook::settings_from_config(&Environment::from_process())
         .map_err(Failure::selector)?;
-    let runtime = crate::runtime()?;
+    let runtime = crate::commands::runtime()?;
     let served = runtime.block_on(async {
         let server = MemoryServer::new(roots, selector, args.read_only)?;
         let service = server
