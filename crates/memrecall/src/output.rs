@@ -12,7 +12,7 @@ use memory_scan::{MemoryRoots, RecallScan, ScanReport, ScannedDocument};
 use recall_facade::{Delivery, Lines, RecallState, printable};
 use serde::Serialize;
 
-use crate::Failure;
+use crate::commands::Failure;
 
 /// Whether the modelled turn calls a tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

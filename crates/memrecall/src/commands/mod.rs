@@ -1,0 +1,55 @@
+//! The subcommands' arguments and runners, one module each, and what they share: failures with
+//! their documented exit codes, and output to stdout.
+
+pub(crate) mod hook;
+pub(crate) mod rank;
+pub(crate) mod recall;
+pub(crate) mod roots;
+pub(crate) mod scan;
+pub(crate) mod server;
+
+/// A failure with its documented exit code.
+#[derive(Debug)]
+pub(crate) struct Failure {
+    pub(crate) code: u8,
+    pub(crate) message: String,
+}
+
+impl Failure {
+    pub(crate) fn root(message: String) -> Self {
+        Self { code: 3, message }
+    }
+    pub(crate) fn selector(message: String) -> Self {
+        Self { code: 4, message }
+    }
+}
+
+impl From<anyhow::Error> for Failure {
+    fn from(error: anyhow::Error) -> Self {
+        Self {
+            code: 1,
+            message: format!("{error:#}"),
+        }
+    }
+}
+
+/// Writes to stdout; a reader that went away (`memrecall … | head`) ends the output quietly
+/// instead of failing.
+pub(crate) fn emit(text: &str) -> Result<(), Failure> {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(Failure::from(anyhow::anyhow!("cannot write output: {e}")))
+        }
+        _ => Ok(()),
+    }
+}
+
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::from(anyhow::anyhow!("cannot start the async runtime: {e}")))
+}

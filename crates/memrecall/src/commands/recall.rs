@@ -1,0 +1,319 @@
+//! `memrecall recall`: one real turn for a query, with the selector and delivery design from the
+//! command line or config.toml, and the telemetry it asks for.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+use delivery_telemetry::{JsonLinesSink, RecordingSink, TelemetrySink};
+use recall_facade::{
+    DeliveryDesign, HttpSelectorConfig, MemoryRecall, RecallConfig, SelectorChoice,
+};
+use selector::{MockAnswer, MockSelector, MockStep};
+
+use super::roots::{RootArgs, resolve_roots};
+use super::{Failure, emit, runtime};
+use crate::config::{Config, ConfigSelectorKind};
+use crate::output::{RecallOutput, TurnKind};
+use crate::stats;
+
+/// The delivery designs the command line may choose.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(crate) enum DeliveryArg {
+    /// The fast result ends the first prompt's wait as soon as it is published.
+    FastPath,
+    /// Only a confident fast result ends the wait early; a weak one is held for the selector
+    /// until the 100 ms ceiling.
+    Gated,
+}
+
+impl From<DeliveryArg> for DeliveryDesign {
+    fn from(arg: DeliveryArg) -> Self {
+        match arg {
+            DeliveryArg::FastPath => Self::FastPath,
+            DeliveryArg::Gated => Self::Gated,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum SelectorKind {
+    /// No model: recall settles with the lexical result.
+    None,
+    /// An OpenAI-compatible chat-completions server (needs --selector-url and --selector-model).
+    Http,
+    /// A stand-in model that picks nothing after --mock-latency-ms (to watch the timing).
+    Mock,
+}
+
+#[derive(Debug, Args)]
+#[allow(clippy::struct_excessive_bools)] // independent command-line switches, as the user types them
+pub(crate) struct RecallArgs {
+    /// What the user asked.
+    query: String,
+    #[command(flatten)]
+    roots: RootArgs,
+    /// Which selector refines the lexical result [default: [selector] in
+    /// $MEMRECALL_HOME/config.toml, else none].
+    #[arg(long, value_enum)]
+    selector: Option<SelectorKind>,
+    /// Base URL of the OpenAI-compatible server, e.g. https://api.openai.com or http://127.0.0.1:8080.
+    #[arg(long, value_name = "URL")]
+    selector_url: Option<String>,
+    /// Model name sent to the server.
+    #[arg(long, value_name = "NAME")]
+    selector_model: Option<String>,
+    /// Environment variable holding the API key (none is sent when it is unset) [default:
+    /// api_key_env in config.toml, else OPENAI_API_KEY].
+    #[arg(long, value_name = "VAR")]
+    api_key_env: Option<String>,
+    /// The delivery design [default: [delivery] design in $MEMRECALL_HOME/config.toml, else
+    /// fast-path].
+    #[arg(long, value_enum)]
+    delivery: Option<DeliveryArg>,
+    /// Latency of the mock selector, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 250)]
+    mock_latency_ms: u64,
+    /// The turn ends without a tool call, so only the initial point can deliver (default).
+    #[arg(long, conflicts_with = "tool_using")]
+    tool_free: bool,
+    /// The turn calls a tool; the tool result arrives once the recall settles.
+    #[arg(long)]
+    tool_using: bool,
+    /// Print the prompt text each delivery puts in front of the model.
+    #[arg(long)]
+    prompt: bool,
+    /// Also write telemetry events, e.g. `jsonl:events.jsonl`.
+    #[arg(long, value_name = "jsonl:PATH")]
+    telemetry: Option<String>,
+    /// Print machine-readable JSON instead of text.
+    #[arg(long)]
+    json: bool,
+    /// Neither read nor write the persistent catalog under each memory root (`.memrecall/`).
+    #[arg(long)]
+    no_catalog: bool,
+}
+
+pub(crate) fn run(args: &RecallArgs) -> Result<(), Failure> {
+    let roots = resolve_roots(&args.roots)?;
+    let selector = selector_choice(args)?;
+    let design = delivery_design(args)?;
+    let recording = Arc::new(RecordingSink::new());
+    let sinks = recall_sinks(args.telemetry.as_deref(), &recording)?;
+    let turn = if args.tool_using {
+        TurnKind::ToolUsing
+    } else {
+        TurnKind::ToolFree
+    };
+    let runtime = runtime()?;
+    let ran = runtime.block_on(async {
+        let mut config = RecallConfig::with_roots(roots.project.clone(), roots.user.clone());
+        config.selector = selector;
+        config.telemetry = Arc::clone(&sinks.all.sink);
+        config.catalog = !args.no_catalog;
+        config.delivery = design;
+        let mut recall = MemoryRecall::new(config).map_err(|e| Failure::selector(e.to_string()))?;
+        recall.begin_turn(&args.query, &[]);
+        let initial = recall.initial().await;
+        // In text, the initial point is told as it happens: the rest of a tool-using turn can
+        // wait on the selector for up to its ceiling.
+        let scan_shown = if args.json {
+            false
+        } else {
+            let state = recall.session().latest_recall();
+            let head = RecallOutput::build(
+                &args.query,
+                turn,
+                recall.design(),
+                &roots,
+                &initial,
+                None,
+                &recall_facade::Delivery::Idle,
+                state.as_ref(),
+                &[],
+            );
+            emit(&head.head_text(args.prompt))?;
+            head.has_scan()
+        };
+        let tool_result = match turn {
+            TurnKind::ToolFree => None,
+            TurnKind::ToolUsing => {
+                // The tool call is modelled as lasting until the recall settles (bounded by the
+                // selector ceiling), the moment its result would arrive.
+                recall
+                    .session()
+                    .wait_settled(selector::SELECTOR_CEILING + Duration::from_secs(1))
+                    .await;
+                Some(recall.after_tool_result())
+            }
+        };
+        let end = recall.end_turn();
+        let state = recall.session().latest_recall();
+        let output = RecallOutput::build(
+            &args.query,
+            turn,
+            recall.design(),
+            &roots,
+            &initial,
+            tool_result.as_ref(),
+            &end,
+            state.as_ref(),
+            &recording.events(),
+        );
+        Ok::<_, Failure>((recall, output, scan_shown))
+    });
+    let (recall, printed) = match ran {
+        Ok((recall, output, scan_shown)) => {
+            let printed = if args.json {
+                output.to_json().and_then(|json| emit(&format!("{json}\n")))
+            } else {
+                emit(&output.tail_text(args.prompt, scan_shown))
+            };
+            (Some(recall), printed)
+        }
+        Err(failure) => (None, Err(failure)),
+    };
+    // After printing, so the answer is not held up: the catalogs this recall brought up to date
+    // are written (background work not yet started when the runtime shuts down would never run).
+    // A scan or write stuck in the file system must not keep the process from exiting, whether
+    // the command succeeded or not.
+    let deadline = tokio::time::Instant::now() + SHUTDOWN_GRACE;
+    if let Some(recall) = recall {
+        runtime.block_on(async {
+            // A catalog that cannot be written (a read-only tree) is not the user's problem:
+            // recall works without it, and the next run tries again; no warning on every run.
+            let _ = tokio::time::timeout_at(deadline, recall.write_catalogs()).await;
+            recall.shutdown();
+        });
+    }
+    runtime.shutdown_timeout(deadline.saturating_duration_since(tokio::time::Instant::now()));
+    printed.and(check_telemetry(&sinks))
+}
+
+/// How long the command waits, after printing, for background work to finish.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// The delivery design: `--delivery`, else `[delivery] design` in config.toml, else fast-path.
+fn delivery_design(args: &RecallArgs) -> Result<DeliveryDesign, Failure> {
+    if let Some(arg) = args.delivery {
+        return Ok(arg.into());
+    }
+    let config = match recall_facade::memory_home() {
+        Ok(home) => Config::load(&home).map_err(|e| Failure::selector(e.to_string()))?,
+        Err(_) => Config::default(),
+    };
+    Ok(config.delivery.design.into())
+}
+
+/// The selector: the command line's flags, each falling back to `[selector]` in config.toml.
+fn selector_choice(args: &RecallArgs) -> Result<SelectorChoice, Failure> {
+    let needs_config = !matches!(args.selector, Some(SelectorKind::None | SelectorKind::Mock))
+        && (args.selector_url.is_none()
+            || args.selector_model.is_none()
+            || args.api_key_env.is_none());
+    let config = if needs_config {
+        match recall_facade::memory_home() {
+            Ok(home) => Config::load(&home).map_err(|e| Failure::selector(e.to_string()))?,
+            Err(_) => Config::default(),
+        }
+    } else {
+        Config::default()
+    };
+    let kind = args.selector.unwrap_or(match config.selector.kind {
+        ConfigSelectorKind::None => SelectorKind::None,
+        ConfigSelectorKind::Http => SelectorKind::Http,
+    });
+    match kind {
+        SelectorKind::None => Ok(SelectorChoice::None),
+        SelectorKind::Mock => {
+            let mock = MockSelector::new();
+            mock.push(MockStep {
+                after: Duration::from_millis(args.mock_latency_ms),
+                answer: MockAnswer::Ids(Vec::new()),
+            });
+            Ok(SelectorChoice::Custom(Arc::new(mock)))
+        }
+        SelectorKind::Http => {
+            let table = config.selector;
+            let url = args.selector_url.clone().or(table.url).ok_or_else(|| {
+                Failure::selector(
+                    "--selector http needs --selector-url (and --selector-model)".into(),
+                )
+            })?;
+            let model = args.selector_model.clone().or(table.model).ok_or_else(|| {
+                Failure::selector("--selector http needs --selector-model".into())
+            })?;
+            let mut http = HttpSelectorConfig::new(url, model);
+            if let Some(var) = args.api_key_env.clone().or(table.api_key_env) {
+                http.api_key_env = var;
+            }
+            Ok(SelectorChoice::Http(http))
+        }
+    }
+}
+
+/// A turn's telemetry: every sink, the JSON-lines file `--telemetry` asked for (if any) and the
+/// history under `$MEMRECALL_HOME/telemetry` (if recorded).
+struct RecallSinks {
+    all: stats::TelemetrySinks,
+    file: Option<Arc<JsonLinesSink>>,
+}
+
+/// The turn's telemetry (see [`stats::telemetry_sink`]): `recording`, and the JSON-lines file
+/// `spec` names, if any (also returned, so that events it could not write are reported before
+/// the command exits).
+fn recall_sinks(
+    spec: Option<&str>,
+    recording: &Arc<RecordingSink>,
+) -> Result<RecallSinks, Failure> {
+    let mut also: Vec<Arc<dyn TelemetrySink>> =
+        vec![Arc::clone(recording) as Arc<dyn TelemetrySink>];
+    let file = match spec {
+        None => None,
+        Some(spec) => {
+            let path = spec.strip_prefix("jsonl:").ok_or_else(|| Failure {
+                code: 2,
+                message: format!("--telemetry must look like jsonl:PATH, got {spec:?}"),
+            })?;
+            // A path that cannot be created is a mistake on the command line, like a malformed
+            // one.
+            let file = JsonLinesSink::create(Path::new(path)).map_err(|e| Failure {
+                code: 2,
+                message: format!("cannot open telemetry file {path}: {e}"),
+            })?;
+            let file = Arc::new(file);
+            also.push(Arc::clone(&file) as Arc<dyn TelemetrySink>);
+            Some(file)
+        }
+    };
+    let home = recall_facade::memory_home().ok();
+    Ok(RecallSinks {
+        all: stats::telemetry_sink(home.as_deref(), also),
+        file,
+    })
+}
+
+/// A failure when `file` could not write every event: telemetry a user asked for is never lost
+/// silently.
+fn check_telemetry(sinks: &RecallSinks) -> Result<(), Failure> {
+    // The history was not asked for on this command line: losing it is worth a warning only.
+    if let Some(history) = &sinks.all.history
+        && let Some(dropped) = history.dropped()
+    {
+        eprintln!(
+            "memrecall: warning: {} telemetry event(s) could not be recorded in {}: {}",
+            dropped.count,
+            history.dir().display(),
+            dropped.first_error
+        );
+    }
+    match sinks.file.as_deref().and_then(JsonLinesSink::dropped) {
+        None => Ok(()),
+        Some(dropped) => Err(Failure::from(anyhow::anyhow!(
+            "{} telemetry event(s) could not be written: {}",
+            dropped.count,
+            dropped.first_error
+        ))),
+    }
+}

@@ -1,0 +1,102 @@
+//! Memory roots from the command line: `memrecall roots`, and the `--project`/`--user`/`--layout`
+//! flags the other commands share.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use memory_scan::MemoryRoots;
+
+use super::{Failure, emit};
+use crate::agent::{Environment, Layout, layout};
+
+#[derive(Debug, Args)]
+pub(crate) struct RootsArgs {
+    /// Whose memory layout to resolve.
+    #[arg(long, value_enum, default_value_t = Layout::Memrecall)]
+    layout: Layout,
+    /// The working directory to resolve for [default: the current directory].
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RootArgs {
+    /// Project memory root [default: $MEMRECALL_HOME/projects/<this directory>/memory].
+    #[arg(long, value_name = "DIR")]
+    pub(crate) project: Option<PathBuf>,
+    /// User memory root [default: $MEMRECALL_HOME/memories; MEMRECALL_HOME defaults to ~/.memrecall].
+    #[arg(long, value_name = "DIR")]
+    pub(crate) user: Option<PathBuf>,
+    /// Whose memory layout gives the default roots for this directory (see `memrecall roots`).
+    #[arg(long, value_enum, default_value_t = Layout::Memrecall)]
+    pub(crate) layout: Layout,
+}
+
+pub(crate) fn run(args: &RootsArgs) -> Result<(), Failure> {
+    let cwd = match &args.cwd {
+        Some(dir) => dir.clone(),
+        None => current_dir()?,
+    };
+    let roots = layout::resolve(args.layout, &cwd, &Environment::from_process())
+        .map_err(|e| Failure::root(e.to_string()))?;
+    let show = |choice: &layout::RootChoice| match &choice.path {
+        Some(path) if path.is_dir() => format!("{}\n  {}", path.display(), choice.why),
+        Some(path) => format!("{} (does not exist yet)\n  {}", path.display(), choice.why),
+        None => format!("none\n  {}", choice.why),
+    };
+    emit(&format!(
+        "layout: {}\ncwd: {}\nproject: {}\nuser: {}\n",
+        roots.layout.as_str(),
+        roots.cwd.display(),
+        show(&roots.project),
+        show(&roots.user),
+    ))
+}
+
+fn current_dir() -> Result<PathBuf, Failure> {
+    std::env::current_dir()
+        .map_err(|e| Failure::from(anyhow::anyhow!("cannot read the current directory: {e}")))
+}
+
+/// Resolves the roots: explicit ones must exist and be directories; defaults (from the layout)
+/// may be missing (an empty scope).
+pub(crate) fn resolve_roots(args: &RootArgs) -> Result<MemoryRoots, Failure> {
+    let defaults = if args.project.is_none() || args.user.is_none() {
+        let resolved = layout::resolve(args.layout, &current_dir()?, &Environment::from_process())
+            .map_err(|e| Failure::root(e.to_string()))?;
+        Some(MemoryRoots {
+            project: resolved.project.path,
+            user: resolved.user.path,
+        })
+    } else {
+        None
+    };
+    let pick = |given: &Option<PathBuf>, default: Option<PathBuf>, scope: &str| match given {
+        Some(dir) => check_root(dir, scope).map(Some),
+        None => Ok(default),
+    };
+    Ok(MemoryRoots {
+        project: pick(
+            &args.project,
+            defaults.as_ref().and_then(|d| d.project.clone()),
+            "project",
+        )?,
+        user: pick(&args.user, defaults.and_then(|d| d.user), "user")?,
+    })
+}
+
+fn check_root(dir: &Path, scope: &str) -> Result<PathBuf, Failure> {
+    let absolute = std::path::absolute(dir)
+        .map_err(|e| Failure::root(format!("{scope} root {}: {e}", dir.display())))?;
+    match std::fs::read_dir(&absolute) {
+        Ok(_) => Ok(absolute),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Failure::root(format!(
+            "{scope} root {} does not exist (pass an existing directory with --{scope})",
+            dir.display()
+        ))),
+        Err(e) => Err(Failure::root(format!(
+            "{scope} root {} cannot be read: {e}",
+            dir.display()
+        ))),
+    }
+}

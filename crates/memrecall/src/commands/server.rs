@@ -1,0 +1,141 @@
+//! `memrecall serve`, `stop` and `status`: running the per-user server and controlling it.
+
+use clap::Args;
+
+use super::Failure;
+use crate::{agent, serve};
+
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    /// Exit after this long without a request [default: `serve.idle_exit` in config.toml, else
+    /// 30m].
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    idle_exit: Option<std::time::Duration>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct StatusArgs {
+    /// Print the server's status as one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+pub(crate) fn run_serve(args: &ServeArgs) -> Result<(), Failure> {
+    let options = serve::server::ServeOptions {
+        idle_exit: args.idle_exit,
+    };
+    match serve::server::run(options, &agent::Environment::from_process()) {
+        // Two hooks racing to start a server start two; the one without the lock leaves quietly.
+        Err(serve::server::ServeError::AlreadyRunning) => Ok(()),
+        other => other.map_err(|e| Failure::from(anyhow::Error::new(e))),
+    }
+}
+
+/// How long `stop` and `status` wait for the server.
+const CONTROL_BUDGET: std::time::Duration = std::time::Duration::from_secs(10);
+
+fn control(
+    request: serve::protocol::Request,
+) -> Result<Option<serve::protocol::Response>, Failure> {
+    let env = agent::Environment::from_process();
+    let paths = serve::ServerPaths::from_env(&env).ok_or_else(|| {
+        Failure::from(anyhow::anyhow!(
+            "cannot find a run directory: set XDG_RUNTIME_DIR, MEMRECALL_HOME or HOME"
+        ))
+    })?;
+    let budget = serve::client::Budget {
+        connect_by: std::time::Instant::now() + CONTROL_BUDGET,
+        answer_within: CONTROL_BUDGET,
+    };
+    match serve::client::exchange(&paths, request, serve::client::Autostart::No, budget) {
+        Ok(response) => Ok(Some(response)),
+        Err(serve::client::ClientError::NotRunning) => Ok(None),
+        Err(error) => Err(Failure::from(anyhow::Error::new(error))),
+    }
+}
+
+pub(crate) fn run_stop() -> Result<(), Failure> {
+    let Some(response) = control(serve::protocol::Request::Stop)? else {
+        println!("no server is running");
+        return Ok(());
+    };
+    let serve::protocol::Response::Stopping { pid } = response else {
+        return Err(Failure::from(anyhow::anyhow!(
+            "unexpected answer to stop: {response:?}"
+        )));
+    };
+    // The lock is released when the process exits: wait for that, so that a `stop` that
+    // returned leaves no server behind.
+    let env = agent::Environment::from_process();
+    if let Some(paths) = serve::ServerPaths::from_env(&env) {
+        let deadline = std::time::Instant::now() + CONTROL_BUDGET;
+        while serve::client::server_holds_lock(&paths) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+    println!("stopped the server (pid {pid})");
+    Ok(())
+}
+
+pub(crate) fn run_status(args: &StatusArgs) -> Result<(), Failure> {
+    let Some(response) = control(serve::protocol::Request::Status)? else {
+        if args.json {
+            println!("null");
+        } else {
+            println!("no server is running");
+        }
+        return Ok(());
+    };
+    let serve::protocol::Response::Status(status) = response else {
+        return Err(Failure::from(anyhow::anyhow!(
+            "unexpected answer to status: {response:?}"
+        )));
+    };
+    if args.json {
+        let text = serde_json::to_string(&status).map_err(anyhow::Error::new)?;
+        println!("{text}");
+        return Ok(());
+    }
+    let kib = |v: Option<u64>| {
+        v.map_or_else(
+            || "unknown".to_owned(),
+            |k| format!("{:.1} MiB", k as f64 / 1024.0),
+        )
+    };
+    println!("server: pid {} · version {}", status.pid, status.version);
+    println!(
+        "uptime: {} · exits after {} idle",
+        humantime::format_duration(whole_seconds(status.uptime_s)),
+        humantime::format_duration(whole_seconds(status.idle_exit_s))
+    );
+    println!(
+        "sessions: {} ({} with a recall pending)",
+        status.sessions, status.pending_recalls
+    );
+    println!(
+        "recalls: {} served, {} ended",
+        status.recalls_served, status.recalls_ended
+    );
+    println!(
+        "memory: {} resident, {} peak",
+        kib(status.rss_kib),
+        kib(status.peak_rss_kib)
+    );
+    println!("watch: {}", status.watch);
+    if status.roots.is_empty() {
+        println!("roots: none yet");
+    }
+    for root in &status.roots {
+        println!("root: {}", root.display());
+    }
+    Ok(())
+}
+
+/// `seconds` rounded down to whole seconds (zero when not a duration).
+fn whole_seconds(seconds: f64) -> std::time::Duration {
+    std::time::Duration::from_secs(
+        std::time::Duration::try_from_secs_f64(seconds)
+            .unwrap_or_default()
+            .as_secs(),
+    )
+}

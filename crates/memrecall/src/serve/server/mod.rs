@@ -1,0 +1,316 @@
+//! The server: accepts connections on the user's socket, keeps one recall session per agent
+//! session, and exits after an idle time or on `stop`.
+//!
+//! Sessions are keyed by agent and the agent's `session_id` and bounded ([`MAX_SESSIONS`]): the
+//! least recently used is evicted, its recall cancelled with its terminal telemetry emitted.
+//! Each has its own exclusion set (what it delivered), so no session's deliveries change
+//! another's. Sessions over the same roots share one document cache; the HTTP selector (and its
+//! connections) is shared by all. `config.toml` is checked on every request and reloaded when
+//! it changed; a session picks up a new selector at its next prompt.
+//!
+//! This module starts and stops the server and holds its configuration; `connection` answers
+//! requests, `sessions` keeps the session table and its document caches, `status` reports.
+
+mod connection;
+mod sessions;
+mod status;
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, SystemTime};
+
+use memory_watch::WatchedCache;
+use recall_facade::{DeliveryDesign, Phase, TelemetryEvent, TelemetrySink, TracingSink};
+use selector::Selector;
+use tokio::net::UnixListener;
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use self::sessions::{RootsKey, Sessions, Slot};
+use super::{PrivacyError, ServerPaths, check_private_dir, try_lock};
+use crate::agent::Environment;
+use crate::config::{Config, IdleExit};
+
+/// The most agent sessions kept at once.
+pub const MAX_SESSIONS: usize = 64;
+/// The most document caches kept for roots no session uses any more.
+const MAX_IDLE_CACHES: usize = 8;
+/// How often the server checks that its socket is still its own.
+const SOCKET_CHECK_EVERY: Duration = Duration::from_secs(2);
+/// How long a root goes unscanned before its watch is dropped.
+const UNWATCH_AFTER: Duration = Duration::from_mins(10);
+/// How long an exiting server waits for its catalogs to be written.
+const CATALOG_GRACE: Duration = Duration::from_secs(2);
+
+/// Why the server cannot run.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// Neither `XDG_RUNTIME_DIR`, `MEMRECALL_HOME` nor `HOME` is set.
+    #[error("cannot find a run directory: set XDG_RUNTIME_DIR, MEMRECALL_HOME or HOME")]
+    NoRunDirectory,
+    /// The run directory is not safe to use.
+    #[error(transparent)]
+    Privacy(#[from] PrivacyError),
+    /// Another server holds the lock.
+    #[error("a server is already running for this user")]
+    AlreadyRunning,
+    /// A file operation failed.
+    #[error("{what} {path}: {source}")]
+    Io {
+        /// What was attempted.
+        what: &'static str,
+        /// On what.
+        path: PathBuf,
+        /// What went wrong.
+        source: std::io::Error,
+    },
+}
+
+impl ServeError {
+    fn io(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> Self + use<> {
+        let path = path.to_path_buf();
+        move |source| Self::Io { what, path, source }
+    }
+}
+
+/// What the command line may set.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ServeOptions {
+    /// The idle time; `None` takes `config.toml`'s, else [`IdleExit::DEFAULT`].
+    pub idle_exit: Option<Duration>,
+}
+
+/// Runs the server until it is idle for its idle time or asked to stop.
+pub fn run(options: ServeOptions, env: &Environment) -> Result<(), ServeError> {
+    let paths = ServerPaths::from_env(env).ok_or(ServeError::NoRunDirectory)?;
+    if !check_private_dir(&paths.dir)? {
+        crate::hook::private_dir(&paths.dir)
+            .map_err(ServeError::io("cannot create", &paths.dir))?;
+        check_private_dir(&paths.dir)?;
+    }
+    let lock = crate::hook::private_file(
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false),
+    )
+    .open(&paths.lock)
+    .map_err(ServeError::io("cannot open", &paths.lock))?;
+    if !try_lock(&lock).map_err(ServeError::io("cannot lock", &paths.lock))? {
+        return Err(ServeError::AlreadyRunning);
+    }
+    // Holding the lock, any socket left there belongs to a server that is gone.
+    match std::fs::remove_file(&paths.socket) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(ServeError::io("cannot remove", &paths.socket)(e));
+        }
+        _ => {}
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(ServeError::io(
+            "cannot start the async runtime for",
+            &paths.socket,
+        ))?;
+    let served = runtime.block_on(async {
+        let listener = bind(&paths.socket)?;
+        let server = Arc::new(Server::new(env, options));
+        log(&format!(
+            "serving on {} (pid {}, idle exit {})",
+            paths.socket.display(),
+            std::process::id(),
+            humantime::format_duration(server.idle_exit())
+        ));
+        server.accept_loop(&listener, &paths.socket).await;
+        server.shut_down().await;
+        Ok::<_, ServeError>(())
+    });
+    let _ = std::fs::remove_file(&paths.socket);
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    drop(lock);
+    log("stopped");
+    served
+}
+
+fn bind(socket: &Path) -> Result<UnixListener, ServeError> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let listener =
+        UnixListener::bind(socket).map_err(ServeError::io("cannot listen on", socket))?;
+    std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o600))
+        .map_err(ServeError::io("cannot restrict", socket))?;
+    Ok(listener)
+}
+
+/// One line on the server's standard error, which a started server sends to its log.
+fn log(line: &str) {
+    let now = humantime::format_rfc3339_seconds(SystemTime::now());
+    eprintln!("{now} serve: {line}");
+}
+
+/// The sink every recall's telemetry goes to: the history under `$MEMRECALL_HOME/telemetry`
+/// (what `memrecall stats` reads; unless `[telemetry] record = false` when the server starts)
+/// and `tracing`.
+fn telemetry_sink(home: Option<&Path>) -> Arc<dyn TelemetrySink> {
+    crate::stats::telemetry_sink(home, vec![Arc::new(TracingSink)]).sink
+}
+
+/// The document cache for one pair of roots: catalogs kept, roots watched, so a warm recall
+/// re-reads only what changed instead of checking every file.
+fn document_cache() -> Arc<WatchedCache> {
+    Arc::new(WatchedCache::with_catalog())
+}
+
+/// Counts terminal delivery events on their way to the real sink, for `status`.
+#[derive(Debug)]
+struct CountingSink {
+    inner: Arc<dyn TelemetrySink>,
+    ended: AtomicU64,
+}
+
+impl TelemetrySink for CountingSink {
+    fn emit(&self, event: &TelemetryEvent) {
+        // A recall's last event is its one `refined`-phase delivery event (delivered or
+        // discarded); the `fast` event never ends a recall.
+        if let TelemetryEvent::Delivery(delivery) = event
+            && delivery.phase == Phase::Refined
+        {
+            self.ended.fetch_add(1, Ordering::Relaxed);
+        }
+        self.inner.emit(event);
+    }
+}
+
+/// The configuration the sessions are built with, and how to tell it changed.
+struct Settings {
+    stamp: Option<(SystemTime, u64)>,
+    generation: u64,
+    selector: Option<Arc<dyn Selector>>,
+    design: DeliveryDesign,
+    idle_exit: Duration,
+}
+
+struct Server {
+    home: Option<PathBuf>,
+    options: ServeOptions,
+    started: Instant,
+    settings: Mutex<Settings>,
+    sessions: Mutex<Sessions>,
+    caches: Mutex<HashMap<RootsKey, Arc<WatchedCache>>>,
+    sink: Arc<CountingSink>,
+    served: AtomicU64,
+    last_request: Mutex<Instant>,
+    stop: Notify,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn millis(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1000.0
+}
+
+impl Server {
+    fn new(env: &Environment, options: ServeOptions) -> Self {
+        let home = env.memrecall_home();
+        let server = Self {
+            sink: Arc::new(CountingSink {
+                inner: telemetry_sink(home.as_deref()),
+                ended: AtomicU64::new(0),
+            }),
+            home,
+            options,
+            started: Instant::now(),
+            settings: Mutex::new(Settings {
+                stamp: None,
+                generation: 0,
+                selector: None,
+                design: DeliveryDesign::FastPath,
+                idle_exit: IdleExit::DEFAULT.duration(),
+            }),
+            sessions: Mutex::new(Sessions::default()),
+            caches: Mutex::new(HashMap::new()),
+            served: AtomicU64::new(0),
+            last_request: Mutex::new(Instant::now()),
+            stop: Notify::new(),
+        };
+        server.reload_if_changed(true);
+        server
+    }
+
+    fn idle_exit(&self) -> Duration {
+        lock(&self.settings).idle_exit
+    }
+
+    /// Reloads `config.toml` when its modification time or size changed (or when `force`).
+    fn reload_if_changed(&self, force: bool) {
+        let Some(home) = &self.home else {
+            return;
+        };
+        let path = home.join(crate::config::CONFIG_FILE_NAME);
+        let stamp = std::fs::metadata(&path)
+            .ok()
+            .map(|m| (m.modified().unwrap_or(SystemTime::UNIX_EPOCH), m.len()));
+        let mut settings = lock(&self.settings);
+        if !force && settings.stamp == stamp {
+            return;
+        }
+        settings.stamp = stamp;
+        settings.generation += 1;
+        let loaded = Config::load(home)
+            .map_err(|e| e.to_string())
+            .and_then(|config| {
+                let idle = config
+                    .serve
+                    .idle_exit
+                    .unwrap_or(IdleExit::DEFAULT)
+                    .duration();
+                let (choice, design) = crate::hook::selector_settings(config);
+                let selector = choice.build().map_err(|e| e.to_string())?;
+                Ok((selector, design, idle))
+            });
+        match loaded {
+            Ok((selector, design, idle)) => {
+                settings.selector = selector;
+                settings.design = design;
+                settings.idle_exit = self.options.idle_exit.unwrap_or(idle);
+            }
+            Err(message) => {
+                log(&format!("{message}; recalling without a selector"));
+                settings.selector = None;
+                settings.design = DeliveryDesign::FastPath;
+                settings.idle_exit = self
+                    .options
+                    .idle_exit
+                    .unwrap_or(IdleExit::DEFAULT.duration());
+            }
+        }
+    }
+
+    /// Ends every session (each pending recall gets its terminal event) and writes the catalogs.
+    async fn shut_down(&self) {
+        let slots: Vec<Slot> = lock(&self.sessions).slots.drain().map(|(_, s)| s).collect();
+        for slot in slots {
+            let mut entry = slot.entry.lock().await;
+            if let Some(recall) = entry.recall.take() {
+                recall.shutdown();
+            }
+        }
+        let caches: Vec<_> = lock(&self.caches).drain().map(|(_, c)| c).collect();
+        let written = tokio::task::spawn_blocking(move || {
+            for cache in caches {
+                cache.persist_catalogs();
+            }
+        });
+        let _ = tokio::time::timeout(CATALOG_GRACE, written).await;
+    }
+}

@@ -1,0 +1,268 @@
+//! The session table: one recall session per agent session, bounded with least-recently-used
+//! eviction, each over a document cache shared by the sessions of the same roots; and what each
+//! hook event delivers.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::SystemTime;
+
+use memory_scan::MemoryRoots;
+use memory_watch::WatchedCache;
+use recall_facade::{Delivery, TelemetrySink};
+use recall_lifecycle::{RecallSession, SessionConfig};
+
+use super::{
+    MAX_IDLE_CACHES, MAX_SESSIONS, Server, UNWATCH_AFTER, document_cache, lock, log, millis,
+};
+use crate::agent::Agent;
+use crate::serve::protocol::{DeliveryAnswer, EventRequest, Point, PromptEvent};
+
+pub(super) type RootsKey = (Option<PathBuf>, Option<PathBuf>);
+pub(super) type SessionKey = (Agent, String);
+
+/// One agent session.
+pub(super) struct Entry {
+    pub(super) recall: Option<RecallSession>,
+    pub(super) roots: RootsKey,
+    pub(super) generation: u64,
+    /// The query of the open turn, until the turn ends.
+    pub(super) turn: Option<String>,
+}
+
+impl Entry {
+    pub(super) fn new() -> Self {
+        Self {
+            recall: None,
+            roots: (None, None),
+            generation: 0,
+            turn: None,
+        }
+    }
+}
+
+pub(super) struct Slot {
+    pub(super) used: u64,
+    pub(super) entry: Arc<tokio::sync::Mutex<Entry>>,
+}
+
+#[derive(Default)]
+pub(super) struct Sessions {
+    pub(super) slots: HashMap<SessionKey, Slot>,
+    pub(super) clock: u64,
+}
+
+impl Server {
+    pub(super) async fn event(&self, event: EventRequest) -> DeliveryAnswer {
+        let Some(session) = event.session else {
+            return match event.point {
+                Point::Prompt(prompt) => {
+                    let mut entry = Entry::new();
+                    let answer = self.prompt(&mut entry, prompt).await;
+                    if let Some(recall) = entry.recall.take() {
+                        recall.shutdown();
+                    }
+                    answer
+                }
+                Point::ToolResult | Point::TurnEnd | Point::SessionEnd => DeliveryAnswer::default(),
+            };
+        };
+        let key = (event.agent, session);
+        if let Point::SessionEnd = event.point {
+            let slot = lock(&self.sessions).slots.remove(&key);
+            let Some(slot) = slot else {
+                return DeliveryAnswer::default();
+            };
+            let mut entry = slot.entry.lock().await;
+            let ended = end_turn(&mut entry);
+            if let Some(recall) = entry.recall.take() {
+                recall.shutdown();
+            }
+            return ended;
+        }
+        let Some(slot) = self.session(key, matches!(event.point, Point::Prompt(_))) else {
+            return DeliveryAnswer::default();
+        };
+        let mut entry = slot.lock().await;
+        match event.point {
+            Point::Prompt(prompt) => self.prompt(&mut entry, prompt).await,
+            Point::ToolResult => tool_result(&mut entry),
+            Point::TurnEnd => end_turn(&mut entry),
+            Point::SessionEnd => DeliveryAnswer::default(),
+        }
+    }
+
+    /// The session's entry, created when `create` (evicting the least recently used one when
+    /// full).
+    pub(super) fn session(
+        &self,
+        key: SessionKey,
+        create: bool,
+    ) -> Option<Arc<tokio::sync::Mutex<Entry>>> {
+        let mut sessions = lock(&self.sessions);
+        sessions.clock += 1;
+        let now = sessions.clock;
+        if let Some(slot) = sessions.slots.get_mut(&key) {
+            slot.used = now;
+            return Some(Arc::clone(&slot.entry));
+        }
+        if !create {
+            return None;
+        }
+        if sessions.slots.len() >= MAX_SESSIONS {
+            let oldest = sessions
+                .slots
+                .iter()
+                .min_by_key(|(_, slot)| slot.used)
+                .map(|(key, _)| key.clone());
+            if let Some(evicted) = oldest.and_then(|key| sessions.slots.remove(&key)) {
+                tokio::spawn(async move {
+                    let mut entry = evicted.entry.lock().await;
+                    if let Some(recall) = entry.recall.take() {
+                        recall.shutdown();
+                    }
+                });
+            }
+        }
+        let entry = Arc::new(tokio::sync::Mutex::new(Entry::new()));
+        sessions.slots.insert(
+            key,
+            Slot {
+                used: now,
+                entry: Arc::clone(&entry),
+            },
+        );
+        Some(entry)
+    }
+
+    async fn prompt(&self, entry: &mut Entry, prompt: PromptEvent) -> DeliveryAnswer {
+        if prompt.query.trim().is_empty() {
+            return DeliveryAnswer::default();
+        }
+        // Qwen Code fires its prompt event before each continuation: inside an open turn, the
+        // same query again is the tool-result point, not a new recall.
+        if prompt.repeat_is_continuation && entry.turn.as_deref() == Some(prompt.query.as_str()) {
+            return tool_result(entry);
+        }
+        let roots = (prompt.project_root, prompt.user_root);
+        let (generation, selector, design) = {
+            let settings = lock(&self.settings);
+            (
+                settings.generation,
+                settings.selector.clone(),
+                settings.design,
+            )
+        };
+        let rebuild =
+            entry.recall.is_none() || entry.roots != roots || entry.generation != generation;
+        if rebuild {
+            if let Some(old) = entry.recall.take() {
+                old.shutdown();
+            }
+            let mut config = SessionConfig::new(
+                MemoryRoots {
+                    project: roots.0.clone(),
+                    user: roots.1.clone(),
+                },
+                Arc::clone(&self.sink) as Arc<dyn TelemetrySink>,
+            );
+            config.selector = selector;
+            config.design = design;
+            config.cache = self.cache_for(&roots);
+            entry.roots = roots;
+            entry.generation = generation;
+            entry.recall = Some(RecallSession::new(config));
+        }
+        let Some(recall) = entry.recall.as_mut() else {
+            return DeliveryAnswer::default();
+        };
+        recall.begin_query(&prompt.query, &[]);
+        self.served.fetch_add(1, Ordering::Relaxed);
+        let delivery = recall.consume_initial().await;
+        entry.turn = Some(prompt.query);
+        DeliveryAnswer {
+            context: context_of(&delivery),
+            fast_ms: fast_ms(recall),
+            ..DeliveryAnswer::default()
+        }
+    }
+
+    fn cache_for(&self, roots: &RootsKey) -> Arc<WatchedCache> {
+        let mut caches = lock(&self.caches);
+        if let Some(cache) = caches.get(roots) {
+            return Arc::clone(cache);
+        }
+        let unused = caches
+            .values()
+            .filter(|c| Arc::strong_count(c) == 1)
+            .count();
+        if unused >= MAX_IDLE_CACHES {
+            caches.retain(|_, cache| Arc::strong_count(cache) > 1);
+        }
+        let cache = document_cache();
+        caches.insert(roots.clone(), Arc::clone(&cache));
+        cache
+    }
+
+    /// Stops watching roots no recall has scanned for [`UNWATCH_AFTER`]; a later recall of one
+    /// watches it again.
+    pub(super) fn unwatch_idle_roots(&self) {
+        let caches: Vec<_> = lock(&self.caches).values().cloned().collect();
+        for cache in caches {
+            for root in cache.unwatch_idle(UNWATCH_AFTER) {
+                log(&format!("stopped watching {} (idle)", root.display()));
+            }
+        }
+    }
+}
+
+fn tool_result(entry: &mut Entry) -> DeliveryAnswer {
+    let Some(recall) = entry.recall.as_mut() else {
+        return DeliveryAnswer::default();
+    };
+    DeliveryAnswer {
+        context: context_of(&recall.consume_tool_result()),
+        fast_ms: fast_ms(recall),
+        ..DeliveryAnswer::default()
+    }
+}
+
+/// When the latest recall had its first result, in milliseconds from its start: its fast
+/// result, or its settled one when it settled without publishing one first (no selector). Also
+/// after the initial ceiling, which a large cold tree can pass.
+fn fast_ms(recall: &RecallSession) -> Option<f64> {
+    let state = recall.latest_recall()?;
+    if let Some(fast) = &state.fast {
+        return Some(millis(fast.published_after));
+    }
+    state.settled.map(|settled| {
+        millis(
+            settled
+                .timings
+                .fast_published
+                .unwrap_or(settled.timings.settled),
+        )
+    })
+}
+
+pub(super) fn end_turn(entry: &mut Entry) -> DeliveryAnswer {
+    entry.turn = None;
+    let ended = match entry.recall.as_mut().map(RecallSession::end_turn) {
+        Some(Delivery::Discarded(reason)) => reason.as_str().to_owned(),
+        Some(Delivery::Delivered(_)) => "delivered".to_owned(),
+        Some(Delivery::Pending) => "pending".to_owned(),
+        Some(Delivery::Idle) | None => "none".to_owned(),
+    };
+    DeliveryAnswer {
+        turn_ended: Some(ended),
+        ..DeliveryAnswer::default()
+    }
+}
+
+fn context_of(delivery: &Delivery) -> String {
+    delivery
+        .delivered()
+        .map(|memory| crate::hook::fit(&memory.documents, &memory.prompt, SystemTime::now()))
+        .unwrap_or_default()
+}

@@ -1,0 +1,91 @@
+//! The server's status report: sessions, roots and how they are watched, recalls, memory.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use memory_watch::WatchMode;
+use recall_lifecycle::RecallSession;
+
+use super::{Server, lock};
+use crate::serve::protocol::Status;
+
+impl Server {
+    /// How each scanned root's changes are noticed, one `root: mode` per line's worth, in root
+    /// order: "watched", or the reason it is checked file by file.
+    fn watch_modes(&self) -> String {
+        let caches: Vec<_> = lock(&self.caches).values().cloned().collect();
+        let mut modes: Vec<String> = caches
+            .iter()
+            .flat_map(|cache| cache.roots())
+            .map(|root| match root.mode {
+                WatchMode::Watching => format!("{}: watched", root.path.display()),
+                WatchMode::StatFallback { reason } => format!(
+                    "{}: every file checked on each recall ({reason})",
+                    root.path.display()
+                ),
+                _ => format!("{}: {:?}", root.path.display(), root.mode),
+            })
+            .collect();
+        modes.sort();
+        modes.dedup();
+        if modes.is_empty() {
+            "no root scanned yet".to_owned()
+        } else {
+            modes.join("; ")
+        }
+    }
+
+    pub(super) fn status(&self) -> Status {
+        let entries: Vec<_> = lock(&self.sessions)
+            .slots
+            .values()
+            .map(|slot| Arc::clone(&slot.entry))
+            .collect();
+        let pending_recalls = entries
+            .iter()
+            .filter(|entry| {
+                entry.try_lock().is_ok_and(|e| {
+                    e.recall
+                        .as_ref()
+                        .is_some_and(RecallSession::has_pending_recall)
+                })
+            })
+            .count();
+        let mut roots: Vec<PathBuf> = lock(&self.caches)
+            .keys()
+            .flat_map(|(project, user)| project.iter().chain(user.iter()).cloned())
+            .collect();
+        roots.sort();
+        roots.dedup();
+        let (rss_kib, peak_rss_kib) = memory();
+        Status {
+            pid: std::process::id(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            uptime_s: self.started.elapsed().as_secs_f64(),
+            idle_exit_s: self.idle_exit().as_secs_f64(),
+            sessions: entries.len(),
+            pending_recalls,
+            roots,
+            watch: self.watch_modes(),
+            recalls_served: self.served.load(Ordering::Relaxed),
+            recalls_ended: self.sink.ended.load(Ordering::Relaxed),
+            rss_kib,
+            peak_rss_kib,
+        }
+    }
+}
+
+/// Resident and peak resident memory in KiB, from `/proc/self/status` (Linux).
+pub(super) fn memory() -> (Option<u64>, Option<u64>) {
+    let Ok(status) = std::fs::read_to_string("/proc/self/status") else {
+        return (None, None);
+    };
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}

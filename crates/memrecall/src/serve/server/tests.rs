@@ -1,0 +1,146 @@
+//! The server's unit tests: sessions, configuration reloads, memory figures.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use delivery_telemetry::RecordingSink;
+use memory_scan::MemoryRoots;
+use recall_facade::TelemetrySink;
+use recall_lifecycle::{RecallSession, SessionConfig};
+
+use super::sessions::{Entry, end_turn};
+use super::status::memory;
+use super::{CountingSink, MAX_SESSIONS, ServeOptions, Server, lock};
+use crate::agent::{Agent, Environment};
+use crate::serve::protocol::{EventRequest, Point, PromptEvent};
+
+fn counting(recording: &Arc<RecordingSink>) -> CountingSink {
+    CountingSink {
+        inner: Arc::clone(recording) as Arc<dyn TelemetrySink>,
+        ended: AtomicU64::new(0),
+    }
+}
+
+#[tokio::test]
+async fn a_turn_ended_with_its_recall_pending_emits_one_terminal_event() {
+    let recording = Arc::new(RecordingSink::new());
+    let sink = Arc::new(counting(&recording));
+    let dir = tempfile::tempdir().unwrap();
+    let config = SessionConfig::new(
+        MemoryRoots {
+            project: Some(dir.path().to_path_buf()),
+            user: None,
+        },
+        Arc::clone(&sink) as Arc<dyn TelemetrySink>,
+    );
+    let mut entry = Entry::new();
+    let mut recall = RecallSession::new(config);
+    recall.begin_query("anything", &[]);
+    entry.recall = Some(recall);
+    entry.turn = Some("anything".into());
+    let answer = end_turn(&mut entry);
+    assert!(answer.turn_ended.is_some());
+    assert_eq!(entry.turn, None);
+    assert_eq!(sink.ended.load(Ordering::Relaxed), 1);
+}
+
+fn server_in(home: &Path) -> Server {
+    let env = Environment::from_pairs([("MEMRECALL_HOME", home.as_os_str().to_owned())]);
+    Server::new(&env, ServeOptions::default())
+}
+
+fn prompt_in(root: &Path, session: &str, query: &str) -> EventRequest {
+    EventRequest {
+        agent: Agent::QwenCode,
+        session: Some(session.to_owned()),
+        point: Point::Prompt(PromptEvent {
+            query: query.to_owned(),
+            repeat_is_continuation: true,
+            project_root: Some(root.to_path_buf()),
+            user_root: None,
+        }),
+    }
+}
+
+#[tokio::test]
+async fn a_full_table_evicts_the_least_recently_used_session() {
+    let home = tempfile::tempdir().unwrap();
+    let server = server_in(home.path());
+    let key = |i: usize| (Agent::ClaudeCode, format!("s{i}"));
+    for i in 0..MAX_SESSIONS {
+        server.session(key(i), true).unwrap();
+    }
+    server.session(key(0), false).unwrap();
+
+    server.session(key(MAX_SESSIONS), true).unwrap();
+
+    let sessions = lock(&server.sessions);
+    assert_eq!(sessions.slots.len(), MAX_SESSIONS);
+    assert!(sessions.slots.contains_key(&key(0)));
+    assert!(!sessions.slots.contains_key(&key(1)));
+}
+
+#[tokio::test]
+async fn a_repeated_qwen_prompt_inside_the_turn_is_no_new_recall_but_after_the_turn_it_is() {
+    let home = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(
+        root.path().join("deploy.md"),
+        "---\nname: Deploy checklist\ndescription: Steps to ship\ntype: project\n---\n\nBody.\n",
+    )
+    .unwrap();
+    let server = server_in(home.path());
+
+    let first = server
+        .event(prompt_in(root.path(), "q", "deploy checklist"))
+        .await;
+    server
+        .event(prompt_in(root.path(), "q", "deploy checklist"))
+        .await;
+    let served_in_turn = server.served.load(Ordering::Relaxed);
+    server
+        .event(EventRequest {
+            agent: Agent::QwenCode,
+            session: Some("q".into()),
+            point: Point::TurnEnd,
+        })
+        .await;
+    server
+        .event(prompt_in(root.path(), "q", "deploy checklist"))
+        .await;
+
+    assert!(first.context.contains("Deploy checklist"), "{first:?}");
+    assert_eq!(served_in_turn, 1);
+    assert_eq!(server.served.load(Ordering::Relaxed), 2);
+}
+
+#[test]
+fn a_changed_config_file_is_reloaded() {
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join(crate::config::CONFIG_FILE_NAME);
+    std::fs::write(&config, "[serve]\nidle_exit = \"90s\"\n").unwrap();
+    let server = server_in(home.path());
+    let generation = lock(&server.settings).generation;
+
+    std::fs::write(&config, "[serve]\nidle_exit = \"1h\"\n").unwrap();
+    server.reload_if_changed(false);
+
+    assert_eq!(lock(&server.settings).generation, generation + 1);
+    assert_eq!(server.idle_exit(), Duration::from_hours(1));
+}
+
+#[test]
+fn memory_figures_are_read_from_proc_on_linux() {
+    let (rss, peak) = memory();
+    if !Path::new("/proc/self/status").exists() {
+        println!("no /proc here: memory figures are not reported");
+        assert_eq!((rss, peak), (None, None));
+        return;
+    }
+    assert!(
+        rss.is_some_and(|r| r > 0) && peak >= rss,
+        "{rss:?} {peak:?}"
+    );
+}
