@@ -81,7 +81,7 @@ pub fn main(args: &[String]) -> Result<()> {
 }
 
 /// Builds `memrecall` with `--release` and returns its path.
-fn build_release_binary() -> Result<PathBuf> {
+pub(crate) fn build_release_binary() -> Result<PathBuf> {
     let root = crate::workspace_root()?;
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let status = Command::new(cargo)

@@ -82,7 +82,7 @@ pub fn main(args: &[String]) -> Result<()> {
             other => bail!("unknown option {other:?}\n{USAGE}"),
         }
     }
-    let binary = build_release_binary()?;
+    let binary = crate::hook_latency::build_release_binary()?;
     println!("memrecall serve, warm, {runs} runs per size (medians; worst hook wall in brackets)");
     println!(
         "{:>7} | {:>22} | {:>9} | {:>17} | {:>10} | {:>9} | {:>14}",
@@ -130,36 +130,6 @@ pub fn main(args: &[String]) -> Result<()> {
         );
     }
     Ok(())
-}
-
-/// Builds `memrecall` with `--release` and returns its path.
-fn build_release_binary() -> Result<PathBuf> {
-    let root = crate::workspace_root()?;
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let status = Command::new(cargo)
-        .args([
-            "build",
-            "--locked",
-            "--quiet",
-            "--release",
-            "--package",
-            "memrecall",
-        ])
-        .current_dir(&root)
-        .status()
-        .context("could not start cargo to build memrecall with --release")?;
-    ensure!(
-        status.success(),
-        "building memrecall with --release failed with {status}"
-    );
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .filter(|d| !d.is_empty())
-        .map_or_else(|| root.join("target"), |d| root.join(d));
-    let binary = target
-        .join("release")
-        .join(format!("memrecall{}", std::env::consts::EXE_SUFFIX));
-    ensure!(binary.is_file(), "no binary at {}", binary.display());
-    Ok(binary)
 }
 
 /// One size's world: the tree, the environment and the running server.

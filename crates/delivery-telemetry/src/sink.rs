@@ -41,8 +41,28 @@ pub fn emit_recall(sink: &dyn TelemetrySink, event: RecallEvent) {
 
 // A poisoned lock only means another thread panicked mid-emit; the data (a Vec or a file handle)
 // is still usable, and telemetry must never turn that panic into a second one.
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Counts `event` as dropped in `dropped` (keeping the first failure's sentence) and says so on
+/// `tracing`: what a file sink does with an event it could not write.
+pub(crate) fn record_drop(
+    dropped: &Mutex<Option<DroppedEvents>>,
+    event: &TelemetryEvent,
+    error: &dyn std::fmt::Display,
+) {
+    lock(dropped)
+        .get_or_insert_with(|| DroppedEvents {
+            count: 0,
+            first_error: error.to_string(),
+        })
+        .count += 1;
+    tracing::warn!(
+        target: "memory_recall",
+        { event.name = event.name(), %error },
+        "telemetry event dropped"
+    );
 }
 
 /// Drops every event; for callers that want no telemetry.
@@ -207,17 +227,7 @@ impl JsonLinesSink {
 impl TelemetrySink for JsonLinesSink {
     fn emit(&self, event: &TelemetryEvent) {
         if let Err(error) = self.try_emit(event) {
-            lock(&self.dropped)
-                .get_or_insert_with(|| DroppedEvents {
-                    count: 0,
-                    first_error: error.to_string(),
-                })
-                .count += 1;
-            tracing::warn!(
-                target: "memory_recall",
-                { event.name = event.name(), %error },
-                "telemetry event dropped"
-            );
+            record_drop(&self.dropped, event, &error);
         }
     }
 }

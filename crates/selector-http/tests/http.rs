@@ -13,6 +13,9 @@ use wiremock::{Mock, MockServer, Request, ResponseTemplate};
 
 use support::{ids, sample_candidates};
 
+// The port's own test candidates, so both crates test against the same manifest.
+#[allow(dead_code)] // not every helper there is used here
+#[path = "../../selector/tests/it/support.rs"]
 mod support;
 
 const DEPLOY: &str = "/work/app/.memory/project/deploy-checklist.md";

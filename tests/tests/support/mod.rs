@@ -169,11 +169,21 @@ impl Tree {
     /// A `recall` whose initial point had nothing yet (its 100 ms of real time for the scan ran
     /// out, as on a stalled machine; no test expects that) is run again, for up to a minute.
     pub fn run<S: AsRef<str>>(&self, args: &[S]) -> Run {
+        self.retry_until(
+            || self.run_once(args),
+            |run| !run.initial_point_had_nothing_yet(),
+        )
+    }
+
+    /// `attempt` again and again, with the roots' catalogs put back as they were before each
+    /// missed one, until `in_time` holds for its run; only a minute of misses fails, with the
+    /// last run shown.
+    fn retry_until(&self, attempt: impl Fn() -> Run, in_time: impl Fn(&Run) -> bool) -> Run {
         let deadline = std::time::Instant::now() + RETRY_DEADLINE;
         loop {
             let catalogs = self.save_catalogs();
-            let run = self.run_once(args);
-            if !run.initial_point_had_nothing_yet() {
+            let run = attempt();
+            if in_time(&run) {
                 return run;
             }
             Self::restore_catalogs(catalogs);
@@ -184,7 +194,7 @@ impl Tree {
                 run.stdout,
                 run.stderr
             );
-            eprintln!("the initial point had nothing yet (a stalled machine?); running again");
+            eprintln!("the initial point was missed (a stalled machine?); running again");
         }
     }
 
@@ -277,23 +287,7 @@ impl Tree {
         extra: &[&str],
         in_time: impl Fn(&Run) -> bool,
     ) -> Run {
-        let deadline = std::time::Instant::now() + RETRY_DEADLINE;
-        loop {
-            let catalogs = self.save_catalogs();
-            let run = self.run_with_roots(command, query, extra);
-            if in_time(&run) {
-                return run;
-            }
-            Self::restore_catalogs(catalogs);
-            assert!(
-                std::time::Instant::now() < deadline,
-                "no run within {RETRY_DEADLINE:?} got its initial point in time; the last:\n\
-                 stdout: {}\nstderr: {}",
-                run.stdout,
-                run.stderr
-            );
-            eprintln!("the initial point was missed (a stalled machine?); running again");
-        }
+        self.retry_until(|| self.run_with_roots(command, query, extra), in_time)
     }
 }
 

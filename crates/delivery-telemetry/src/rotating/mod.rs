@@ -22,11 +22,11 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Write as _};
 use std::num::{NonZeroU64, NonZeroUsize};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::Mutex;
 use std::time::SystemTime;
 
 use crate::event::TelemetryEvent;
-use crate::sink::{DroppedEvents, TelemetrySink};
+use crate::sink::{DroppedEvents, TelemetrySink, lock, record_drop};
 
 mod files;
 mod timed;
@@ -124,11 +124,6 @@ pub struct RotatingSink {
     policy: RotationPolicy,
     current: Mutex<Option<Current>>,
     dropped: Mutex<Option<DroppedEvents>>,
-}
-
-// A poisoned lock only means another thread panicked mid-emit; the state is still usable.
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl RotatingSink {
@@ -300,17 +295,7 @@ impl RotatingSink {
 impl TelemetrySink for RotatingSink {
     fn emit(&self, event: &TelemetryEvent) {
         if let Err(error) = self.try_emit_at(event, SystemTime::now()) {
-            lock(&self.dropped)
-                .get_or_insert_with(|| DroppedEvents {
-                    count: 0,
-                    first_error: error.to_string(),
-                })
-                .count += 1;
-            tracing::warn!(
-                target: "memory_recall",
-                { event.name = event.name(), %error },
-                "telemetry event dropped"
-            );
+            record_drop(&self.dropped, event, &error);
         }
     }
 }

@@ -242,20 +242,17 @@ pub fn read_line(input: impl BufRead) -> Result<String, WireError> {
 
 /// Parses an answer line, refusing another version.
 pub fn parse_response(line: &str) -> Result<Response, WireError> {
-    #[derive(Deserialize)]
-    struct Versioned {
-        v: u32,
-    }
-    let Versioned { v } = serde_json::from_str(line)?;
-    if v != VERSION {
-        return Err(WireError::Version(v));
-    }
-    let parsed: ResponseLine = serde_json::from_str(line)?;
-    Ok(parsed.response)
+    parse_versioned::<ResponseLine>(line).map(|parsed| parsed.response)
 }
 
 /// Parses a request line, refusing another version.
 pub fn parse_request(line: &str) -> Result<Request, WireError> {
+    parse_versioned::<RequestLine>(line).map(|parsed| parsed.request)
+}
+
+/// Parses a line of this protocol's version as `T`; a line of another version is refused by its
+/// version alone, before the rest is read, so the error names the version.
+fn parse_versioned<T: serde::de::DeserializeOwned>(line: &str) -> Result<T, WireError> {
     #[derive(Deserialize)]
     struct Versioned {
         v: u32,
@@ -264,8 +261,7 @@ pub fn parse_request(line: &str) -> Result<Request, WireError> {
     if v != VERSION {
         return Err(WireError::Version(v));
     }
-    let parsed: RequestLine = serde_json::from_str(line)?;
-    Ok(parsed.request)
+    Ok(serde_json::from_str(line)?)
 }
 
 #[cfg(test)]
