@@ -33,34 +33,11 @@ fn target_ms(topics: usize) -> Option<f64> {
 }
 
 pub fn main(args: &[String]) -> Result<()> {
-    let mut sizes = DEFAULT_SIZES.to_vec();
-    let mut runs = DEFAULT_RUNS;
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--sizes" => {
-                let value = args.next().context("--sizes needs a value")?;
-                sizes = value
-                    .split(',')
-                    .map(|s| {
-                        s.trim()
-                            .parse::<usize>()
-                            .map_err(|e| anyhow::anyhow!("--sizes {s:?}: {e}"))
-                    })
-                    .collect::<Result<_>>()?;
-                ensure!(sizes.iter().all(|&n| n > 0), "--sizes must be positive");
-            }
-            "--runs" => {
-                runs = args.next().context("--runs needs a value")?.parse()?;
-                ensure!(runs > 0, "--runs must be positive");
-            }
-            "-h" | "--help" => {
-                println!("{USAGE}");
-                return Ok(());
-            }
-            other => bail!("unknown option {other:?}\n{USAGE}"),
-        }
-    }
+    let Some(SizesAndRuns { sizes, runs }) =
+        SizesAndRuns::parse(args, &DEFAULT_SIZES, DEFAULT_RUNS, USAGE)?
+    else {
+        return Ok(());
+    };
     let binary = build_release_binary()?;
     println!(
         "memrecall hook --agent claude-code, whole process, warm catalog ({runs} runs per size)"
@@ -196,4 +173,87 @@ fn run_hook(binary: &Path, base: &Path, event: &str) -> Result<String> {
         output.status
     );
     Ok(String::from_utf8(output.stdout)?)
+}
+
+/// The options the whole-process latency xtasks share: `--sizes a,b,c` and `--runs N`.
+pub(crate) struct SizesAndRuns {
+    /// Tree sizes, in topics.
+    pub sizes: Vec<usize>,
+    /// Timed runs per size.
+    pub runs: usize,
+}
+
+impl SizesAndRuns {
+    /// Reads `args`; `None` when they asked for `usage` (printed).
+    pub fn parse(
+        args: &[String],
+        default_sizes: &[usize],
+        default_runs: usize,
+        usage: &str,
+    ) -> Result<Option<Self>> {
+        let mut sizes = default_sizes.to_vec();
+        let mut runs = default_runs;
+        let mut args = args.iter();
+        while let Some(arg) = args.next() {
+            match arg.as_str() {
+                "--sizes" => {
+                    let value = args.next().context("--sizes needs a value")?;
+                    sizes = value
+                        .split(',')
+                        .map(|s| {
+                            s.trim()
+                                .parse::<usize>()
+                                .map_err(|e| anyhow::anyhow!("--sizes {s:?}: {e}"))
+                        })
+                        .collect::<Result<_>>()?;
+                    ensure!(sizes.iter().all(|&n| n > 0), "--sizes must be positive");
+                }
+                "--runs" => {
+                    runs = args.next().context("--runs needs a value")?.parse()?;
+                    ensure!(runs > 0, "--runs must be positive");
+                }
+                "-h" | "--help" => {
+                    println!("{usage}");
+                    return Ok(None);
+                }
+                other => bail!("unknown option {other:?}\n{usage}"),
+            }
+        }
+        Ok(Some(Self { sizes, runs }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SizesAndRuns;
+
+    fn parse(args: &[&str]) -> anyhow::Result<Option<SizesAndRuns>> {
+        let args: Vec<String> = args.iter().map(|&a| a.to_owned()).collect();
+        SizesAndRuns::parse(&args, &[10, 20], 5, "usage")
+    }
+
+    #[test]
+    fn sizes_and_runs_default_when_not_given_and_take_what_is_given() {
+        let defaults = parse(&[]).unwrap().unwrap();
+        let given = parse(&["--sizes", "1000, 50000", "--runs", "3"])
+            .unwrap()
+            .unwrap();
+
+        assert_eq!((defaults.sizes, defaults.runs), (vec![10, 20], 5));
+        assert_eq!((given.sizes, given.runs), (vec![1000, 50_000], 3));
+    }
+
+    #[test]
+    fn help_asks_for_no_run_and_bad_values_are_errors() {
+        assert!(parse(&["--help"]).unwrap().is_none());
+        for bad in [
+            &["--sizes", "0"][..],
+            &["--sizes", "ten"],
+            &["--runs", "0"],
+            &["--runs"],
+            &["--fast"],
+        ] {
+            assert!(parse(bad).is_err(), "{bad:?}");
+        }
+    }
 }

@@ -19,7 +19,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail, ensure};
+use anyhow::{Context, Result, ensure};
+
+use crate::hook_latency::SizesAndRuns;
 use serde_json::{Value, json};
 
 use crate::scan_latency::{CODEWORD, build_tree, median};
@@ -54,34 +56,11 @@ struct Row {
 }
 
 pub fn main(args: &[String]) -> Result<()> {
-    let mut sizes = DEFAULT_SIZES.to_vec();
-    let mut runs = DEFAULT_RUNS;
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--sizes" => {
-                let value = args.next().context("--sizes needs a value")?;
-                sizes = value
-                    .split(',')
-                    .map(|s| {
-                        s.trim()
-                            .parse::<usize>()
-                            .map_err(|e| anyhow::anyhow!("--sizes {s:?}: {e}"))
-                    })
-                    .collect::<Result<_>>()?;
-                ensure!(sizes.iter().all(|&n| n > 0), "--sizes must be positive");
-            }
-            "--runs" => {
-                runs = args.next().context("--runs needs a value")?.parse()?;
-                ensure!(runs > 0, "--runs must be positive");
-            }
-            "-h" | "--help" => {
-                println!("{USAGE}");
-                return Ok(());
-            }
-            other => bail!("unknown option {other:?}\n{USAGE}"),
-        }
-    }
+    let Some(SizesAndRuns { sizes, runs }) =
+        SizesAndRuns::parse(args, &DEFAULT_SIZES, DEFAULT_RUNS, USAGE)?
+    else {
+        return Ok(());
+    };
     let binary = crate::hook_latency::build_release_binary()?;
     println!("memrecall serve, warm, {runs} runs per size (medians; worst hook wall in brackets)");
     println!(
