@@ -4,6 +4,8 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use crate::engine::EntryKind;
+
 /// Paths below a memory root (relative to it) that may have changed: created, removed, renamed
 /// from or to ([`ChangedPaths::insert`]), or written or had their metadata changed
 /// ([`ChangedPaths::insert_edit`]). A path stands for itself and, when it is or was a directory,
@@ -28,8 +30,14 @@ impl ChangedPaths {
 
     /// Records that `relative` (a path below the root; empty for the root itself) may have
     /// changed.
+    ///
+    /// A path below a directory the walk never enters (a hidden one, such as the catalog's own
+    /// `.memrecall`) cannot change a scan and is not recorded.
     pub fn insert(&mut self, relative: impl Into<PathBuf>) {
         let relative = relative.into();
+        if below_an_unwalked_directory(&relative) {
+            return;
+        }
         if let Some(parent) = relative.parent() {
             self.parents.insert(parent.to_path_buf());
         }
@@ -40,7 +48,10 @@ impl ChangedPaths {
     /// of the directory holding it: the path is read (or, for a directory, listed) again, and its
     /// directory is not listed for it.
     pub fn insert_edit(&mut self, relative: impl Into<PathBuf>) {
-        self.paths.insert(relative.into());
+        let relative = relative.into();
+        if !below_an_unwalked_directory(&relative) {
+            self.paths.insert(relative);
+        }
     }
 
     /// Adds every path of `other`.
@@ -84,6 +95,13 @@ impl ChangedPaths {
     }
 }
 
+/// Whether a directory above `relative` (below the root) is one the walk does not enter.
+fn below_an_unwalked_directory(relative: &Path) -> bool {
+    relative
+        .parent()
+        .is_some_and(|parent| parent.iter().any(|name| !EntryKind::Directory.walks(name)))
+}
+
 impl<P: Into<PathBuf>> FromIterator<P> for ChangedPaths {
     fn from_iter<I: IntoIterator<Item = P>>(paths: I) -> Self {
         let mut changed = Self::new();
@@ -125,6 +143,20 @@ pub struct KnownChanges {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_change_below_a_hidden_directory_is_not_recorded_but_one_of_a_hidden_name_is() {
+        let mut changed = ChangedPaths::new();
+        changed.insert(".memrecall/catalog");
+        changed.insert_edit("notes/.cache/a.md");
+
+        assert!(changed.is_empty());
+
+        changed.insert(".memrecall");
+        changed.insert_edit(".hidden.md");
+
+        assert_eq!(changed.len(), 2);
+    }
 
     #[test]
     fn a_changed_directory_covers_the_files_and_listings_below_it() {
