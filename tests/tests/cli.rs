@@ -232,8 +232,22 @@ fn an_unknown_delivery_design_in_config_toml_exits_with_one_line_naming_the_key(
     tree.write("home/config.toml", "[delivery]\ndesign = \"eager\"\n");
     let run = tree.run_with_roots("recall", QUERY, &[]);
     let line = run.one_line_failure(4);
+    assert!(line.contains("line 2, key `design`"), "{line}");
     assert!(line.contains("delivery.design"), "{line}");
-    assert!(line.contains("eager"), "{line}");
+    assert!(!line.contains("eager"), "the value is never echoed: {line}");
+}
+
+#[test]
+fn a_secret_under_a_misspelt_config_key_is_never_printed() {
+    let tree = Tree::standard();
+    tree.write(
+        "home/config.toml",
+        "[selector]\nkind = \"http\"\napi_key = \"sk-live-abcdef\"\n",
+    );
+    let run = tree.run_with_roots("recall", QUERY, &["--json"]);
+    let line = run.one_line_failure(4);
+    assert!(!line.contains("sk-live"), "{line}");
+    assert!(line.contains("line 3, key `api_key`"), "{line}");
 }
 
 #[test]

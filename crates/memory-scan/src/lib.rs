@@ -17,6 +17,8 @@
 //! - [`DocumentCache::scan_recall_knowing`]: the same scan for a caller that watches the roots
 //!   and says which paths changed ([`KnownChanges`]): nothing else is listed or `stat`ed, and
 //!   [`ScanReport::work`] counts what was.
+//! - [`foreign`]: reading a file memrecall does not own (agent settings, `.git` files, its
+//!   configuration) without blocking on a FIFO or reading a device or an oversized file.
 //! - [`scan_capped`]: the [`CAPPED_SCAN_LIMIT`] newest documents, for everything that is not recall.
 //!
 //! Walk rules, in short: hidden directories (name starting with `.`) are not walked because that
@@ -63,6 +65,7 @@ mod document;
 mod engine;
 mod entry;
 mod error;
+pub mod foreign;
 mod key;
 mod par;
 mod report;

@@ -180,20 +180,17 @@ pub struct SelectorTable {
 /// Why the configuration cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    /// The file exists but cannot be read.
-    #[error("cannot read {path}: {source}")]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// What went wrong.
-        source: std::io::Error,
-    },
+    /// The file exists but cannot be read: not a regular file, too large, not UTF-8, or an I/O
+    /// failure (the error names the path).
+    #[error(transparent)]
+    Read(#[from] memory_scan::foreign::ForeignFileError),
     /// The file is not valid TOML of the expected shape.
     #[error("{path}: {message}")]
     Invalid {
         /// The file.
         path: PathBuf,
-        /// The parser's message, which names the key and its line.
+        /// The parser's message with every value it quoted hidden, the key and its line
+        /// named (see [`describe_toml_error`]).
         message: String,
     },
     /// A key that the chosen selector needs is missing.
@@ -209,11 +206,12 @@ pub enum ConfigError {
 impl Config {
     /// Reads `home/config.toml`; a missing file gives the defaults.
     pub fn load(home: &Path) -> Result<Self, ConfigError> {
+        use memory_scan::foreign::{self, ByteLimit, Links};
         let path = home.join(CONFIG_FILE_NAME);
-        let text = match std::fs::read_to_string(&path) {
+        let text = match foreign::read_to_string(&path, ByteLimit::SETTINGS, Links::Follow) {
             Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
-            Err(source) => return Err(ConfigError::Read { path, source }),
+            Err(e) if e.is_not_found() => return Ok(Self::default()),
+            Err(e) => return Err(ConfigError::Read(e)),
         };
         Self::parse(&text, &path)
     }
@@ -222,7 +220,7 @@ impl Config {
     pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
         let config: Self = toml::from_str(text).map_err(|e| ConfigError::Invalid {
             path: path.to_path_buf(),
-            message: e.to_string().trim_end().replace('\n', " "),
+            message: describe_toml_error(text, &e),
         })?;
         if config.selector.kind == ConfigSelectorKind::Http {
             for (key, value) in [
@@ -241,12 +239,72 @@ impl Config {
     }
 }
 
+/// One line for a TOML error: the line and key it is at, and what was wrong, with the value
+/// written on that line hidden wherever the parser's message repeats it, so a secret written
+/// under a misspelt key or in a field of another type never reaches a log or a terminal.
+fn describe_toml_error(text: &str, error: &toml::de::Error) -> String {
+    let what = error.message().trim().replace(['\n', '\r'], " ");
+    let Some(span) = error.span() else {
+        return what;
+    };
+    let start = span.start.min(text.len());
+    let line_number = text.get(..start).unwrap_or(text).matches('\n').count() + 1;
+    let line = text.lines().nth(line_number - 1).unwrap_or_default().trim();
+    // The key is what stands before `=`; a table header names its table.
+    let (key, value) = match line.split_once('=') {
+        Some((key, value)) => (key.trim(), value.trim()),
+        None if line.starts_with('[') => (line, ""),
+        None => ("", ""),
+    };
+    let value = value.trim_matches(|c| c == '"' || c == '\'');
+    let what = if value.is_empty() {
+        what
+    } else {
+        what.replace(value, "…")
+    };
+    let key: String = key.chars().filter(|c| !c.is_control()).take(64).collect();
+    if key.is_empty() {
+        format!("line {line_number}: {what}")
+    } else {
+        format!("line {line_number}, key `{key}`: {what}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn parse(text: &str) -> Result<Config, ConfigError> {
         Config::parse(text, Path::new("config.toml"))
+    }
+
+    #[test]
+    fn a_secret_under_an_unknown_key_is_never_echoed_and_the_key_and_line_are_named() {
+        let error = parse("[selector]\nkind = \"http\"\napi_key = \"sk-live-123456\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(!error.contains("sk-live"), "{error}");
+        assert!(error.contains("line 3, key `api_key`"), "{error}");
+        assert!(error.contains("unknown field"), "{error}");
+        assert_eq!(error.lines().count(), 1, "{error}");
+    }
+
+    #[test]
+    fn a_value_of_the_wrong_kind_is_reported_without_the_value() {
+        let error = parse("[selector]\nkind = \"sk-secret-kind\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(!error.contains("sk-secret"), "{error}");
+        assert!(error.contains("line 2, key `kind`"), "{error}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_config_that_links_to_dev_zero_is_refused_without_reading_it() {
+        let dir = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink("/dev/zero", dir.path().join(CONFIG_FILE_NAME)).unwrap();
+        let error = Config::load(dir.path()).unwrap_err().to_string();
+        assert!(error.contains("a device"), "{error}");
     }
 
     #[test]
@@ -271,9 +329,14 @@ mod tests {
     }
 
     #[test]
-    fn an_unknown_kind_is_an_error_naming_the_value() {
+    fn an_unknown_kind_is_an_error_naming_the_key_and_what_is_expected() {
         let error = parse("[selector]\nkind = \"grpc\"\n").unwrap_err();
-        assert!(error.to_string().contains("grpc"), "{error}");
+        assert!(
+            error
+                .to_string()
+                .contains("line 2, key `kind`: unknown variant `…`, expected `none` or `http`"),
+            "{error}"
+        );
     }
 
     #[test]
@@ -291,11 +354,13 @@ mod tests {
     }
 
     #[test]
-    fn an_unknown_delivery_design_is_an_error_naming_the_key_and_value() {
+    fn an_unknown_delivery_design_is_an_error_naming_the_key_and_the_allowed_values() {
         let error = parse("[delivery]\ndesign = \"single-path\"\n").unwrap_err();
         let message = error.to_string();
         assert!(message.contains("delivery.design"), "{message}");
-        assert!(message.contains("single-path"), "{message}");
+        assert!(message.contains("line 2, key `design`"), "{message}");
+        assert!(message.contains("\"gated\""), "{message}");
+        assert!(!message.contains("single-path"), "{message}");
     }
 
     #[test]

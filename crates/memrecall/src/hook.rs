@@ -125,6 +125,9 @@ fn serve(agent: Agent, layout: Option<Layout>, env: &Environment) -> Result<(), 
     };
     let layout = layout.unwrap_or(agent.default_layout());
     let roots = layout::resolve(layout, &cwd, env).map_err(|e| e.to_string())?;
+    for ignored in &roots.ignored {
+        log(env, agent, &format!("ignored: {ignored}"));
+    }
     if roots.project.path.is_none() && roots.user.path.is_none() {
         return print(hook_io::nothing(agent));
     }
@@ -331,7 +334,12 @@ fn is_repeat(env: &Environment, agent: Agent, session: Option<&str>, query: &str
         twox_hash::XxHash3_64::oneshot(session.as_bytes())
     ));
     let fingerprint = format!("{:016x}", twox_hash::XxHash3_64::oneshot(query.as_bytes()));
-    if std::fs::read_to_string(&file).is_ok_and(|last| last.trim() == fingerprint) {
+    let last = memory_scan::foreign::read_to_string(
+        &file,
+        memory_scan::foreign::ByteLimit::STATE,
+        memory_scan::foreign::Links::Refuse,
+    );
+    if last.is_ok_and(|last| last.trim() == fingerprint) {
         return true;
     }
     // Best effort: without the state, the next continuation is recalled like a prompt.
@@ -358,10 +366,17 @@ pub(crate) fn private_dir(dir: &Path) -> std::io::Result<()> {
     builder.create(dir)
 }
 
-/// `options` creating a file private to this user (0600 on Unix).
+/// `options` creating a file private to this user (0600 on Unix) and refusing a symlink in its
+/// place (`O_NOFOLLOW`: the open fails rather than write through a link to another file).
 pub(crate) fn private_file(options: &mut std::fs::OpenOptions) -> &mut std::fs::OpenOptions {
     #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(options, 0o600);
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        let no_follow = rustix::fs::OFlags::NOFOLLOW.bits();
+        options
+            .mode(0o600)
+            .custom_flags(i32::try_from(no_follow).unwrap_or(0));
+    }
     options
 }
 
@@ -395,7 +410,7 @@ fn write_log_line(env: &Environment, line: &str) {
 fn append_log(dir: &Path, line: &str) -> std::io::Result<()> {
     private_dir(dir)?;
     let path = dir.join("hook.log");
-    if std::fs::metadata(&path).is_ok_and(|m| m.len() > MAX_LOG_BYTES) {
+    if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file() && m.len() > MAX_LOG_BYTES) {
         std::fs::rename(&path, rotated(&path))?;
     }
     let mut file =
@@ -452,6 +467,19 @@ mod tests {
             .unwrap()
             .path();
         assert_eq!(mode(&file), 0o600);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_log_that_is_a_symlink_is_not_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("elsewhere");
+        std::fs::write(&target, "keep\n").unwrap();
+        let logs = dir.path().join("logs");
+        std::fs::create_dir(&logs).unwrap();
+        std::os::unix::fs::symlink(&target, logs.join("hook.log")).unwrap();
+        assert!(append_log(&logs, "a line").is_err());
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep\n");
     }
 
     #[test]

@@ -64,15 +64,11 @@ fn main_of_worktree(dot_git: &Path) -> Option<PathBuf> {
     common_dir.parent().map(Path::to_path_buf)
 }
 
+/// A git pointer file's text; a FIFO, a device or an oversized file in its place is refused
+/// without blocking or reading it (see [`memory_scan::foreign`]).
 fn read_small(path: &Path) -> Option<String> {
-    use std::io::Read as _;
-    let mut text = String::new();
-    std::fs::File::open(path)
-        .ok()?
-        .take(64 * 1024)
-        .read_to_string(&mut text)
-        .ok()?;
-    Some(text)
+    use memory_scan::foreign::{self, ByteLimit, Links};
+    foreign::read_to_string(path, ByteLimit::GIT_POINTER, Links::Follow).ok()
 }
 
 fn canonical(path: &Path) -> Option<PathBuf> {
@@ -154,6 +150,26 @@ mod tests {
         std::fs::write(base.join("super/sub/.git"), "gitdir: ../.git/modules/sub\n").unwrap();
         let found = find(&base.join("super/sub")).unwrap();
         assert_eq!(found.root, base.join("super/sub"));
+        assert_eq!(found.main, None);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_commondir_that_is_a_fifo_is_refused_without_blocking() {
+        let (_dir, base) = dir();
+        let (_main, wt) = repository_with_worktree(&base);
+        let commondir = base.join("main/.git/worktrees/wt/commondir");
+        std::fs::remove_file(&commondir).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &commondir,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        let found = find(&wt).unwrap();
+        assert_eq!(found.root, wt);
         assert_eq!(found.main, None);
     }
 }

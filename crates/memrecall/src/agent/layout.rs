@@ -31,6 +31,19 @@ use super::{Environment, Layout, git};
 /// Claude Code cuts a project directory name longer than this many UTF-16 units.
 pub const CLAUDE_CODE_MAX_DIR_NAME: usize = 200;
 
+/// Who decided where a root is, which decides whether memrecall may write in it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum RootOrigin {
+    /// The agent's own convention, the user's environment or the user's own settings: the
+    /// root's catalog is kept inside it.
+    #[default]
+    User,
+    /// A file inside the project, which whoever wrote the repository decides: the root is read
+    /// as the agent reads it, but memrecall writes nothing there (its catalog lives under
+    /// `$MEMRECALL_HOME/catalogs`).
+    Repository,
+}
+
 /// One resolved root and why it is where it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RootChoice {
@@ -38,6 +51,8 @@ pub struct RootChoice {
     pub path: Option<PathBuf>,
     /// How it was found, for `memrecall roots`.
     pub why: String,
+    /// Who decided where it is.
+    pub origin: RootOrigin,
 }
 
 impl RootChoice {
@@ -45,6 +60,7 @@ impl RootChoice {
         Self {
             path: Some(path),
             why: why.into(),
+            origin: RootOrigin::User,
         }
     }
 
@@ -52,7 +68,13 @@ impl RootChoice {
         Self {
             path: None,
             why: why.into(),
+            origin: RootOrigin::User,
         }
+    }
+
+    fn chosen_by_repository(mut self) -> Self {
+        self.origin = RootOrigin::Repository;
+        self
     }
 }
 
@@ -67,6 +89,9 @@ pub struct ResolvedRoots {
     pub project: RootChoice,
     /// The user memory root.
     pub user: RootChoice,
+    /// Files that were consulted and ignored, each with the reason (a settings file that is a
+    /// FIFO, too large or not JSON), for the hook's log and `memrecall roots`.
+    pub ignored: Vec<String>,
 }
 
 /// Why roots cannot be resolved.
@@ -103,8 +128,9 @@ pub fn resolve(
             source,
         })?;
     let repository = git::find(&cwd);
+    let mut ignored = Vec::new();
     let (project, user) = match layout {
-        Layout::ClaudeCode => claude_code(&cwd, repository.as_ref(), env)?,
+        Layout::ClaudeCode => claude_code(&cwd, repository.as_ref(), env, &mut ignored)?,
         Layout::QwenCode => qwen_code(&cwd, repository.as_ref(), env)?,
         Layout::Memrecall => memrecall(&cwd, repository.as_ref(), env)?,
     };
@@ -113,6 +139,7 @@ pub fn resolve(
         cwd,
         project,
         user,
+        ignored,
     })
 }
 
@@ -163,6 +190,7 @@ fn claude_code(
     cwd: &Path,
     repository: Option<&git::GitRoot>,
     env: &Environment,
+    ignored: &mut Vec<String>,
 ) -> Result<(RootChoice, RootChoice), LayoutError> {
     let user = RootChoice::none(
         "Claude Code keeps no user memory directory (CLAUDE.md files are instructions)",
@@ -184,11 +212,15 @@ fn claude_code(
             })?,
     };
     let settings_project = repository.map_or(cwd, |r| r.root.as_path());
-    if let Some((dir, file)) = auto_memory_directory(settings_project, &config, env) {
-        return Ok((
-            RootChoice::at(dir, format!("autoMemoryDirectory in {}", file.display())),
-            user,
-        ));
+    if let Some((dir, file, origin)) =
+        auto_memory_directory(settings_project, &config, env, ignored)
+    {
+        let choice = RootChoice::at(dir, format!("autoMemoryDirectory in {}", file.display()));
+        let choice = match origin {
+            RootOrigin::User => choice,
+            RootOrigin::Repository => choice.chosen_by_repository(),
+        };
+        return Ok((choice, user));
     }
     let projects = config.join("projects");
     if let Some(name) = env.var("CLAUDE_CODE_PROJECT_DIR_NAME") {
@@ -230,20 +262,41 @@ fn claude_code(
 }
 
 /// `autoMemoryDirectory` from the local project settings, else the user settings, with `~/`
-/// expanded and a relative path taken from the project directory.
+/// expanded and a relative path taken from the project directory, and who chose it (the project's
+/// file is the repository's). A settings file that cannot be used is skipped with its reason in
+/// `ignored`; every file is read through [`memory_scan::foreign`], so a FIFO, a device or a huge
+/// file put in its place is refused without blocking or reading it.
 fn auto_memory_directory(
     project: &Path,
     config: &Path,
     env: &Environment,
-) -> Option<(PathBuf, PathBuf)> {
+    ignored: &mut Vec<String>,
+) -> Option<(PathBuf, PathBuf, RootOrigin)> {
+    use memory_scan::foreign::{self, ByteLimit, Links};
     [
-        project.join(".claude").join("settings.local.json"),
-        config.join("settings.json"),
+        (
+            project.join(".claude").join("settings.local.json"),
+            RootOrigin::Repository,
+        ),
+        (config.join("settings.json"), RootOrigin::User),
     ]
     .into_iter()
-    .find_map(|file| {
-        let text = std::fs::read_to_string(&file).ok()?;
-        let value: serde_json::Value = serde_json::from_str(&text).ok()?;
+    .find_map(|(file, origin)| {
+        let text = match foreign::read_to_string(&file, ByteLimit::SETTINGS, Links::Follow) {
+            Ok(text) => text,
+            Err(error) if error.is_not_found() => return None,
+            Err(error) => {
+                ignored.push(error.to_string());
+                return None;
+            }
+        };
+        let value: serde_json::Value = match serde_json::from_str(&text) {
+            Ok(value) => value,
+            Err(error) => {
+                ignored.push(format!("{} is not JSON ({error})", file.display()));
+                return None;
+            }
+        };
         let dir = value.get("autoMemoryDirectory")?.as_str()?.trim();
         if dir.is_empty() {
             return None;
@@ -253,7 +306,7 @@ fn auto_memory_directory(
             None if dir == "~" => env.home()?,
             None => project.join(dir),
         };
-        Some((dir, file))
+        Some((dir, file, origin))
     })
 }
 
@@ -423,6 +476,29 @@ mod tests {
         .unwrap();
         let roots = resolve(Layout::ClaudeCode, &base.join("repo"), &home_env(&base)).unwrap();
         assert_eq!(roots.project.path, Some(base.join("repo/notes/memory")));
+        assert_eq!(roots.project.origin, RootOrigin::Repository);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_local_settings_file_linked_to_dev_zero_is_ignored_with_its_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(base.join("repo/.git")).unwrap();
+        std::fs::create_dir_all(base.join("repo/.claude")).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", base.join("repo/.claude/settings.local.json"))
+            .unwrap();
+        let roots = resolve(Layout::ClaudeCode, &base.join("repo"), &home_env(&base)).unwrap();
+        assert!(
+            roots
+                .project
+                .path
+                .unwrap()
+                .starts_with(base.join(".claude/projects")),
+            "the derived directory is used"
+        );
+        assert_eq!(roots.ignored.len(), 1);
+        assert!(roots.ignored[0].contains("a device"), "{:?}", roots.ignored);
     }
 
     #[test]
@@ -437,6 +513,7 @@ mod tests {
         .unwrap();
         let roots = resolve(Layout::ClaudeCode, &base, &home_env(&base)).unwrap();
         assert_eq!(roots.project.path, Some(base.join("mem")));
+        assert_eq!(roots.project.origin, RootOrigin::User);
     }
 
     #[test]

@@ -134,14 +134,10 @@ pub enum SettingsError {
     /// No home directory to find the user settings in.
     #[error("cannot find the home directory: set HOME or pass --project")]
     NoHome,
-    /// The file could not be read.
-    #[error("cannot read {path}: {source}")]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// What went wrong.
-        source: std::io::Error,
-    },
+    /// The file could not be read: not a regular file, too large, not UTF-8, or an I/O failure
+    /// (the error names the path). It is left untouched.
+    #[error(transparent)]
+    Read(#[from] memory_scan::foreign::ForeignFileError),
     /// The file is not JSON; it is left untouched.
     #[error(
         "{path} is not valid JSON ({source}); it was left untouched: fix it or add the entry by hand"
@@ -367,17 +363,11 @@ fn remove_event(settings: &mut Json, agent: Agent, event: &str) -> bool {
 /// Reads a settings file: a missing or blank file is an empty object; anything that is not JSON
 /// is an error and the file is not touched.
 pub fn read(path: &Path) -> Result<(Json, bool), SettingsError> {
-    let text = match std::fs::read_to_string(path) {
+    use memory_scan::foreign::{self, ByteLimit, Links};
+    let text = match foreign::read_to_string(path, ByteLimit::SETTINGS, Links::Follow) {
         Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Ok((Json::Object(Vec::new()), false));
-        }
-        Err(source) => {
-            return Err(SettingsError::Read {
-                path: path.to_path_buf(),
-                source,
-            });
-        }
+        Err(e) if e.is_not_found() => return Ok((Json::Object(Vec::new()), false)),
+        Err(e) => return Err(SettingsError::Read(e)),
     };
     if text.trim().is_empty() {
         return Ok((Json::Object(Vec::new()), true));
@@ -397,13 +387,18 @@ pub fn backup_path(path: &Path) -> PathBuf {
 }
 
 /// Replaces `path` with `settings` atomically (a temporary file renamed over it), keeping the
-/// original's permissions and a copy of it beside it ([`backup_path`]).
+/// original's permissions and a copy of it beside it ([`backup_path`]). When `path` is a symlink
+/// (a dotfiles manager's), the file it leads to is replaced, in that file's directory, and the
+/// link is kept.
 pub fn write(path: &Path, settings: &Json, existed: bool) -> Result<(), SettingsError> {
     use std::io::Write as _;
+    let link = path;
     let failed = |source| SettingsError::Write {
-        path: path.to_path_buf(),
+        path: link.to_path_buf(),
         source,
     };
+    let target = link_target(link).map_err(failed)?;
+    let path = target.as_path();
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -413,7 +408,7 @@ pub fn write(path: &Path, settings: &Json, existed: bool) -> Result<(), Settings
         serde_json::to_string_pretty(settings).map_err(|e| failed(std::io::Error::other(e)))?;
     text.push('\n');
     let permissions = if existed {
-        std::fs::copy(path, backup_path(path)).map_err(failed)?;
+        std::fs::copy(path, backup_path(link)).map_err(failed)?;
         Some(std::fs::metadata(path).map_err(failed)?.permissions())
     } else {
         None
@@ -436,9 +431,87 @@ pub fn write(path: &Path, settings: &Json, existed: bool) -> Result<(), Settings
     written.map_err(failed)
 }
 
+/// The file `path` leads to: itself, or the end of its chain of symlinks (which need not exist
+/// yet). A chain longer than the kernel's own limit is an error, as it is for an open.
+fn link_target(path: &Path) -> std::io::Result<PathBuf> {
+    /// Linux's limit on symlinks followed in one lookup.
+    const MAX_HOPS: usize = 40;
+    let mut current = path.to_path_buf();
+    for _ in 0..MAX_HOPS {
+        match std::fs::symlink_metadata(&current) {
+            Ok(metadata) if metadata.file_type().is_symlink() => {
+                let next = std::fs::read_link(&current)?;
+                current = match current.parent() {
+                    Some(parent) => parent.join(next),
+                    None => next,
+                };
+            }
+            _ => return Ok(current),
+        }
+    }
+    Err(std::io::Error::other(format!(
+        "{} is a chain of more than {MAX_HOPS} symbolic links",
+        path.display()
+    )))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn writing_a_symlinked_settings_file_replaces_its_target_and_keeps_the_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let dotfiles = dir.path().join("dotfiles");
+        std::fs::create_dir_all(&dotfiles).unwrap();
+        let real = dotfiles.join("settings.json");
+        std::fs::write(&real, "{\"model\": \"x\"}").unwrap();
+        let link = dir.path().join("settings.json");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+
+        let (mut settings, existed) = read(&link).unwrap();
+        merge(&mut settings, Agent::ClaudeCode, &link).unwrap();
+        write(&link, &settings, existed).unwrap();
+
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert!(
+            std::fs::read_to_string(&real)
+                .unwrap()
+                .contains("memrecall hook")
+        );
+        assert_eq!(
+            std::fs::read_to_string(backup_path(&link)).unwrap(),
+            "{\"model\": \"x\"}"
+        );
+        let leftovers: Vec<_> = std::fs::read_dir(&dotfiles)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(leftovers.len(), 1, "{leftovers:?}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_settings_file_that_is_a_fifo_is_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &path,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        let error = read(&path).unwrap_err().to_string();
+        assert!(error.contains("named pipe"), "{error}");
+    }
 
     fn parsed(text: &str) -> Json {
         serde_json::from_str(text).unwrap()

@@ -44,13 +44,18 @@ pub(crate) struct InstallArgs {
     write: bool,
 }
 
-/// Whether the command line asks to run a hook (not to install or uninstall one).
+/// Whether the command line asks to run a hook (not to install or uninstall one). Read as
+/// `OsString`s: an argument that is not UTF-8 must not make the hook panic.
 pub(crate) fn is_hook_run() -> bool {
-    let args: Vec<String> = std::env::args().skip(1).take(2).collect();
+    is_hook_run_in(&std::env::args_os().skip(1).take(2).collect::<Vec<_>>())
+}
+
+fn is_hook_run_in(args: &[std::ffi::OsString]) -> bool {
     args.first().is_some_and(|a| a == "hook")
         && !args
             .get(1)
-            .is_some_and(|a| matches!(a.as_str(), "install" | "uninstall" | "help"))
+            .and_then(|a| a.to_str())
+            .is_some_and(|a| matches!(a, "install" | "uninstall" | "help"))
 }
 
 pub(crate) fn run_settings(action: &HookAction) -> Result<(), Failure> {
@@ -96,4 +101,25 @@ pub(crate) fn run_settings(action: &HookAction) -> Result<(), Failure> {
         String::new()
     };
     emit(&format!("{message}{backup}\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::OsString;
+
+    use super::is_hook_run_in;
+
+    #[cfg(unix)]
+    #[test]
+    fn an_argument_that_is_not_utf8_is_still_a_hook_run() {
+        use std::os::unix::ffi::OsStringExt as _;
+        let args = vec![OsString::from("hook"), OsString::from_vec(vec![0xff])];
+        assert!(is_hook_run_in(&args));
+    }
+
+    #[test]
+    fn install_is_not_a_hook_run() {
+        let args = vec![OsString::from("hook"), OsString::from("install")];
+        assert!(!is_hook_run_in(&args));
+    }
 }
