@@ -115,7 +115,6 @@ pub fn main(args: &[String]) -> Result<()> {
 struct World {
     _dir: tempfile::TempDir,
     base: PathBuf,
-    memory: PathBuf,
     binary: PathBuf,
     server: Option<Child>,
 }
@@ -187,13 +186,17 @@ impl World {
     /// than the ceiling is read from the session's tool-result answers.
     fn server_times(&self, session: &str, limit: Duration) -> Result<(f64, f64)> {
         let answer = self.request(&json!({
-            "v": 1,
+            "v": 2,
             "kind": "event",
             "agent": "claude-code",
             "session": session,
             "point": "prompt",
             "query": format!("what is the {CODEWORD} about?"),
-            "project_root": self.memory,
+            "cwd": self.base.join("repo"),
+            "env": {
+                "HOME": self.base.join("home"),
+                "MEMRECALL_HOME": self.base.join("mr"),
+            },
         }))?;
         let handled = answer["handled_ms"].as_f64().unwrap_or_default();
         let started = Instant::now();
@@ -202,7 +205,7 @@ impl World {
             ensure!(started.elapsed() < limit, "no fast result within {limit:?}");
             std::thread::sleep(Duration::from_millis(5));
             fast = self.request(&json!({
-                "v": 1,
+                "v": 2,
                 "kind": "event",
                 "agent": "claude-code",
                 "session": session,
@@ -265,7 +268,6 @@ fn measure(binary: &Path, topics: usize, runs: usize) -> Result<Row> {
     let mut world = World {
         _dir: dir,
         base,
-        memory,
         binary: binary.to_path_buf(),
         server: None,
     };

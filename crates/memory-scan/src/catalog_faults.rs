@@ -140,8 +140,8 @@ fn write_meeting(
     let second = DocumentCache::with_catalog();
     second.scan_recall(&roots).unwrap();
     let mut steps = Faulty { fault, writes: 0 };
-    let writes = second.persist_catalogs_with(&mut |root, entries, directories| {
-        catalog::save_with(root, entries, directories, &mut steps)
+    let writes = second.persist_catalogs_with(&mut |location, entries, directories| {
+        catalog::save_with(location, entries, directories, &mut steps)
     });
     (dir, roots, writes[0].outcome.clone())
 }

@@ -76,7 +76,9 @@ mod topic;
 
 pub use cache::{DocumentCache, RACY_MARGIN, RecallScan};
 pub use capped::{CAPPED_SCAN_LIMIT, CappedScan, scan_capped};
-pub use catalog::{CATALOG_DIR_NAME, CATALOG_FILE_NAME, CATALOG_FORMAT_VERSION, catalog_path};
+pub use catalog::{
+    CATALOG_DIR_NAME, CATALOG_FILE_NAME, CATALOG_FORMAT_VERSION, CatalogStore, catalog_path,
+};
 pub use changes::{ChangedPaths, KnownChanges, RootChanges};
 pub use document::{Document, DocumentError, ScannedDocument, Scope};
 pub use engine::{INDEX_FILE_NAME, MAX_TOPIC_BYTES, MemoryRoots};

@@ -35,6 +35,78 @@ pub fn catalog_path(root: &Path) -> PathBuf {
     root.join(CATALOG_DIR_NAME).join(CATALOG_FILE_NAME)
 }
 
+/// Where a cache keeps the catalogs of its roots.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub enum CatalogStore {
+    /// Inside each root, at [`catalog_path`]: the catalog lives and dies with its tree.
+    #[default]
+    InRoot,
+    /// In a directory of the caller's, one state directory per root named by the root's path
+    /// ([`CatalogStore::catalog_path`]): for roots whose place memrecall reads but must not
+    /// write in (a directory a repository's own settings chose). The directory is created,
+    /// private to the user, when the first catalog is written.
+    Under(PathBuf),
+}
+
+impl CatalogStore {
+    /// Where the catalog of `root` is kept.
+    pub fn catalog_path(&self, root: &Path) -> PathBuf {
+        self.location(root).path().join(CATALOG_FILE_NAME)
+    }
+
+    /// The state directory of `root`.
+    pub(crate) fn location(&self, root: &Path) -> StateLocation {
+        match self {
+            Self::InRoot => StateLocation::in_root(root),
+            Self::Under(dir) => StateLocation {
+                parent: dir.clone(),
+                name: root_key(root),
+                create_parent: true,
+            },
+        }
+    }
+}
+
+/// The name of a root's state directory in a [`CatalogStore::Under`] directory: its last name
+/// (for a person looking) and a hash of its whole path (so two roots never share one).
+fn root_key(root: &Path) -> String {
+    let last: String = root
+        .file_name()
+        .map(|name| name.to_string_lossy())
+        .unwrap_or_default()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .take(32)
+        .collect();
+    let hash = twox_hash::XxHash3_64::oneshot(root.as_os_str().as_encoded_bytes());
+    format!("{last}-{hash:016x}")
+}
+
+/// Where one root's state directory is: the entry `name` of the directory `parent`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct StateLocation {
+    parent: PathBuf,
+    name: String,
+    /// Whether `parent` is created (privately) when missing; a memory root never is.
+    create_parent: bool,
+}
+
+impl StateLocation {
+    /// `<root>/.memrecall`.
+    pub(crate) fn in_root(root: &Path) -> Self {
+        Self {
+            parent: root.to_path_buf(),
+            name: CATALOG_DIR_NAME.to_owned(),
+            create_parent: false,
+        }
+    }
+
+    /// The state directory's path.
+    pub(crate) fn path(&self) -> PathBuf {
+        self.parent.join(&self.name)
+    }
+}
+
 /// Temporary files older than this were left by a writer that died; the next writer removes them.
 const STALE_TEMPORARY: Duration = Duration::from_mins(10);
 /// The name prefix of a catalog being written.
@@ -177,30 +249,40 @@ pub(crate) struct StateDir {
 }
 
 impl StateDir {
-    /// Opens the state directory of `root`; `Ok(None)` when there is none.
-    pub(crate) fn open(root: &Path) -> Result<Option<Self>, StateDirError> {
-        Self::open_in(root, false)
+    /// Opens the state directory at `location`; `Ok(None)` when there is none.
+    pub(crate) fn open(location: &StateLocation) -> Result<Option<Self>, StateDirError> {
+        Self::open_in(location, false)
     }
 
-    /// Opens the state directory of `root`, creating it (mode 0700) when there is none. The root
-    /// itself is never created.
-    pub(crate) fn open_or_create(root: &Path) -> Result<Self, StateDirError> {
-        Self::open_in(root, true)?.ok_or_else(|| StateDirError::Io {
-            path: root.join(CATALOG_DIR_NAME),
+    /// Opens the state directory at `location`, creating it (mode 0700) when there is none. A
+    /// memory root itself is never created.
+    pub(crate) fn open_or_create(location: &StateLocation) -> Result<Self, StateDirError> {
+        Self::open_in(location, true)?.ok_or_else(|| StateDirError::Io {
+            path: location.path(),
             source: io::ErrorKind::NotFound.into(),
         })
     }
 
     #[cfg(not(unix))]
-    fn open_in(_root: &Path, _create: bool) -> Result<Option<Self>, StateDirError> {
+    fn open_in(_location: &StateLocation, _create: bool) -> Result<Option<Self>, StateDirError> {
         Err(StateDirError::Unsupported)
     }
 
     #[cfg(unix)]
-    fn open_in(root: &Path, create: bool) -> Result<Option<Self>, StateDirError> {
+    fn open_in(location: &StateLocation, create: bool) -> Result<Option<Self>, StateDirError> {
         use rustix::fs::{Mode, OFlags};
         use rustix::io::Errno;
-        let path = root.join(CATALOG_DIR_NAME);
+        let root = location.parent.as_path();
+        let name = location.name.as_str();
+        let path = location.path();
+        if create && location.create_parent {
+            let mut builder = std::fs::DirBuilder::new();
+            std::os::unix::fs::DirBuilderExt::mode(builder.recursive(true), 0o700);
+            builder.create(root).map_err(|source| StateDirError::Io {
+                path: root.to_path_buf(),
+                source,
+            })?;
+        }
         let io = |path: &Path| {
             let path = path.to_path_buf();
             move |errno: Errno| StateDirError::Io {
@@ -209,15 +291,20 @@ impl StateDir {
             }
         };
         let root_flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-        let root_fd = rustix::fs::open(root, root_flags, Mode::empty()).map_err(io(root))?;
+        let root_fd = match rustix::fs::open(root, root_flags, Mode::empty()) {
+            Ok(fd) => fd,
+            // A store's directory is made with the first catalog written into it.
+            Err(Errno::NOENT) if location.create_parent && !create => return Ok(None),
+            Err(errno) => return Err(io(root)(errno)),
+        };
         if create {
-            match rustix::fs::mkdirat(&root_fd, CATALOG_DIR_NAME, Mode::from_raw_mode(0o700)) {
+            match rustix::fs::mkdirat(&root_fd, name, Mode::from_raw_mode(0o700)) {
                 Ok(()) | Err(Errno::EXIST) => {}
                 Err(errno) => return Err(io(&path)(errno)),
             }
         }
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        let fd = match rustix::fs::openat(&root_fd, CATALOG_DIR_NAME, flags, Mode::empty()) {
+        let fd = match rustix::fs::openat(&root_fd, name, flags, Mode::empty()) {
             Ok(fd) => fd,
             Err(Errno::NOENT) => return Ok(None),
             Err(Errno::LOOP | Errno::NOTDIR) => {

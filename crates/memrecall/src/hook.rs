@@ -123,19 +123,27 @@ fn serve(agent: Agent, layout: Option<Layout>, env: &Environment) -> Result<(), 
             std::env::current_dir().map_err(|e| format!("no cwd given and none readable: {e}"))?
         }
     };
+    let cwd = std::path::absolute(&cwd).map_err(|e| {
+        format!(
+            "cannot resolve the working directory {}: {e}",
+            cwd.display()
+        )
+    })?;
     let layout = layout.unwrap_or(agent.default_layout());
-    let roots = layout::resolve(layout, &cwd, env).map_err(|e| e.to_string())?;
-    for ignored in &roots.ignored {
+    let resolved = layout::resolve(layout, &cwd, env).map_err(|e| e.to_string())?;
+    for ignored in &resolved.ignored {
         log(env, agent, &format!("ignored: {ignored}"));
     }
-    if roots.project.path.is_none() && roots.user.path.is_none() {
+    let roots = resolved.recall_roots(env.memrecall_home().as_deref());
+    if roots.project.is_none() && roots.user.is_none() {
         return print(hook_io::nothing(agent));
     }
     let prompt = PromptEvent {
         query,
         repeat_is_continuation,
-        project_root: roots.project.path,
-        user_root: roots.user.path,
+        cwd,
+        layout: Some(layout),
+        env: env.to_named(),
     };
     let served = ask_server(
         env,
@@ -155,6 +163,7 @@ fn serve(agent: Agent, layout: Option<Layout>, env: &Environment) -> Result<(), 
                 &input.event_name,
                 input.session_id.as_deref(),
                 prompt,
+                roots,
             )
         }
     }
@@ -194,12 +203,12 @@ fn recall_here(
     event_name: &str,
     session: Option<&str>,
     prompt: PromptEvent,
+    roots: layout::RecallRoots,
 ) -> Result<(), String> {
     let PromptEvent {
         query,
         repeat_is_continuation,
-        project_root,
-        user_root,
+        ..
     } = prompt;
     if repeat_is_continuation && is_repeat(env, agent, session, &query) {
         return print(hook_io::nothing(agent));
@@ -222,7 +231,9 @@ fn recall_here(
     let telemetry =
         crate::stats::telemetry_sink(home.as_deref(), vec![Arc::new(recall_facade::TracingSink)]);
     let ran = runtime.block_on(async {
-        let mut config = RecallConfig::with_roots(project_root, user_root);
+        let mut config = RecallConfig::with_roots(roots.project, roots.user);
+        config.catalog = roots.catalogs.is_some();
+        config.catalog_store = roots.catalogs.unwrap_or_default();
         config.telemetry = Arc::clone(&telemetry.sink);
         config.selector = selector;
         config.delivery = design;

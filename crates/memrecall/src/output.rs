@@ -46,9 +46,16 @@ impl JsonPath {
     }
 }
 
-/// `text` safe to print on one line (see [`printable`]).
-fn one_line(text: &str) -> String {
+/// `text` safe to print on one line (see [`printable`]): control and bidirectional characters
+/// become visible escapes. Every text output and log line that shows something memrecall did not
+/// write itself (a path, a file's line, a peer's message) goes through it.
+pub(crate) fn one_line(text: &str) -> String {
     printable(text, Lines::Escaped).into_owned()
+}
+
+/// A path as one printable line (lossy where it is not UTF-8; see [`one_line`]).
+pub(crate) fn escaped_path(path: &std::path::Path) -> String {
+    one_line(&path.display().to_string())
 }
 
 /// One document as printed.

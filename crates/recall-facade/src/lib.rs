@@ -113,6 +113,10 @@ pub struct RecallConfig {
     /// recall of a process then reads only files that changed since the catalog was written. See
     /// `memory_scan::DocumentCache::with_catalog`.
     pub catalog: bool,
+    /// Where the catalogs are kept when [`catalog`](Self::catalog) is on (default: inside each
+    /// root). `memory_scan::CatalogStore::Under` keeps them in a directory of the caller's, for
+    /// roots whose place the caller must not write in.
+    pub catalog_store: memory_scan::CatalogStore,
     /// The delivery design (default [`DeliveryDesign::FastPath`]: a bounded first wait that
     /// ends on the fast result, the refined result later without repeats).
     /// [`DeliveryDesign::Gated`] ends the first prompt's wait early only on a confident fast
@@ -171,6 +175,7 @@ impl RecallConfig {
             clock: Arc::new(SystemClock),
             limit: selector::DEFAULT_LIMIT,
             catalog: true,
+            catalog_store: memory_scan::CatalogStore::InRoot,
             delivery: DeliveryDesign::FastPath,
             turn_cap: None,
         }
@@ -273,7 +278,9 @@ impl MemoryRecall {
         session.design = config.delivery;
         session.turn_cap = config.turn_cap;
         if config.catalog {
-            session.cache = Arc::new(memory_scan::DocumentCache::with_catalog());
+            session.cache = Arc::new(memory_scan::DocumentCache::with_catalog_store(
+                config.catalog_store,
+            ));
         }
         Ok(Self {
             design: config.delivery,

@@ -12,6 +12,7 @@ use std::time::{Duration, SystemTime};
 use lexical_score::PreparedText;
 use lexical_score::QueryTokens;
 
+use crate::catalog::CatalogStore;
 use crate::changes::{ChangedPaths, KnownChanges, RootChanges};
 use crate::document::{ScannedDocument, Scope};
 use crate::engine::{
@@ -63,7 +64,8 @@ pub struct RecallScan {
 #[derive(Debug, Default)]
 pub struct DocumentCache {
     scopes: Mutex<[Option<RootCache>; 2]>,
-    catalogs: bool,
+    /// Where catalogs are kept; `None` without persistence.
+    catalogs: Option<CatalogStore>,
     /// Serialises catalog writes, so they land in the order their snapshots were taken.
     writing: Mutex<()>,
     /// The last scan, when it relied on known changes for every root and touched the file
@@ -101,15 +103,20 @@ impl DocumentCache {
     /// An empty cache that starts each root from its persistent catalog and can write the catalog
     /// back with [`DocumentCache::persist_catalogs`].
     pub fn with_catalog() -> Self {
+        Self::with_catalog_store(CatalogStore::InRoot)
+    }
+
+    /// [`DocumentCache::with_catalog`], each catalog kept where `store` says.
+    pub fn with_catalog_store(store: CatalogStore) -> Self {
         Self {
-            catalogs: true,
+            catalogs: Some(store),
             ..Self::default()
         }
     }
 
     /// Whether this cache reads and writes persistent catalogs.
     pub fn uses_catalogs(&self) -> bool {
-        self.catalogs
+        self.catalogs.is_some()
     }
 
     /// Builds the term index of every remembered document that has none yet (see
@@ -306,7 +313,8 @@ impl DocumentCache {
                 continue;
             };
             cache.complete = true;
-            cache.dirty |= self.catalogs && (changed || unmatched > 0 || directories_changed);
+            cache.dirty |=
+                self.catalogs.is_some() && (changed || unmatched > 0 || directories_changed);
             cache.entries = entries;
         }
         let scan = RecallScan { documents, report };

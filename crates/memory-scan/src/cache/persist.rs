@@ -31,10 +31,9 @@ impl DocumentCache {
         let opened: Vec<_> = starting
             .into_iter()
             .map(|(slot, scope, root)| {
-                let catalog = if self.catalogs {
-                    catalog::open(&root).map_err(Arc::new)
-                } else {
-                    Ok(None)
+                let catalog = match &self.catalogs {
+                    Some(store) => catalog::open(&store.location(&root)).map_err(Arc::new),
+                    None => Ok(None),
                 };
                 (slot, scope, root, catalog)
             })
@@ -87,8 +86,8 @@ impl DocumentCache {
     /// published). A root whose state directory cannot be written (a read-only tree) is reported
     /// and tried again after the next scan; recall is unaffected.
     pub fn persist_catalogs(&self) -> Vec<CatalogWrite> {
-        self.persist_catalogs_with(&mut |root, entries, directories| {
-            catalog::save(root, entries, directories)
+        self.persist_catalogs_with(&mut |location, entries, directories| {
+            catalog::save(location, entries, directories)
         })
     }
 
@@ -97,9 +96,9 @@ impl DocumentCache {
         &self,
         save: &mut catalog::SaveFn<'_>,
     ) -> Vec<CatalogWrite> {
-        if !self.catalogs {
+        let Some(store) = &self.catalogs else {
             return Vec::new();
-        }
+        };
         let _writing = self.writing.lock().unwrap_or_else(PoisonError::into_inner);
         let (project_root, snapshots): (Option<PathBuf>, Vec<(Scope, PathBuf, _)>) = {
             let mut scopes = self.lock();
@@ -134,7 +133,7 @@ impl DocumentCache {
                         .is_some_and(|project| same_root(project, root))
             })
             .map(|(scope, root, (entries, directories))| {
-                let outcome = match save(&root, &entries, &directories) {
+                let outcome = match save(&store.location(&root), &entries, &directories) {
                     Ok(written) => Ok(written),
                     Err(error) => {
                         self.mark_dirty(&root);
@@ -143,7 +142,7 @@ impl DocumentCache {
                 };
                 CatalogWrite {
                     scope,
-                    path: catalog::catalog_path(&root),
+                    path: store.catalog_path(&root),
                     outcome,
                 }
             })
@@ -163,12 +162,12 @@ impl DocumentCache {
             root,
             entries: Entries::new(),
             directories: Directories::new(),
-            dirty: self.catalogs,
+            dirty: self.catalogs.is_some(),
             complete: false,
         };
-        if !self.catalogs {
+        let Some(store) = &self.catalogs else {
             return (cache, None);
-        }
+        };
         let loaded = match catalog {
             Ok(Some(opened)) => opened
                 .entries(&cache.root, scope, query)
@@ -196,7 +195,7 @@ impl DocumentCache {
         };
         let load = CatalogLoad {
             scope,
-            path: catalog::catalog_path(&cache.root),
+            path: store.catalog_path(&cache.root),
             outcome,
         };
         (cache, Some(load))
@@ -240,7 +239,7 @@ mod tests {
             stable,
             verdict: Verdict::Document(Arc::new(ScannedDocument::new(document))),
         };
-        catalog::save(
+        catalog::save_in_root(
             dir.path(),
             &[(OsString::from("a.md"), entry)],
             &Directories::new(),
@@ -273,7 +272,7 @@ mod tests {
             catalog::load(dir.path(), Scope::Project).unwrap().unwrap();
         entries.push((OsString::from("flaky.md"), transient));
 
-        let written = catalog::save(dir.path(), &entries, &directories).unwrap();
+        let written = catalog::save_in_root(dir.path(), &entries, &directories).unwrap();
         let (loaded, _) = catalog::load(dir.path(), Scope::Project).unwrap().unwrap();
 
         assert_eq!(written, 1);
@@ -320,7 +319,7 @@ mod tests {
         root_listing
             .entries
             .push((OsString::from("a/"), EntryKind::Directory));
-        catalog::save(dir.path(), &entries, &directories).unwrap();
+        catalog::save_in_root(dir.path(), &entries, &directories).unwrap();
 
         let cache = DocumentCache::with_catalog();
         let scan = cache.scan_recall(&roots).unwrap();
@@ -363,7 +362,7 @@ mod tests {
             ],
         };
         directories.insert(PathBuf::new(), forged);
-        catalog::save(dir.path(), &entries, &directories).unwrap();
+        catalog::save_in_root(dir.path(), &entries, &directories).unwrap();
 
         let scan = DocumentCache::with_catalog().scan_recall(&roots).unwrap();
 
@@ -410,7 +409,7 @@ mod tests {
         }
         entries.sort_by(|a, b| a.0.cmp(&b.0));
         assert_eq!(entries[0].0, OsString::from("a-b.md"));
-        catalog::save(dir.path(), &entries, &Directories::new()).unwrap();
+        catalog::save_in_root(dir.path(), &entries, &Directories::new()).unwrap();
         let roots = MemoryRoots {
             project: Some(dir.path().to_path_buf()),
             user: None,

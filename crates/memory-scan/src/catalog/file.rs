@@ -19,7 +19,7 @@ use crate::document::Scope;
 use crate::engine::{Directories, DirectoryListing};
 use crate::entry::{CacheEntry, Entries};
 use crate::error::{CatalogRejection, CatalogWriteError};
-use crate::state_dir::StateDir;
+use crate::state_dir::{StateDir, StateLocation};
 #[cfg(unix)]
 use crate::state_dir::{SystemSteps, WriteSteps};
 
@@ -74,9 +74,10 @@ pub(crate) struct Opened {
     chunks: Vec<(u64, usize, u64)>,
 }
 
-/// Opens the catalog of `root` and checks its header; `Ok(None)` when there is none.
-pub(crate) fn open(root: &Path) -> Result<Option<Opened>, CatalogRejection> {
-    let Some(dir) = StateDir::open(root)? else {
+/// Opens the catalog in the state directory at `location` and checks its header; `Ok(None)`
+/// when there is none.
+pub(crate) fn open(location: &StateLocation) -> Result<Option<Opened>, CatalogRejection> {
+    let Some(dir) = StateDir::open(location)? else {
         return Ok(None);
     };
     let Some(file) = dir.open_catalog()? else {
@@ -258,34 +259,38 @@ impl Opened {
 /// catalog when the root's state directory cannot be created, is not safe to use, or cannot be
 /// written (a read-only tree, for one).
 pub(crate) fn save(
-    root: &Path,
+    location: &StateLocation,
     entries: &[(OsString, CacheEntry)],
     directories: &Directories,
 ) -> Result<usize, CatalogWriteError> {
     #[cfg(unix)]
     {
-        save_with(root, entries, directories, &mut SystemSteps)
+        save_with(location, entries, directories, &mut SystemSteps)
     }
     #[cfg(not(unix))]
     {
-        let _ = (entries, directories, StateDir::open_or_create(root)?);
+        let _ = (entries, directories, StateDir::open_or_create(location)?);
         Err(CatalogWriteError::State(StateDirError::Unsupported))
     }
 }
 
 /// How a cache writes one root's catalog: [`save`], or [`save_with`] in tests.
-pub(crate) type SaveFn<'a> = dyn FnMut(&Path, &[(OsString, CacheEntry)], &Directories) -> Result<usize, CatalogWriteError>
+pub(crate) type SaveFn<'a> = dyn FnMut(
+        &StateLocation,
+        &[(OsString, CacheEntry)],
+        &Directories,
+    ) -> Result<usize, CatalogWriteError>
     + 'a;
 
 /// [`save`] through the given write steps.
 #[cfg(unix)]
 pub(crate) fn save_with(
-    root: &Path,
+    location: &StateLocation,
     entries: &[(OsString, CacheEntry)],
     directories: &Directories,
     steps: &mut dyn WriteSteps,
 ) -> Result<usize, CatalogWriteError> {
-    let dir = StateDir::open_or_create(root)?;
+    let dir = StateDir::open_or_create(location)?;
     let (parts, count) = encode(entries, directories)?;
     let parts: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
     dir.replace_catalog(steps, &parts)

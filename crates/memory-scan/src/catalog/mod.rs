@@ -60,6 +60,20 @@ pub(crate) use file::decode_bytes;
 pub(crate) use file::save_with;
 pub(crate) use file::{Opened, SaveFn, open, save};
 
+/// [`save`] into the state directory inside `root`.
+#[cfg(test)]
+pub(crate) fn save_in_root(
+    root: &Path,
+    entries: &[(std::ffi::OsString, crate::entry::CacheEntry)],
+    directories: &Directories,
+) -> Result<usize, crate::CatalogWriteError> {
+    save(
+        &crate::state_dir::StateLocation::in_root(root),
+        entries,
+        directories,
+    )
+}
+
 #[cfg(test)]
 use crate::document::Scope;
 #[cfg(test)]
@@ -68,7 +82,7 @@ use crate::engine::Directories;
 use crate::entry::Entries;
 #[cfg(test)]
 use crate::error::CatalogRejection;
-pub use crate::state_dir::{CATALOG_DIR_NAME, CATALOG_FILE_NAME, catalog_path};
+pub use crate::state_dir::{CATALOG_DIR_NAME, CATALOG_FILE_NAME, CatalogStore, catalog_path};
 
 /// The version of the catalog layout and of the walk rules its directory listings follow; a
 /// catalog of another version is rebuilt.
@@ -81,7 +95,7 @@ pub(crate) fn load(
     root: &Path,
     scope: Scope,
 ) -> Result<Option<(Entries, Directories)>, CatalogRejection> {
-    let Some(opened) = open(root)? else {
+    let Some(opened) = open(&crate::state_dir::StateLocation::in_root(root))? else {
         return Ok(None);
     };
     let directories = opened.directories()?;

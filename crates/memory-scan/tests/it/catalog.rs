@@ -621,3 +621,48 @@ fn scans_by_a_user_who_cannot_read_one_file_write_the_catalog_once(project: std:
         "rewritten: {from_catalog_writes:?}"
     );
 }
+
+#[test]
+fn a_catalog_kept_under_a_store_directory_leaves_the_root_untouched_and_warms_the_next_cache() {
+    let tree = Tree::new();
+    write_topic(&tree.project(), "a.md");
+    write_topic(&tree.project(), "nested/b.md");
+    make_stable(tree.dir.path());
+    let store_dir = tree.dir.path().join("home/catalogs");
+    let store = memory_scan::CatalogStore::Under(store_dir.clone());
+
+    let first = DocumentCache::with_catalog_store(store.clone());
+    first.scan_recall(&tree.project_only()).unwrap();
+    let writes = first.persist_catalogs();
+
+    assert_eq!(writes[0].outcome.as_ref().ok(), Some(&2));
+    assert!(
+        writes[0].path.starts_with(&store_dir),
+        "{:?}",
+        writes[0].path
+    );
+    assert_eq!(writes[0].path, store.catalog_path(&tree.project()));
+    assert!(!catalog_path(&tree.project()).exists());
+    assert!(!tree.project().join(memory_scan::CATALOG_DIR_NAME).exists());
+    let second = DocumentCache::with_catalog_store(store);
+    let scan = second.scan_recall(&tree.project_only()).unwrap();
+    assert_eq!(
+        scan.report.catalogs[0].outcome,
+        CatalogOutcome::Loaded { entries: 2 }
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_store_directory_is_created_private_to_the_user() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let tree = Tree::new();
+    write_topic(&tree.project(), "a.md");
+    let store_dir = tree.dir.path().join("home/catalogs");
+    let cache =
+        DocumentCache::with_catalog_store(memory_scan::CatalogStore::Under(store_dir.clone()));
+    cache.scan_recall(&tree.project_only()).unwrap();
+    assert!(cache.persist_catalogs()[0].outcome.is_ok());
+    let mode = fs::metadata(&store_dir).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700);
+}

@@ -94,6 +94,44 @@ pub struct ResolvedRoots {
     pub ignored: Vec<String>,
 }
 
+/// The roots one recall reads, and where their catalogs are kept.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RecallRoots {
+    /// The project memory root.
+    pub project: Option<PathBuf>,
+    /// The user memory root.
+    pub user: Option<PathBuf>,
+    /// Where the catalogs go; `None`: no catalog (a root chosen by a repository, and no
+    /// memrecall home to keep its catalog in).
+    pub catalogs: Option<memory_scan::CatalogStore>,
+}
+
+/// The directory under memrecall's home that holds the catalogs of roots memrecall must not
+/// write in.
+pub const CATALOG_STORE_DIR: &str = "catalogs";
+
+impl ResolvedRoots {
+    /// The roots to recall from, with their catalogs inside them, unless a repository's own
+    /// file chose one of them: then memrecall writes nothing there and keeps the catalogs under
+    /// `memrecall_home` ([`CATALOG_STORE_DIR`]).
+    pub fn recall_roots(&self, memrecall_home: Option<&Path>) -> RecallRoots {
+        let chosen_by_repository = [&self.project, &self.user]
+            .iter()
+            .any(|root| root.path.is_some() && root.origin == RootOrigin::Repository);
+        let catalogs = if chosen_by_repository {
+            memrecall_home
+                .map(|home| memory_scan::CatalogStore::Under(home.join(CATALOG_STORE_DIR)))
+        } else {
+            Some(memory_scan::CatalogStore::InRoot)
+        };
+        RecallRoots {
+            project: self.project.path.clone(),
+            user: self.user.path.clone(),
+            catalogs,
+        }
+    }
+}
+
 /// Why roots cannot be resolved.
 #[derive(Debug, thiserror::Error)]
 pub enum LayoutError {

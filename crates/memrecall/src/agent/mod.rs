@@ -52,7 +52,8 @@ impl Agent {
 }
 
 /// Where memory trees live: an agent's own layout or memrecall's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Layout {
     /// `~/.claude/projects/<dir>/memory/`, no user root.
     ClaudeCode,
@@ -114,6 +115,25 @@ impl Environment {
                 .map(|(name, value)| (name, value.into()))
                 .collect(),
         }
+    }
+
+    /// An environment holding the captured variables among `pairs`, named at run time (as a
+    /// client sends them to the server); other names are dropped.
+    pub fn from_named(pairs: impl IntoIterator<Item = (String, String)>) -> Self {
+        Self::from_pairs(pairs.into_iter().filter_map(|(name, value)| {
+            VARIABLES
+                .iter()
+                .find(|&&known| known == name)
+                .map(|&known| (known, OsString::from(value)))
+        }))
+    }
+
+    /// The captured variables whose values are UTF-8, by name (what a client sends the server).
+    pub fn to_named(&self) -> BTreeMap<String, String> {
+        self.vars
+            .iter()
+            .filter_map(|(name, value)| Some(((*name).to_owned(), value.to_str()?.to_owned())))
+            .collect()
     }
 
     /// A variable's value; an empty value counts as unset.

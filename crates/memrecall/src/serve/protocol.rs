@@ -2,7 +2,7 @@
 //!
 //! One Unix-socket connection carries one exchange: the client writes one request as a single
 //! line of JSON ending in `\n`, the server answers with one line and closes the connection.
-//! Every message carries the protocol version `"v"`; this is version [`VERSION`] (1). A server
+//! Every message carries the protocol version `"v"`; this is version [`VERSION`] (2). A server
 //! answers a request of another version with an `error` naming the version it speaks, and a
 //! client that gets an answer of another version treats the server as unavailable. A new
 //! version is needed for any change a peer of the old one would misread; adding an optional
@@ -11,17 +11,21 @@
 //! Requests (`"kind"` picks one):
 //!
 //! ```json
-//! {"v":1,"kind":"event","agent":"claude-code","session":"abc","point":"prompt","query":"…",
-//!  "repeat_is_continuation":false,"project_root":"/…/memory","user_root":null}
-//! {"v":1,"kind":"event","agent":"claude-code","session":"abc","point":"tool_result"}
-//! {"v":1,"kind":"event","agent":"claude-code","session":"abc","point":"turn_end"}
-//! {"v":1,"kind":"event","agent":"claude-code","session":"abc","point":"session_end"}
-//! {"v":1,"kind":"status"}
-//! {"v":1,"kind":"stop"}
+//! {"v":2,"kind":"event","agent":"claude-code","session":"abc","point":"prompt","query":"…",
+//!  "repeat_is_continuation":false,"cwd":"/home/ana/shop","layout":null,
+//!  "env":{"HOME":"/home/ana"}}
+//! {"v":2,"kind":"event","agent":"claude-code","session":"abc","point":"tool_result"}
+//! {"v":2,"kind":"event","agent":"claude-code","session":"abc","point":"turn_end"}
+//! {"v":2,"kind":"event","agent":"claude-code","session":"abc","point":"session_end"}
+//! {"v":2,"kind":"status"}
+//! {"v":2,"kind":"stop"}
 //! ```
 //!
-//! - `prompt` begins a turn: recall for `query` over the two roots (either may be `null`), wait
-//!   at most the 100 ms ceiling, answer the initial delivery. With `repeat_is_continuation`
+//! - `prompt` begins a turn: recall for `query`, wait at most the 100 ms ceiling, answer the
+//!   initial delivery. The client sends what the agent gave it (its working directory, the
+//!   layout, the environment variables layouts read) and the server resolves the memory roots
+//!   itself, with the hook's own code: a client never names a directory to scan or write in. A
+//!   relative `cwd` is refused; a root that is not an existing directory is not read. With `repeat_is_continuation`
 //!   (Qwen Code), a query equal to the open turn's is the tool-result point instead.
 //! - `tool_result` answers what the turn's recall settled with, minus what was already
 //!   delivered, once; `turn_end` ends the turn (a recall still pending is discarded);
@@ -31,10 +35,10 @@
 //! Answers:
 //!
 //! ```json
-//! {"v":1,"kind":"delivery","context":"…","fast_ms":3.1,"handled_ms":4.0}
-//! {"v":1,"kind":"status","pid":42,…}
-//! {"v":1,"kind":"stopping","pid":42}
-//! {"v":1,"kind":"error","message":"…"}
+//! {"v":2,"kind":"delivery","context":"…","fast_ms":3.1,"handled_ms":4.0}
+//! {"v":2,"kind":"status","pid":42,…}
+//! {"v":2,"kind":"stopping","pid":42}
+//! {"v":2,"kind":"error","message":"…"}
 //! ```
 //!
 //! `context` is the memory to add, already cut to the agent's budget (empty: nothing to add);
@@ -45,15 +49,16 @@
 //! had already been delivered in full, `none` when there was no recall). The status fields are
 //! those of [`Status`].
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::agent::Agent;
+use crate::agent::{Agent, Layout};
 
 /// The protocol version this build speaks.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 /// The longest line either side reads: a prompt of 100,000 characters is well under it.
 pub const MAX_LINE_BYTES: u64 = 8 * 1024 * 1024;
@@ -115,12 +120,15 @@ pub struct PromptEvent {
     /// Whether a query equal to the open turn's is a continuation (Qwen Code).
     #[serde(default)]
     pub repeat_is_continuation: bool,
-    /// The project memory root.
+    /// The agent's working directory, absolute.
+    pub cwd: PathBuf,
+    /// The layout to read; `None`: the agent's own (see [`Agent::default_layout`]).
     #[serde(default)]
-    pub project_root: Option<PathBuf>,
-    /// The user memory root.
+    pub layout: Option<Layout>,
+    /// The environment variables the layouts read, as the hook saw them (see
+    /// [`crate::agent::Environment`]).
     #[serde(default)]
-    pub user_root: Option<PathBuf>,
+    pub env: BTreeMap<String, String>,
 }
 
 /// One answer line.
@@ -278,8 +286,9 @@ mod tests {
                 point: Point::Prompt(PromptEvent {
                     query: "deploy".into(),
                     repeat_is_continuation: false,
-                    project_root: Some("/p".into()),
-                    user_root: None,
+                    cwd: "/p".into(),
+                    layout: Some(Layout::Memrecall),
+                    env: BTreeMap::from([("HOME".to_owned(), "/home/ana".to_owned())]),
                 }),
             }),
         };
@@ -288,7 +297,7 @@ mod tests {
         assert_eq!(line.last(), Some(&b'\n'));
         let text = String::from_utf8(line).unwrap();
         assert!(
-            text.starts_with(r#"{"v":1,"kind":"event","agent":"claude-code""#),
+            text.starts_with(r#"{"v":2,"kind":"event","agent":"claude-code""#),
             "{text}"
         );
         assert_eq!(parse_request(&text).unwrap(), request.request);
@@ -296,8 +305,8 @@ mod tests {
 
     #[test]
     fn a_request_of_another_version_is_refused_with_its_version() {
-        let error = parse_request(r#"{"v":2,"kind":"status"}"#).unwrap_err();
-        assert!(matches!(error, WireError::Version(2)), "{error}");
+        let error = parse_request(r#"{"v":1,"kind":"status"}"#).unwrap_err();
+        assert!(matches!(error, WireError::Version(1)), "{error}");
     }
 
     #[test]

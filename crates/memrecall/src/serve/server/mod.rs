@@ -161,10 +161,14 @@ fn telemetry_sink(home: Option<&Path>) -> Arc<dyn TelemetrySink> {
     crate::stats::telemetry_sink(home, vec![Arc::new(TracingSink)]).sink
 }
 
-/// The document cache for one pair of roots: catalogs kept, roots watched, so a warm recall
-/// re-reads only what changed instead of checking every file.
-fn document_cache() -> Arc<WatchedCache> {
-    Arc::new(WatchedCache::with_catalog())
+/// The document cache for one pair of roots: catalogs kept (where `catalogs` says; none without
+/// a place), roots watched, so a warm recall re-reads only what changed instead of checking
+/// every file.
+fn document_cache(catalogs: Option<memory_scan::CatalogStore>) -> Arc<WatchedCache> {
+    Arc::new(WatchedCache::wrapping(match catalogs {
+        Some(store) => memory_scan::DocumentCache::with_catalog_store(store),
+        None => memory_scan::DocumentCache::new(),
+    }))
 }
 
 /// Counts terminal delivery events on their way to the real sink, for `status`.
@@ -203,6 +207,8 @@ struct Server {
     settings: Mutex<Settings>,
     sessions: Mutex<Sessions>,
     caches: Mutex<HashMap<RootsKey, Arc<WatchedCache>>>,
+    /// Refusals already logged (see `Server::log_refusal`).
+    refusals_logged: Mutex<std::collections::HashSet<String>>,
     sink: Arc<CountingSink>,
     served: AtomicU64,
     last_request: Mutex<Instant>,
@@ -239,6 +245,7 @@ impl Server {
             }),
             sessions: Mutex::new(Sessions::default()),
             caches: Mutex::new(HashMap::new()),
+            refusals_logged: Mutex::new(std::collections::HashSet::new()),
             served: AtomicU64::new(0),
             last_request: Mutex::new(Instant::now()),
             stop: Notify::new(),

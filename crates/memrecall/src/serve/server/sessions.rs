@@ -3,7 +3,6 @@
 //! hook event delivers.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::SystemTime;
@@ -16,10 +15,13 @@ use recall_lifecycle::{RecallSession, SessionConfig};
 use super::{
     MAX_IDLE_CACHES, MAX_SESSIONS, Server, UNWATCH_AFTER, document_cache, lock, log, millis,
 };
-use crate::agent::Agent;
+use crate::agent::layout::{self, RecallRoots};
+use crate::agent::{Agent, Environment};
 use crate::serve::protocol::{DeliveryAnswer, EventRequest, Point, PromptEvent};
 
-pub(super) type RootsKey = (Option<PathBuf>, Option<PathBuf>);
+/// The roots a session recalls from and where their catalogs go: what its document cache is
+/// shared by.
+pub(super) type RootsKey = RecallRoots;
 pub(super) type SessionKey = (Agent, String);
 
 /// One agent session.
@@ -35,7 +37,11 @@ impl Entry {
     pub(super) fn new() -> Self {
         Self {
             recall: None,
-            roots: (None, None),
+            roots: RecallRoots {
+                project: None,
+                user: None,
+                catalogs: None,
+            },
             generation: 0,
             turn: None,
         }
@@ -59,7 +65,7 @@ impl Server {
             return match event.point {
                 Point::Prompt(prompt) => {
                     let mut entry = Entry::new();
-                    let answer = self.prompt(&mut entry, prompt).await;
+                    let answer = self.prompt(&mut entry, event.agent, prompt).await;
                     if let Some(recall) = entry.recall.take() {
                         recall.shutdown();
                     }
@@ -86,7 +92,7 @@ impl Server {
         };
         let mut entry = slot.lock().await;
         match event.point {
-            Point::Prompt(prompt) => self.prompt(&mut entry, prompt).await,
+            Point::Prompt(prompt) => self.prompt(&mut entry, event.agent, prompt).await,
             Point::ToolResult => tool_result(&mut entry),
             Point::TurnEnd => end_turn(&mut entry),
             Point::SessionEnd => DeliveryAnswer::default(),
@@ -136,7 +142,67 @@ impl Server {
         Some(entry)
     }
 
-    async fn prompt(&self, entry: &mut Entry, prompt: PromptEvent) -> DeliveryAnswer {
+    /// The roots a prompt event recalls from, resolved here with the hook's own code from what
+    /// the agent gave the client; `None` (and one logged reason) when there is nothing to read.
+    fn roots_for(&self, agent: Agent, prompt: &PromptEvent) -> Option<RootsKey> {
+        if !prompt.cwd.is_absolute() {
+            self.log_refusal(&format!(
+                "refused a prompt event: its cwd {} is not absolute",
+                crate::output::escaped_path(&prompt.cwd)
+            ));
+            return None;
+        }
+        let env = Environment::from_named(prompt.env.clone());
+        let layout = prompt.layout.unwrap_or(agent.default_layout());
+        let resolved = match layout::resolve(layout, &prompt.cwd, &env) {
+            Ok(resolved) => resolved,
+            Err(error) => {
+                self.log_refusal(&format!("refused a prompt event: {error}"));
+                return None;
+            }
+        };
+        for ignored in &resolved.ignored {
+            self.log_refusal(&format!("ignored: {ignored}"));
+        }
+        let mut roots = resolved.recall_roots(self.home.as_deref());
+        for root in [&mut roots.project, &mut roots.user] {
+            let Some(path) = root.as_deref() else {
+                continue;
+            };
+            let refusal = if !path.is_absolute() {
+                Some("it is not absolute")
+            } else if !path.is_dir() {
+                Some("it is not an existing directory")
+            } else {
+                None
+            };
+            if let Some(why) = refusal {
+                self.log_refusal(&format!(
+                    "not reading the memory root {}: {why}",
+                    crate::output::escaped_path(path)
+                ));
+                *root = None;
+            }
+        }
+        (roots.project.is_some() || roots.user.is_some()).then_some(roots)
+    }
+
+    /// Logs `line` the first time it is seen (a missing root is refused on every prompt; once in
+    /// the log is enough), keeping at most a bounded number of lines in mind.
+    fn log_refusal(&self, line: &str) {
+        const REMEMBERED: usize = 1024;
+        let mut logged = lock(&self.refusals_logged);
+        if logged.contains(line) {
+            return;
+        }
+        if logged.len() >= REMEMBERED {
+            logged.clear();
+        }
+        logged.insert(line.to_owned());
+        log(line);
+    }
+
+    async fn prompt(&self, entry: &mut Entry, agent: Agent, prompt: PromptEvent) -> DeliveryAnswer {
         if prompt.query.trim().is_empty() {
             return DeliveryAnswer::default();
         }
@@ -145,7 +211,9 @@ impl Server {
         if prompt.repeat_is_continuation && entry.turn.as_deref() == Some(prompt.query.as_str()) {
             return tool_result(entry);
         }
-        let roots = (prompt.project_root, prompt.user_root);
+        let Some(roots) = self.roots_for(agent, &prompt) else {
+            return DeliveryAnswer::default();
+        };
         let (generation, selector, design) = {
             let settings = lock(&self.settings);
             (
@@ -162,8 +230,8 @@ impl Server {
             }
             let mut config = SessionConfig::new(
                 MemoryRoots {
-                    project: roots.0.clone(),
-                    user: roots.1.clone(),
+                    project: roots.project.clone(),
+                    user: roots.user.clone(),
                 },
                 Arc::clone(&self.sink) as Arc<dyn TelemetrySink>,
             );
@@ -200,7 +268,7 @@ impl Server {
         if unused >= MAX_IDLE_CACHES {
             caches.retain(|_, cache| Arc::strong_count(cache) > 1);
         }
-        let cache = document_cache();
+        let cache = document_cache(roots.catalogs.clone());
         caches.insert(roots.clone(), Arc::clone(&cache));
         cache
     }

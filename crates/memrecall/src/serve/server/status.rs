@@ -54,7 +54,7 @@ impl Server {
             .count();
         let mut roots: Vec<PathBuf> = lock(&self.caches)
             .keys()
-            .flat_map(|(project, user)| project.iter().chain(user.iter()).cloned())
+            .flat_map(|roots| roots.project.iter().chain(roots.user.iter()).cloned())
             .collect();
         roots.sort();
         roots.dedup();

@@ -1,6 +1,6 @@
 //! The server's unit tests: sessions, configuration reloads, memory figures.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -13,7 +13,7 @@ use recall_lifecycle::{RecallSession, SessionConfig};
 use super::sessions::{Entry, end_turn};
 use super::status::memory;
 use super::{CountingSink, MAX_SESSIONS, ServeOptions, Server, lock};
-use crate::agent::{Agent, Environment};
+use crate::agent::{Agent, Environment, Layout, layout};
 use crate::serve::protocol::{EventRequest, Point, PromptEvent};
 
 fn counting(recording: &Arc<RecordingSink>) -> CountingSink {
@@ -51,17 +51,32 @@ fn server_in(home: &Path) -> Server {
     Server::new(&env, ServeOptions::default())
 }
 
-fn prompt_in(root: &Path, session: &str, query: &str) -> EventRequest {
+/// A Qwen Code prompt event for the project directory `project`, read in memrecall's layout
+/// under `home`.
+fn prompt_in(home: &Path, project: &Path, session: &str, query: &str) -> EventRequest {
     EventRequest {
         agent: Agent::QwenCode,
         session: Some(session.to_owned()),
         point: Point::Prompt(PromptEvent {
             query: query.to_owned(),
             repeat_is_continuation: true,
-            project_root: Some(root.to_path_buf()),
-            user_root: None,
+            cwd: project.to_path_buf(),
+            layout: Some(Layout::Memrecall),
+            env: [("MEMRECALL_HOME".to_owned(), home.display().to_string())].into(),
         }),
     }
+}
+
+/// The project memory root memrecall's layout gives `project` under `home`, created.
+fn memory_root(home: &Path, project: &Path) -> PathBuf {
+    let env = Environment::from_pairs([("MEMRECALL_HOME", home.as_os_str().to_owned())]);
+    let root = layout::resolve(Layout::Memrecall, project, &env)
+        .unwrap()
+        .project
+        .path
+        .unwrap();
+    std::fs::create_dir_all(&root).unwrap();
+    root
 }
 
 #[tokio::test]
@@ -85,20 +100,18 @@ async fn a_full_table_evicts_the_least_recently_used_session() {
 #[tokio::test]
 async fn a_repeated_qwen_prompt_inside_the_turn_is_no_new_recall_but_after_the_turn_it_is() {
     let home = tempfile::tempdir().unwrap();
-    let root = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let project = project.path();
     std::fs::write(
-        root.path().join("deploy.md"),
+        memory_root(home.path(), project).join("deploy.md"),
         "---\nname: Deploy checklist\ndescription: Steps to ship\ntype: project\n---\n\nBody.\n",
     )
     .unwrap();
     let server = server_in(home.path());
+    let prompt = || prompt_in(home.path(), project, "q", "deploy checklist");
 
-    let first = server
-        .event(prompt_in(root.path(), "q", "deploy checklist"))
-        .await;
-    server
-        .event(prompt_in(root.path(), "q", "deploy checklist"))
-        .await;
+    let first = server.event(prompt()).await;
+    server.event(prompt()).await;
     let served_in_turn = server.served.load(Ordering::Relaxed);
     server
         .event(EventRequest {
@@ -107,13 +120,39 @@ async fn a_repeated_qwen_prompt_inside_the_turn_is_no_new_recall_but_after_the_t
             point: Point::TurnEnd,
         })
         .await;
-    server
-        .event(prompt_in(root.path(), "q", "deploy checklist"))
-        .await;
+    server.event(prompt()).await;
 
     assert!(first.context.contains("Deploy checklist"), "{first:?}");
     assert_eq!(served_in_turn, 1);
     assert_eq!(server.served.load(Ordering::Relaxed), 2);
+}
+
+#[tokio::test]
+async fn a_prompt_with_a_relative_cwd_is_refused_and_recalls_nothing() {
+    let home = tempfile::tempdir().unwrap();
+    let server = server_in(home.path());
+
+    let answer = server
+        .event(prompt_in(home.path(), Path::new("../.."), "s", "anything"))
+        .await;
+
+    assert_eq!(answer.context, "");
+    assert_eq!(server.served.load(Ordering::Relaxed), 0);
+    assert!(lock(&server.caches).is_empty());
+}
+
+#[tokio::test]
+async fn a_project_without_an_existing_memory_root_starts_no_recall_and_writes_nothing() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let server = server_in(home.path());
+
+    server
+        .event(prompt_in(home.path(), project.path(), "s", "anything"))
+        .await;
+
+    assert_eq!(server.served.load(Ordering::Relaxed), 0);
+    assert!(!home.path().join("projects").exists());
 }
 
 #[test]
