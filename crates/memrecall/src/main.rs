@@ -27,6 +27,8 @@ mod mcp;
 mod output;
 mod serve;
 mod stats;
+#[cfg(test)]
+mod test_support;
 
 use std::process::ExitCode;
 
@@ -118,7 +120,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
-            eprintln!("memrecall: {}", failure.message);
+            eprintln!("memrecall: {}", output::one_line(&failure.message));
             ExitCode::from(failure.code)
         }
     }

@@ -258,14 +258,24 @@ impl RotatingSink {
         let path = self.dir.join(file_name(day, sequence));
         let mut options = OpenOptions::new();
         options.create(true).append(true);
+        // The file is this user's own: a symlink in its place is refused rather than written
+        // through (`O_NOFOLLOW`), and a FIFO fails at once rather than block (`O_NONBLOCK`).
         #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        let file = options
-            .open(&path)
-            .map_err(|source| RotatingSinkError::Write {
-                path: path.clone(),
-                source,
-            })?;
+        {
+            use std::os::unix::fs::OpenOptionsExt as _;
+            let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
+            options
+                .mode(0o600)
+                .custom_flags(i32::try_from(flags.bits()).unwrap_or(0));
+        }
+        let failed = |source| RotatingSinkError::Write {
+            path: path.clone(),
+            source,
+        };
+        let file = options.open(&path).map_err(failed)?;
+        if !file.metadata().map_err(failed)?.is_file() {
+            return Err(failed(io::Error::other("not a regular file")));
+        }
         Ok(Current {
             day: day.to_owned(),
             sequence,

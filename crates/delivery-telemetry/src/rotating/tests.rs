@@ -277,3 +277,26 @@ fn only_the_sinks_file_names_are_recognised() {
         assert_eq!(parse_file_name(other), None, "{other}");
     }
 }
+
+#[cfg(unix)]
+#[test]
+fn a_telemetry_file_that_is_a_symlink_is_refused_and_its_target_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let telemetry = dir.path().join("telemetry");
+    std::fs::create_dir(&telemetry).unwrap();
+    std::fs::set_permissions(
+        &telemetry,
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )
+    .unwrap();
+    let target = dir.path().join("victim");
+    std::fs::write(&target, "keep\n").unwrap();
+    let time = humantime::parse_rfc3339("2026-12-04T10:11:12Z").unwrap();
+    std::os::unix::fs::symlink(&target, telemetry.join(file_name("2026-12-04", 0))).unwrap();
+    let sink = RotatingSink::new(&telemetry, RotationPolicy::default());
+
+    let written = sink.try_emit_at(&recall(1), time);
+
+    assert!(written.is_err(), "{written:?}");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep\n");
+}

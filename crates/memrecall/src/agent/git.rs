@@ -160,14 +160,7 @@ mod tests {
         let (_main, wt) = repository_with_worktree(&base);
         let commondir = base.join("main/.git/worktrees/wt/commondir");
         std::fs::remove_file(&commondir).unwrap();
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            &commondir,
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o600),
-            0,
-        )
-        .unwrap();
+        crate::test_support::make_fifo(&commondir);
         let found = find(&wt).unwrap();
         assert_eq!(found.root, wt);
         assert_eq!(found.main, None);

@@ -501,14 +501,7 @@ mod tests {
     fn a_settings_file_that_is_a_fifo_is_refused_without_blocking() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("settings.json");
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            &path,
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o600),
-            0,
-        )
-        .unwrap();
+        crate::test_support::make_fifo(&path);
         let error = read(&path).unwrap_err().to_string();
         assert!(error.contains("named pipe"), "{error}");
     }

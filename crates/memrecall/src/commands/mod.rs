@@ -28,9 +28,23 @@ impl From<anyhow::Error> for Failure {
     fn from(error: anyhow::Error) -> Self {
         Self {
             code: 1,
-            message: format!("{error:#}"),
+            message: chain_text(&error),
         }
     }
+}
+
+/// An error and its causes on one line, each cause said once: an error whose message already
+/// quotes its source is not followed by that source again.
+fn chain_text(error: &anyhow::Error) -> String {
+    let mut text = error.to_string();
+    for cause in error.chain().skip(1) {
+        let cause = cause.to_string();
+        if !text.contains(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    text
 }
 
 /// Writes to stdout; a reader that went away (`memrecall … | head`) ends the output quietly
@@ -52,4 +66,24 @@ pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
         .enable_all()
         .build()
         .map_err(|e| Failure::from(anyhow::anyhow!("cannot start the async runtime: {e}")))
+}
+
+#[cfg(test)]
+mod chain_tests {
+    #[derive(Debug, thiserror::Error)]
+    #[error("the socket is open to others")]
+    struct Inner;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("refusing the server socket: {0}")]
+    struct Outer(#[from] Inner);
+
+    #[test]
+    fn a_cause_already_quoted_by_its_error_is_not_repeated() {
+        let failure = super::Failure::from(anyhow::Error::new(Outer(Inner)));
+        assert_eq!(
+            failure.message,
+            "refusing the server socket: the socket is open to others"
+        );
+    }
 }

@@ -121,12 +121,12 @@ pub(crate) fn run_status(args: &StatusArgs) -> Result<(), Failure> {
         kib(status.rss_kib),
         kib(status.peak_rss_kib)
     );
-    println!("watch: {}", status.watch);
+    println!("watch: {}", crate::output::one_line(&status.watch));
     if status.roots.is_empty() {
         println!("roots: none yet");
     }
     for root in &status.roots {
-        println!("root: {}", root.display());
+        println!("root: {}", crate::output::escaped_path(root));
     }
     Ok(())
 }

@@ -55,7 +55,12 @@ pub(super) fn read_dir(dir: &Path, since: Option<SystemTime>) -> Read {
         .collect();
     paths.sort();
     for path in paths {
-        let bytes = match std::fs::read(&path) {
+        // Never blocks on a FIFO nor reads a device or an oversized file in a file's place.
+        let bytes = match memory_scan::foreign::read(
+            &path,
+            memory_scan::foreign::ByteLimit::TELEMETRY,
+            memory_scan::foreign::Links::Follow,
+        ) {
             Ok(bytes) => bytes,
             Err(e) => {
                 read.unreadable_files.push(Problem {
@@ -97,6 +102,21 @@ pub(super) fn read_dir(dir: &Path, since: Option<SystemTime>) -> Read {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_named_like_a_telemetry_file_is_reported_unreadable_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        crate::test_support::make_fifo(&dir.path().join("2026-12-05.0000.jsonl"));
+        let read = read_dir(dir.path(), None);
+        assert_eq!(read.files, 0);
+        assert_eq!(read.unreadable_files.len(), 1);
+        assert!(
+            read.unreadable_files[0].error.contains("named pipe"),
+            "{:?}",
+            read.unreadable_files
+        );
+    }
 
     #[test]
     fn an_event_older_than_since_is_left_out() {

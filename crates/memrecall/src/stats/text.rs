@@ -115,7 +115,13 @@ impl Summary {
             .iter()
             .chain(&skipped.first_malformed)
         {
-            let _ = writeln!(out, "  {}: {}", problem.place, problem.error);
+            // A bad line may hold anything, terminal escapes included: shown escaped.
+            let _ = writeln!(
+                out,
+                "  {}: {}",
+                crate::output::one_line(&problem.place),
+                crate::output::one_line(&problem.error)
+            );
         }
         let unlisted = skipped.malformed_lines - skipped.first_malformed.len();
         if unlisted > 0 {
