@@ -3,6 +3,8 @@
 //! survives JSON; telemetry that cannot be written and a selector URL without a host are errors;
 //! and the initial point is printed as it happens.
 
+mod repositories;
+
 use std::io::{BufRead, BufReader};
 use std::os::unix::ffi::OsStrExt;
 use std::process::{Command, Stdio};

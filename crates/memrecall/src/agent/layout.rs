@@ -110,6 +110,16 @@ pub struct RecallRoots {
 /// write in.
 pub const CATALOG_STORE_DIR: &str = "catalogs";
 
+impl RecallRoots {
+    /// The two roots, for a scan.
+    pub fn memory_roots(&self) -> memory_scan::MemoryRoots {
+        memory_scan::MemoryRoots {
+            project: self.project.clone(),
+            user: self.user.clone(),
+        }
+    }
+}
+
 impl ResolvedRoots {
     /// The roots to recall from, with their catalogs inside them, unless a repository's own
     /// file chose one of them: then memrecall writes nothing there and keeps the catalogs under

@@ -27,7 +27,7 @@ pub(crate) struct RankArgs {
 }
 
 pub(crate) fn run(args: &RankArgs) -> Result<(), Failure> {
-    let roots = resolve_roots(&args.roots)?;
+    let roots = resolve_roots(&args.roots)?.memory_roots();
     let started = Instant::now();
     let scan = DocumentCache::new()
         .scan_recall(&roots)

@@ -96,7 +96,8 @@ pub(crate) struct RecallArgs {
 }
 
 pub(crate) fn run(args: &RecallArgs) -> Result<(), Failure> {
-    let roots = resolve_roots(&args.roots)?;
+    let recall_roots = resolve_roots(&args.roots)?;
+    let roots = recall_roots.memory_roots();
     let selector = selector_choice(args)?;
     let design = delivery_design(args)?;
     let recording = Arc::new(RecordingSink::new());
@@ -111,7 +112,8 @@ pub(crate) fn run(args: &RecallArgs) -> Result<(), Failure> {
         let mut config = RecallConfig::with_roots(roots.project.clone(), roots.user.clone());
         config.selector = selector;
         config.telemetry = Arc::clone(&sinks.all.sink);
-        config.catalog = !args.no_catalog;
+        config.catalog = !args.no_catalog && recall_roots.catalogs.is_some();
+        config.catalog_store = recall_roots.catalogs.clone().unwrap_or_default();
         config.delivery = design;
         let mut recall = MemoryRecall::new(config).map_err(|e| Failure::selector(e.to_string()))?;
         recall.begin_turn(&args.query, &[]);

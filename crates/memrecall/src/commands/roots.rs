@@ -4,9 +4,9 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use memory_scan::MemoryRoots;
 
 use super::{Failure, emit};
+use crate::agent::layout::RecallRoots;
 use crate::agent::{Environment, Layout, layout};
 
 #[derive(Debug, Args)]
@@ -44,13 +44,24 @@ pub(crate) fn run(args: &RootsArgs) -> Result<(), Failure> {
         Some(path) => format!("{} (does not exist yet)\n  {}", path.display(), choice.why),
         None => format!("none\n  {}", choice.why),
     };
-    emit(&format!(
+    let mut text = format!(
         "layout: {}\ncwd: {}\nproject: {}\nuser: {}\n",
         roots.layout.as_str(),
         roots.cwd.display(),
         show(&roots.project),
         show(&roots.user),
-    ))
+    );
+    if roots.project.origin == layout::RootOrigin::Repository {
+        text.push_str(
+            "  (chosen by a file in the repository: read as the agent reads it; memrecall writes nothing there)\n",
+        );
+    }
+    for ignored in &roots.ignored {
+        text.push_str("ignored: ");
+        text.push_str(&crate::output::one_line(ignored));
+        text.push('\n');
+    }
+    emit(&text)
 }
 
 fn current_dir() -> Result<PathBuf, Failure> {
@@ -59,15 +70,26 @@ fn current_dir() -> Result<PathBuf, Failure> {
 }
 
 /// Resolves the roots: explicit ones must exist and be directories; defaults (from the layout)
-/// may be missing (an empty scope).
-pub(crate) fn resolve_roots(args: &RootArgs) -> Result<MemoryRoots, Failure> {
+/// may be missing (an empty scope). Catalogs stay inside the roots unless a default root was
+/// chosen by a repository's own file (see [`layout::ResolvedRoots::recall_roots`]); a settings
+/// file the layout ignored is said on stderr.
+pub(crate) fn resolve_roots(args: &RootArgs) -> Result<RecallRoots, Failure> {
     let defaults = if args.project.is_none() || args.user.is_none() {
-        let resolved = layout::resolve(args.layout, &current_dir()?, &Environment::from_process())
+        let env = Environment::from_process();
+        let resolved = layout::resolve(args.layout, &current_dir()?, &env)
             .map_err(|e| Failure::root(e.to_string()))?;
-        Some(MemoryRoots {
-            project: resolved.project.path,
-            user: resolved.user.path,
-        })
+        for ignored in &resolved.ignored {
+            eprintln!("memrecall: ignored: {}", crate::output::one_line(ignored));
+        }
+        let mut defaults = resolved.recall_roots(env.memrecall_home().as_deref());
+        // An explicit root replaces its default, whoever chose that.
+        if args.project.is_some() {
+            defaults.project = None;
+        }
+        if args.user.is_some() {
+            defaults.user = None;
+        }
+        Some(defaults)
     } else {
         None
     };
@@ -75,13 +97,18 @@ pub(crate) fn resolve_roots(args: &RootArgs) -> Result<MemoryRoots, Failure> {
         Some(dir) => check_root(dir, scope).map(Some),
         None => Ok(default),
     };
-    Ok(MemoryRoots {
+    Ok(RecallRoots {
         project: pick(
             &args.project,
             defaults.as_ref().and_then(|d| d.project.clone()),
             "project",
         )?,
-        user: pick(&args.user, defaults.and_then(|d| d.user), "user")?,
+        user: pick(
+            &args.user,
+            defaults.as_ref().and_then(|d| d.user.clone()),
+            "user",
+        )?,
+        catalogs: defaults.map_or(Some(memory_scan::CatalogStore::InRoot), |d| d.catalogs),
     })
 }
 

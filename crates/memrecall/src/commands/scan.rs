@@ -19,7 +19,7 @@ pub(crate) struct ScanArgs {
 }
 
 pub(crate) fn run(args: &ScanArgs) -> Result<(), Failure> {
-    let roots = resolve_roots(&args.roots)?;
+    let roots = resolve_roots(&args.roots)?.memory_roots();
     let started = Instant::now();
     let scan = DocumentCache::new()
         .scan_recall(&roots)

@@ -25,6 +25,7 @@ use recall_facade::{MemoryRecall, RecallConfig, SelectorChoice};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::{ErrorData, ServiceExt as _};
 
+use crate::agent::layout::RecallRoots;
 use crate::agent::{Agent, Environment, Layout};
 use crate::commands::Failure;
 use crate::commands::roots::{RootArgs, resolve_roots};
@@ -114,9 +115,16 @@ struct State {
 
 impl MemoryServer {
     /// Builds the server; must be called inside the runtime.
-    fn new(roots: MemoryRoots, selector: SelectorChoice, read_only: bool) -> Result<Self, Failure> {
+    fn new(
+        recall_roots: RecallRoots,
+        selector: SelectorChoice,
+        read_only: bool,
+    ) -> Result<Self, Failure> {
+        let roots = recall_roots.memory_roots();
         let mut config = RecallConfig::with_roots(roots.project.clone(), roots.user.clone());
         config.selector = selector;
+        config.catalog = recall_roots.catalogs.is_some();
+        config.catalog_store = recall_roots.catalogs.unwrap_or_default();
         let recall = MemoryRecall::new(config).map_err(|e| Failure::selector(e.to_string()))?;
         let mut tool_router = Self::tool_router();
         if read_only {
