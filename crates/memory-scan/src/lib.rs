@@ -17,6 +17,8 @@
 //! - [`DocumentCache::scan_recall_knowing`]: the same scan for a caller that watches the roots
 //!   and says which paths changed ([`KnownChanges`]): nothing else is listed or `stat`ed, and
 //!   [`ScanReport::work`] counts what was.
+//! - [`beneath`] (Unix): the one walk from a root's directory handle to a directory below it,
+//!   never through a symlink, that scans, catalogs and saves share.
 //! - [`foreign`]: reading a file memrecall does not own (agent settings, `.git` files, its
 //!   configuration) without blocking on a FIFO or reading a device or an oversized file.
 //! - [`scan_capped`]: the [`CAPPED_SCAN_LIMIT`] newest documents, for everything that is not recall.
@@ -55,6 +57,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+#[cfg(unix)]
+pub mod beneath;
 mod cache;
 mod capped;
 mod catalog;

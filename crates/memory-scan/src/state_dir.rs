@@ -270,8 +270,6 @@ impl StateDir {
 
     #[cfg(unix)]
     fn open_in(location: &StateLocation, create: bool) -> Result<Option<Self>, StateDirError> {
-        use rustix::fs::{Mode, OFlags};
-        use rustix::io::Errno;
         let root = location.parent.as_path();
         let name = location.name.as_str();
         let path = location.path();
@@ -283,34 +281,47 @@ impl StateDir {
                 source,
             })?;
         }
-        let io = |path: &Path| {
-            let path = path.to_path_buf();
-            move |errno: Errno| StateDirError::Io {
-                path,
-                source: errno.into(),
-            }
-        };
-        let root_flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-        let root_fd = match rustix::fs::open(root, root_flags, Mode::empty()) {
+        let root_fd = match crate::beneath::open_root(root) {
             Ok(fd) => fd,
             // A store's directory is made with the first catalog written into it.
-            Err(Errno::NOENT) if location.create_parent && !create => return Ok(None),
-            Err(errno) => return Err(io(root)(errno)),
+            Err(error)
+                if error.kind() == io::ErrorKind::NotFound && location.create_parent && !create =>
+            {
+                return Ok(None);
+            }
+            Err(source) => {
+                return Err(StateDirError::Io {
+                    path: root.to_path_buf(),
+                    source,
+                });
+            }
         };
-        if create {
-            match rustix::fs::mkdirat(&root_fd, name, Mode::from_raw_mode(0o700)) {
-                Ok(()) | Err(Errno::EXIST) => {}
-                Err(errno) => return Err(io(&path)(errno)),
-            }
-        }
-        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        let fd = match rustix::fs::openat(&root_fd, name, flags, Mode::empty()) {
+        let how = if create {
+            crate::beneath::Create::Private
+        } else {
+            crate::beneath::Create::No
+        };
+        let fd = match crate::beneath::open_below(&root_fd, Path::new(name), how) {
             Ok(fd) => fd,
-            Err(Errno::NOENT) => return Ok(None),
-            Err(Errno::LOOP | Errno::NOTDIR) => {
-                return Err(symlink_or_not(&root_fd, path, Kind::Directory));
+            Err(error) => {
+                return match error.kind {
+                    crate::beneath::BelowErrorKind::Symlink => Err(StateDirError::Symlink { path }),
+                    crate::beneath::BelowErrorKind::NotADirectory => {
+                        Err(StateDirError::WrongType {
+                            path,
+                            expected: Kind::Directory.name(),
+                        })
+                    }
+                    crate::beneath::BelowErrorKind::Io(source)
+                        if source.kind() == io::ErrorKind::NotFound =>
+                    {
+                        Ok(None)
+                    }
+                    crate::beneath::BelowErrorKind::Io(source) => {
+                        Err(StateDirError::Io { path, source })
+                    }
+                };
             }
-            Err(errno) => return Err(io(&path)(errno)),
         };
         make_private(fd.as_fd(), &path, Kind::Directory)?;
         Ok(Some(Self { path, fd }))

@@ -129,7 +129,7 @@ fn serve(agent: Agent, layout: Option<Layout>, env: &Environment) -> Result<(), 
             cwd.display()
         )
     })?;
-    let layout = layout.unwrap_or(agent.default_layout());
+    let layout = layout.unwrap_or(crate::agent::default_layout(agent));
     let resolved = layout::resolve(layout, &cwd, env).map_err(|e| e.to_string())?;
     for ignored in &resolved.ignored {
         log(env, agent, &format!("ignored: {ignored}"));

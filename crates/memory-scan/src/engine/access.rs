@@ -52,21 +52,15 @@ impl RootDir {
     }
 
     /// Opens the directory `relative` (plain names only) below the root without following a
-    /// symlink at any step. A component that is no longer a directory fails with `ELOOP` or
-    /// `ENOTDIR`.
+    /// symlink at any step (see [`crate::beneath`]). A component that is no longer a directory
+    /// fails with `ELOOP` or `ENOTDIR`.
     #[cfg(unix)]
     fn open_directory(&self, relative: &Path) -> io::Result<rustix::fd::OwnedFd> {
-        use rustix::fd::AsFd;
-        let mut current: Option<rustix::fd::OwnedFd> = None;
-        for name in relative {
-            let at = current.as_ref().map_or(self.fd.as_fd(), AsFd::as_fd);
-            let next = rustix::fs::openat(at, name, directory_flags(), rustix::fs::Mode::empty())?;
-            current = Some(next);
-        }
-        match current {
-            Some(fd) => Ok(fd),
-            None => Ok(rustix::io::fcntl_dupfd_cloexec(&self.fd, 0)?),
-        }
+        Ok(crate::beneath::open_below(
+            &self.fd,
+            relative,
+            crate::beneath::Create::No,
+        )?)
     }
 }
 

@@ -4,7 +4,6 @@
 //! agent's world into roots and a query, and a delivery back into the agent's output shape.
 
 pub mod git;
-pub mod hook_io;
 pub mod layout;
 pub mod settings;
 
@@ -15,39 +14,15 @@ use std::path::PathBuf;
 use clap::ValueEnum;
 use serde::{Deserialize, Serialize};
 
-/// A coding agent that can run `memrecall hook` before each prompt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ValueEnum, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Agent {
-    /// Claude Code.
-    ClaudeCode,
-    /// Qwen Code.
-    QwenCode,
-    /// Gemini CLI.
-    GeminiCli,
-    /// Codex CLI.
-    Codex,
-}
+pub use agent_hooks::{Agent, hook_io};
 
-impl Agent {
-    /// The name used on the command line and in logs.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Agent::ClaudeCode => "claude-code",
-            Agent::QwenCode => "qwen-code",
-            Agent::GeminiCli => "gemini-cli",
-            Agent::Codex => "codex",
-        }
-    }
-
-    /// The layout a hook reads when none is given: the agent's own memory where it keeps
-    /// memory, memrecall's tree otherwise.
-    pub const fn default_layout(self) -> Layout {
-        match self {
-            Agent::ClaudeCode => Layout::ClaudeCode,
-            Agent::QwenCode => Layout::QwenCode,
-            Agent::GeminiCli | Agent::Codex => Layout::Memrecall,
-        }
+/// The layout a hook reads when none is given: the agent's own memory where it keeps memory,
+/// memrecall's tree otherwise.
+pub const fn default_layout(agent: Agent) -> Layout {
+    match agent {
+        Agent::ClaudeCode => Layout::ClaudeCode,
+        Agent::QwenCode => Layout::QwenCode,
+        Agent::GeminiCli | Agent::Codex => Layout::Memrecall,
     }
 }
 

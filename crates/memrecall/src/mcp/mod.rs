@@ -67,7 +67,7 @@ pub struct McpArgs {
 pub fn run(args: &McpArgs) -> Result<(), Failure> {
     let layout = args
         .layout
-        .or(args.agent.map(Agent::default_layout))
+        .or(args.agent.map(crate::agent::default_layout))
         .unwrap_or(Layout::Memrecall);
     let roots = resolve_roots(&RootArgs {
         project: args.project.clone(),

@@ -191,6 +191,7 @@ mod beneath {
     use std::ffi::OsStr;
     use std::path::{Path, PathBuf};
 
+    use memory_scan::beneath::{self, BelowErrorKind};
     use rustix::fd::{AsFd, OwnedFd};
     use rustix::fs::{AtFlags, FileType, Mode, OFlags};
     use rustix::io::Errno;
@@ -211,10 +212,6 @@ mod beneath {
                 source: errno.into(),
             }
         };
-        let directory = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-        let mut dir: OwnedFd =
-            rustix::fs::open(root, directory, Mode::empty()).map_err(io(root))?;
-        let mut dir_path = root.to_path_buf();
         let names: Vec<&OsStr> = relative.iter().collect();
         let Some((file_name, parents)) = names.split_last() else {
             return Err(SaveError::BadName {
@@ -222,27 +219,29 @@ mod beneath {
                 why: "it names no file",
             });
         };
-        for name in parents {
-            dir_path.push(name);
-            match rustix::fs::mkdirat(&dir, *name, Mode::from_raw_mode(0o700)) {
-                Ok(()) | Err(Errno::EXIST) => {}
-                Err(errno) => return Err(io(&dir_path)(errno)),
-            }
-            dir = match rustix::fs::openat(&dir, *name, directory | OFlags::NOFOLLOW, Mode::empty())
-            {
-                Ok(next) => next,
-                Err(Errno::LOOP | Errno::NOTDIR) => {
-                    return Err(match kind(&dir, name) {
-                        Some(FileType::Symlink) => SaveError::Symlink(shown_below(root, &dir_path)),
-                        _ => SaveError::BadName {
-                            file: shown,
-                            why: "a part of it is a file, not a directory",
-                        },
-                    });
+        let root_fd = beneath::open_root(root).map_err(|source| SaveError::Io {
+            path: root.to_path_buf(),
+            source,
+        })?;
+        let parents: PathBuf = parents.iter().collect();
+        let dir =
+            beneath::open_below(&root_fd, &parents, beneath::Create::Private).map_err(|error| {
+                let failed: PathBuf = parents.iter().take(error.depth + 1).collect();
+                match error.kind {
+                    BelowErrorKind::Symlink => {
+                        SaveError::Symlink(shown_below(root, &root.join(&failed)))
+                    }
+                    BelowErrorKind::NotADirectory => SaveError::BadName {
+                        file: shown.clone(),
+                        why: "a part of it is a file, not a directory",
+                    },
+                    BelowErrorKind::Io(source) => SaveError::Io {
+                        path: root.join(&failed),
+                        source,
+                    },
                 }
-                Err(errno) => return Err(io(&dir_path)(errno)),
-            };
-        }
+            })?;
+        let dir_path = root.join(&parents);
         let target = dir_path.join(file_name);
         match kind(&dir, file_name) {
             Some(FileType::Symlink) => return Err(SaveError::Symlink(shown)),

@@ -122,7 +122,7 @@ pub struct PromptEvent {
     pub repeat_is_continuation: bool,
     /// The agent's working directory, absolute.
     pub cwd: PathBuf,
-    /// The layout to read; `None`: the agent's own (see [`Agent::default_layout`]).
+    /// The layout to read; `None`: the agent's own (see [`crate::agent::default_layout`]).
     #[serde(default)]
     pub layout: Option<Layout>,
     /// The environment variables the layouts read, as the hook saw them (see

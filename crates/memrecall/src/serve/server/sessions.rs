@@ -153,7 +153,7 @@ impl Server {
             return None;
         }
         let env = Environment::from_named(prompt.env.clone());
-        let layout = prompt.layout.unwrap_or(agent.default_layout());
+        let layout = prompt.layout.unwrap_or(crate::agent::default_layout(agent));
         let resolved = match layout::resolve(layout, &prompt.cwd, &env) {
             Ok(resolved) => resolved,
             Err(error) => {
