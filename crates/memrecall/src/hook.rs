@@ -382,24 +382,26 @@ fn log(env: &Environment, agent: Agent, message: &str) {
     );
 }
 
-/// Appends one timestamped line to `$MEMRECALL_HOME/logs/hook.log`, moving a log over
-/// [`MAX_LOG_BYTES`] to `hook.log.1` first (so at most two logs of that size exist). Failing to
-/// log is silent: there is nowhere else to say it.
+/// Appends one timestamped line to `$MEMRECALL_HOME/logs/hook.log`. Failing to log is silent:
+/// there is nowhere else to say it.
 fn write_log_line(env: &Environment, line: &str) {
     let Some(home) = env.memrecall_home() else {
         return;
     };
-    let _ = append_log(&home.join("logs"), line);
+    let _ = append_log(&home.join("logs").join("hook.log"), line);
 }
 
-fn append_log(dir: &Path, line: &str) -> std::io::Result<()> {
-    private_dir(dir)?;
-    let path = dir.join("hook.log");
-    if std::fs::metadata(&path).is_ok_and(|m| m.len() > MAX_LOG_BYTES) {
-        std::fs::rename(&path, rotated(&path))?;
+/// Appends one timestamped line to the log at `path` (`….log`), moving a log over
+/// [`MAX_LOG_BYTES`] to `….log.1` first, so at most two logs of that size exist.
+pub(crate) fn append_log(path: &Path, line: &str) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        private_dir(dir)?;
+    }
+    if std::fs::metadata(path).is_ok_and(|m| m.len() > MAX_LOG_BYTES) {
+        std::fs::rename(path, rotated(path))?;
     }
     let mut file =
-        private_file(std::fs::OpenOptions::new().create(true).append(true)).open(&path)?;
+        private_file(std::fs::OpenOptions::new().create(true).append(true)).open(path)?;
     let now = humantime::format_rfc3339_seconds(SystemTime::now());
     // One write per line, so concurrent hooks do not interleave within a line.
     file.write_all(format!("{now} {line}\n").as_bytes())
@@ -422,7 +424,7 @@ mod tests {
             vec![b'x'; usize::try_from(MAX_LOG_BYTES).unwrap() + 1],
         )
         .unwrap();
-        append_log(dir.path(), "fresh").unwrap();
+        append_log(&path, "fresh").unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(
             text.ends_with(" fresh\n") && text.lines().count() == 1,

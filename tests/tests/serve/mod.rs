@@ -583,7 +583,7 @@ fn the_server_refuses_a_peer_of_another_uid() {
         "",
         "answered a foreign peer"
     );
-    let log = std::fs::read_to_string(world.path("serve-test.log")).unwrap();
+    let log = std::fs::read_to_string(world.path("mr/logs/serve.log")).unwrap();
     assert!(log.contains("refused a peer of uid 65534"), "{log}");
 }
 

@@ -11,6 +11,7 @@
 //! the peer's credentials). There is no TCP.
 
 pub mod client;
+pub mod frame;
 pub mod protocol;
 pub mod server;
 

@@ -50,13 +50,14 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use super::frame::{FrameDecoder, FrameError};
 use crate::agent::Agent;
 
 /// The protocol version this build speaks.
 pub const VERSION: u32 = 1;
 
 /// The longest line either side reads: a prompt of 100,000 characters is well under it.
-pub const MAX_LINE_BYTES: u64 = 8 * 1024 * 1024;
+pub const MAX_LINE_BYTES: usize = 8 * 1024 * 1024;
 
 /// One request line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -210,6 +211,9 @@ pub enum WireError {
     /// The line is over [`MAX_LINE_BYTES`].
     #[error("the line is over {MAX_LINE_BYTES} bytes")]
     TooLong,
+    /// The line is not UTF-8.
+    #[error("the line is not UTF-8")]
+    NotUtf8,
     /// The line is not a message of this protocol.
     #[error("not a message of this protocol: {0}")]
     Malformed(#[from] serde_json::Error),
@@ -227,17 +231,32 @@ pub fn write_line<T: Serialize>(out: &mut impl Write, message: &T) -> Result<(),
     Ok(())
 }
 
-/// Reads one line (at most [`MAX_LINE_BYTES`]).
-pub fn read_line(input: impl BufRead) -> Result<String, WireError> {
-    let mut line = String::new();
-    let read = input.take(MAX_LINE_BYTES + 1).read_line(&mut line)?;
-    if read == 0 {
-        return Err(WireError::Closed);
+impl From<FrameError> for WireError {
+    fn from(error: FrameError) -> Self {
+        match error {
+            FrameError::TooLong => Self::TooLong,
+            FrameError::NotUtf8 => Self::NotUtf8,
+            FrameError::Empty => Self::Closed,
+        }
     }
-    if u64::try_from(read).unwrap_or(u64::MAX) > MAX_LINE_BYTES {
-        return Err(WireError::TooLong);
+}
+
+/// Reads one line (at most [`MAX_LINE_BYTES`]), without its newline.
+pub fn read_line(mut input: impl BufRead) -> Result<String, WireError> {
+    let mut decoder = FrameDecoder::new(MAX_LINE_BYTES);
+    while !decoder.is_complete() {
+        let bytes = match input.fill_buf() {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e.into()),
+        };
+        if bytes.is_empty() {
+            break;
+        }
+        let taken = decoder.push(bytes)?;
+        input.consume(taken);
     }
-    Ok(line)
+    Ok(decoder.finish()?)
 }
 
 /// Parses an answer line, refusing another version.
@@ -308,7 +327,7 @@ mod tests {
 
     #[test]
     fn a_line_over_the_bound_is_refused() {
-        let long = vec![b'x'; usize::try_from(MAX_LINE_BYTES).unwrap() + 2];
+        let long = vec![b'x'; MAX_LINE_BYTES + 2];
         let error = read_line(&long[..]).unwrap_err();
         assert!(matches!(error, WireError::TooLong), "{error}");
     }
