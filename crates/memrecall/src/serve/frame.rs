@@ -75,10 +75,15 @@ impl FrameDecoder {
     /// The frame, without its newline: the line read so far, once its newline came or the
     /// input ended.
     pub fn finish(self) -> Result<String, FrameError> {
+        String::from_utf8(self.finish_bytes()?).map_err(|_| FrameError::NotUtf8)
+    }
+
+    /// The frame's bytes, without its newline, whether or not they are UTF-8.
+    pub fn finish_bytes(self) -> Result<Vec<u8>, FrameError> {
         if !self.complete && self.line.is_empty() {
             return Err(FrameError::Empty);
         }
-        String::from_utf8(self.line).map_err(|_| FrameError::NotUtf8)
+        Ok(self.line)
     }
 }
 
