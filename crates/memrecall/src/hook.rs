@@ -388,23 +388,50 @@ fn write_log_line(env: &Environment, line: &str) {
     let Some(home) = env.memrecall_home() else {
         return;
     };
-    let _ = append_log(&home.join("logs").join("hook.log"), line);
+    let _ = Log::new(home.join("logs").join("hook.log")).append(line);
 }
 
-/// Appends one timestamped line to the log at `path` (`….log`), moving a log over
-/// [`MAX_LOG_BYTES`] to `….log.1` first, so at most two logs of that size exist.
-pub(crate) fn append_log(path: &Path, line: &str) -> std::io::Result<()> {
-    if let Some(dir) = path.parent() {
-        private_dir(dir)?;
+/// A log (`….log`) kept under [`MAX_LOG_BYTES`]: a log over it is moved to `….log.1` before the
+/// next line, so at most two logs of that size exist. The file stays open from one line to the
+/// next, so a process that has run out of descriptors still logs.
+#[derive(Debug)]
+pub(crate) struct Log {
+    path: PathBuf,
+    file: Option<std::fs::File>,
+}
+
+impl Log {
+    pub(crate) const fn new(path: PathBuf) -> Self {
+        Self { path, file: None }
     }
-    if std::fs::metadata(path).is_ok_and(|m| m.len() > MAX_LOG_BYTES) {
-        std::fs::rename(path, rotated(path))?;
+
+    /// Appends one timestamped line.
+    pub(crate) fn append(&mut self, line: &str) -> std::io::Result<()> {
+        let size = match &self.file {
+            Some(file) => file.metadata()?.len(),
+            None => std::fs::metadata(&self.path).map_or(0, |m| m.len()),
+        };
+        if size > MAX_LOG_BYTES {
+            self.file = None;
+            match std::fs::rename(&self.path, rotated(&self.path)) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
+        }
+        let file = if let Some(file) = &mut self.file {
+            file
+        } else {
+            if let Some(dir) = self.path.parent() {
+                private_dir(dir)?;
+            }
+            let opened = private_file(std::fs::OpenOptions::new().create(true).append(true))
+                .open(&self.path)?;
+            self.file.insert(opened)
+        };
+        let now = humantime::format_rfc3339_seconds(SystemTime::now());
+        // One write per line, so concurrent hooks do not interleave within a line.
+        file.write_all(format!("{now} {line}\n").as_bytes())
     }
-    let mut file =
-        private_file(std::fs::OpenOptions::new().create(true).append(true)).open(path)?;
-    let now = humantime::format_rfc3339_seconds(SystemTime::now());
-    // One write per line, so concurrent hooks do not interleave within a line.
-    file.write_all(format!("{now} {line}\n").as_bytes())
 }
 
 fn rotated(path: &Path) -> PathBuf {
@@ -424,7 +451,7 @@ mod tests {
             vec![b'x'; usize::try_from(MAX_LOG_BYTES).unwrap() + 1],
         )
         .unwrap();
-        append_log(&path, "fresh").unwrap();
+        Log::new(path.clone()).append("fresh").unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(
             text.ends_with(" fresh\n") && text.lines().count() == 1,

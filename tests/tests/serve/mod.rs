@@ -17,6 +17,8 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use crate::support::binary;
 
+mod hostile_clients;
+
 /// How long a test waits for something that should happen soon, on a machine that may stall.
 const PATIENCE: Duration = Duration::from_secs(30);
 /// How long the loopback model takes to answer.
@@ -104,9 +106,13 @@ impl World {
 
     /// Starts `memrecall serve` and waits until it answers `status`.
     fn start_server(&mut self) -> u64 {
+        self.spawn_server(self.command(&["serve"]))
+    }
+
+    /// Starts the server `command` runs and waits until it answers `status`; returns its pid.
+    fn spawn_server(&mut self, mut command: Command) -> u64 {
         let log = std::fs::File::create(self.path("serve-test.log")).unwrap();
-        let child = self
-            .command(&["serve"])
+        let child = command
             .stdin(Stdio::null())
             .stdout(log.try_clone().unwrap())
             .stderr(log)

@@ -96,7 +96,7 @@ pub struct ServeOptions {
 /// Runs the server until it is idle for its idle time or asked to stop.
 pub fn run(options: ServeOptions, env: &Environment) -> Result<(), ServeError> {
     let paths = ServerPaths::from_env(env).ok_or(ServeError::NoRunDirectory)?;
-    let _ = LOG.set(paths.log.clone());
+    let _ = LOG.set(Mutex::new(crate::hook::Log::new(paths.log.clone())));
     if !check_private_dir(&paths.dir)? {
         crate::hook::private_dir(&paths.dir)
             .map_err(ServeError::io("cannot create", &paths.dir))?;
@@ -158,15 +158,15 @@ fn bind(socket: &Path) -> Result<UnixListener, ServeError> {
     Ok(listener)
 }
 
-/// The server's log, once [`run`] knows it.
-static LOG: OnceLock<PathBuf> = OnceLock::new();
+/// The server's log, once [`run`] knows where it is.
+static LOG: OnceLock<Mutex<crate::hook::Log>> = OnceLock::new();
 
 /// One line in the server's log, else (no log known, or it cannot be written) on its standard
 /// error.
 fn log(line: &str) {
     let line = format!("serve: {line}");
-    if let Some(path) = LOG.get()
-        && crate::hook::append_log(path, &line).is_ok()
+    if let Some(log) = LOG.get()
+        && lock(log).append(&line).is_ok()
     {
         return;
     }
