@@ -460,6 +460,19 @@ mod tests {
         assert!(dir.path().join("hook.log.1").is_file());
     }
 
+    #[test]
+    fn a_log_kept_open_moves_aside_once_it_grows_past_its_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("serve.log");
+        let mut log = Log::new(path.clone());
+        let long = "x".repeat(64 * 1024);
+        while !dir.path().join("serve.log.1").exists() {
+            log.append(&long).unwrap();
+            assert!(std::fs::metadata(&path).unwrap().len() <= MAX_LOG_BYTES + 65 * 1024);
+        }
+        assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 1);
+    }
+
     #[cfg(unix)]
     #[test]
     fn the_log_and_the_session_state_are_private_to_the_user() {

@@ -1,7 +1,10 @@
 //! The wire protocol between `memrecall hook` (and `stop`, `status`) and `memrecall serve`.
 //!
 //! One Unix-socket connection carries one exchange: the client writes one request as a single
-//! line of JSON ending in `\n`, the server answers with one line and closes the connection.
+//! line of JSON ending in `\n` (at most [`MAX_LINE_BYTES`], UTF-8, cut by
+//! [`super::frame::FrameDecoder`] on both sides), the server answers with one line and closes
+//! the connection. A client that does not send its whole request within the server's deadline
+//! is dropped unanswered; a line too long or not UTF-8 is answered with an `error`.
 //! Every message carries the protocol version `"v"`; this is version [`VERSION`] (1). A server
 //! answers a request of another version with an `error` naming the version it speaks, and a
 //! client that gets an answer of another version treats the server as unavailable. A new
