@@ -10,12 +10,13 @@ use anyhow::{Context, Result, bail};
 
 /// The fuzz targets, and whether each is built without comparison tracing (a target whose time
 /// goes to tracing the comparisons of large Unicode tables runs several times faster without).
-const TARGETS: [(&str, bool); 5] = [
+const TARGETS: [(&str, bool); 6] = [
     ("frontmatter", false),
     ("tokenizer", true),
     ("answer", false),
     ("catalog", false),
     ("hook_event", false),
+    ("request_frame", false),
 ];
 
 /// The longest input given to a target, where the default (4,096 bytes) wastes its time: the
@@ -30,8 +31,8 @@ const MALLOC_LIMIT_MB: u32 = 256;
 
 const USAGE: &str = "usage: cargo xtask fuzz [--seconds N] [--targets a,b] [--cases N]
   --seconds N   how long each target runs (default 60; 0 runs no target)
-  --targets     which of frontmatter, tokenizer, answer, catalog, hook_event
-                (default all)
+  --targets     which of frontmatter, tokenizer, answer, catalog, hook_event,
+                request_frame (default all)
   --cases N     interleaving property-test cases (default 10000; 0 skips it)
   --sanitizer S address (default) or none: the workspace forbids unsafe code, so a long run may
                 trade AddressSanitizer's checks of dependencies for two to three times the speed

@@ -408,27 +408,59 @@ fn log(env: &Environment, agent: Agent, message: &str) {
     );
 }
 
-/// Appends one timestamped line to `$MEMRECALL_HOME/logs/hook.log`, moving a log over
-/// [`MAX_LOG_BYTES`] to `hook.log.1` first (so at most two logs of that size exist). Failing to
-/// log is silent: there is nowhere else to say it.
+/// Appends one timestamped line to `$MEMRECALL_HOME/logs/hook.log`. Failing to log is silent:
+/// there is nowhere else to say it.
 fn write_log_line(env: &Environment, line: &str) {
     let Some(home) = env.memrecall_home() else {
         return;
     };
-    let _ = append_log(&home.join("logs"), line);
+    let _ = Log::new(home.join("logs").join("hook.log")).append(line);
 }
 
-fn append_log(dir: &Path, line: &str) -> std::io::Result<()> {
-    private_dir(dir)?;
-    let path = dir.join("hook.log");
-    if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file() && m.len() > MAX_LOG_BYTES) {
-        std::fs::rename(&path, rotated(&path))?;
+/// A log (`….log`) kept under [`MAX_LOG_BYTES`]: a log over it is moved to `….log.1` before the
+/// next line, so at most two logs of that size exist. The file stays open from one line to the
+/// next, so a process that has run out of descriptors still logs.
+#[derive(Debug)]
+pub(crate) struct Log {
+    path: PathBuf,
+    file: Option<std::fs::File>,
+}
+
+impl Log {
+    pub(crate) const fn new(path: PathBuf) -> Self {
+        Self { path, file: None }
     }
-    let mut file =
-        private_file(std::fs::OpenOptions::new().create(true).append(true)).open(&path)?;
-    let now = humantime::format_rfc3339_seconds(SystemTime::now());
-    // One write per line, so concurrent hooks do not interleave within a line.
-    file.write_all(format!("{now} {line}\n").as_bytes())
+
+    /// Appends one timestamped line.
+    pub(crate) fn append(&mut self, line: &str) -> std::io::Result<()> {
+        let size = match &self.file {
+            Some(file) => file.metadata()?.len(),
+            None => std::fs::symlink_metadata(&self.path)
+                .ok()
+                .filter(std::fs::Metadata::is_file)
+                .map_or(0, |m| m.len()),
+        };
+        if size > MAX_LOG_BYTES {
+            self.file = None;
+            match std::fs::rename(&self.path, rotated(&self.path)) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
+        }
+        let file = if let Some(file) = &mut self.file {
+            file
+        } else {
+            if let Some(dir) = self.path.parent() {
+                private_dir(dir)?;
+            }
+            let opened = private_file(std::fs::OpenOptions::new().create(true).append(true))
+                .open(&self.path)?;
+            self.file.insert(opened)
+        };
+        let now = humantime::format_rfc3339_seconds(SystemTime::now());
+        // One write per line, so concurrent hooks do not interleave within a line.
+        file.write_all(format!("{now} {line}\n").as_bytes())
+    }
 }
 
 fn rotated(path: &Path) -> PathBuf {
@@ -448,13 +480,26 @@ mod tests {
             vec![b'x'; usize::try_from(MAX_LOG_BYTES).unwrap() + 1],
         )
         .unwrap();
-        append_log(dir.path(), "fresh").unwrap();
+        Log::new(path.clone()).append("fresh").unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(
             text.ends_with(" fresh\n") && text.lines().count() == 1,
             "{text}"
         );
         assert!(dir.path().join("hook.log.1").is_file());
+    }
+
+    #[test]
+    fn a_log_kept_open_moves_aside_once_it_grows_past_its_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("serve.log");
+        let mut log = Log::new(path.clone());
+        let long = "x".repeat(64 * 1024);
+        while !dir.path().join("serve.log.1").exists() {
+            log.append(&long).unwrap();
+            assert!(std::fs::metadata(&path).unwrap().len() <= MAX_LOG_BYTES + 65 * 1024);
+        }
+        assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 1);
     }
 
     #[cfg(unix)]
@@ -489,7 +534,7 @@ mod tests {
         let logs = dir.path().join("logs");
         std::fs::create_dir(&logs).unwrap();
         std::os::unix::fs::symlink(&target, logs.join("hook.log")).unwrap();
-        assert!(append_log(&logs, "a line").is_err());
+        assert!(Log::new(logs.join("hook.log")).append("a line").is_err());
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep\n");
     }
 

@@ -628,10 +628,32 @@ fn a_malformed_json_rpc_message_gets_an_invalid_request_error_and_the_server_goe
 }
 
 #[test]
-fn a_line_that_is_not_json_is_skipped_and_the_server_goes_on() {
+fn a_line_that_is_not_json_gets_a_parse_error_with_a_null_id_and_the_server_goes_on() {
     let mut raw = Raw::start();
     raw.send_line("{this is not json");
-    // Unparsable input carries no id to answer; the next request is answered as usual.
+    let answer = raw.next_answer();
+    assert_eq!(answer["id"], Value::Null, "{answer}");
+    assert_eq!(
+        answer["error"]["code"],
+        ErrorCode::PARSE_ERROR.0,
+        "{answer}"
+    );
+    raw.still_serves();
+}
+
+#[test]
+fn a_lone_surrogate_gets_an_invalid_params_error_with_the_requests_id_and_the_server_goes_on() {
+    let mut raw = Raw::start();
+    raw.send_line(
+        r#"{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"recall_memories","arguments":{"query":"\ud800"}}}"#,
+    );
+    let answer = raw.next_answer();
+    assert_eq!(answer["id"], 12, "{answer}");
+    assert_eq!(
+        answer["error"]["code"],
+        ErrorCode::INVALID_PARAMS.0,
+        "{answer}"
+    );
     raw.still_serves();
 }
 

@@ -17,6 +17,8 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use crate::support::binary;
 
+mod hostile_clients;
+
 /// How long a test waits for something that should happen soon, on a machine that may stall.
 const PATIENCE: Duration = Duration::from_secs(30);
 /// How long the loopback model takes to answer.
@@ -104,9 +106,13 @@ impl World {
 
     /// Starts `memrecall serve` and waits until it answers `status`.
     fn start_server(&mut self) -> u64 {
+        self.spawn_server(self.command(&["serve"]))
+    }
+
+    /// Starts the server `command` runs and waits until it answers `status`; returns its pid.
+    fn spawn_server(&mut self, mut command: Command) -> u64 {
         let log = std::fs::File::create(self.path("serve-test.log")).unwrap();
-        let child = self
-            .command(&["serve"])
+        let child = command
             .stdin(Stdio::null())
             .stdout(log.try_clone().unwrap())
             .stderr(log)
@@ -583,7 +589,7 @@ fn the_server_refuses_a_peer_of_another_uid() {
         "",
         "answered a foreign peer"
     );
-    let log = std::fs::read_to_string(world.path("serve-test.log")).unwrap();
+    let log = std::fs::read_to_string(world.path("mr/logs/serve.log")).unwrap();
     assert!(log.contains("refused a peer of uid 65534"), "{log}");
 }
 

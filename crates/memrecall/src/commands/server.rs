@@ -11,6 +11,13 @@ pub(crate) struct ServeArgs {
     /// 30m].
     #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
     idle_exit: Option<std::time::Duration>,
+    /// Serve at most this many connections at once; one over the bound is closed at once.
+    #[arg(long, value_name = "N", default_value_t = serve::server::MAX_CONNECTIONS)]
+    max_connections: usize,
+    /// Drop a client that has not sent its whole request this long after connecting [default:
+    /// 5s].
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    request_deadline: Option<std::time::Duration>,
 }
 
 #[derive(Debug, Args)]
@@ -23,6 +30,8 @@ pub(crate) struct StatusArgs {
 pub(crate) fn run_serve(args: &ServeArgs) -> Result<(), Failure> {
     let options = serve::server::ServeOptions {
         idle_exit: args.idle_exit,
+        max_connections: Some(args.max_connections),
+        request_deadline: args.request_deadline,
     };
     match serve::server::run(options, &agent::Environment::from_process()) {
         // Two hooks racing to start a server start two; the one without the lock leaves quietly.

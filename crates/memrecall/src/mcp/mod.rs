@@ -6,13 +6,16 @@
 //! resource is looked up among the documents a scan of the roots found, never opened by the
 //! path in its URI, so nothing outside the roots can be reached through one.
 //!
-//! A request the server cannot parse or route gets a protocol error; a tool argument the model
+//! A request the server cannot parse or route gets a protocol error: a line that is not JSON a
+//! parse error, a string that is not Unicode an invalid-params error (see [`stdio`]), and the
+//! server reads on; a tool argument the model
 //! can fix (a file that exists, a name that leaves the root) gets a tool result marked as an
 //! error, whose text says what to change. The server ends when the client closes its input.
 
 mod params;
 mod resources;
 mod save;
+mod stdio;
 mod tools;
 
 use std::path::PathBuf;
@@ -80,13 +83,15 @@ pub fn run(args: &McpArgs) -> Result<(), Failure> {
     let runtime = crate::commands::runtime()?;
     let served = runtime.block_on(async {
         let server = MemoryServer::new(roots, selector, args.read_only)?;
+        let (transport, written) = stdio::transport();
         let service = server
             .clone()
-            .serve(rmcp::transport::stdio())
+            .serve(transport)
             .await
             .map_err(|e| anyhow::anyhow!("the MCP session did not start: {e}"))?;
         let ended = service.waiting().await;
         server.close().await;
+        let _ = tokio::time::timeout(SHUTDOWN_GRACE, written).await;
         ended
             .map(|_| ())
             .map_err(|e| Failure::from(anyhow::anyhow!("the MCP session failed: {e}")))

@@ -6,11 +6,12 @@
 //! Where it lives: the run directory `$XDG_RUNTIME_DIR/memrecall/`, else `$MEMRECALL_HOME/run/`
 //! (mode 0700), holding the socket `serve.sock` (mode 0600) and the lock `serve.lock` the server
 //! holds for its whole life, so two servers never serve one user. Its log is
-//! `$MEMRECALL_HOME/logs/serve.log`. Both sides refuse a run directory or socket that another
+//! `$MEMRECALL_HOME/logs/serve.log`, bounded and rotated as the hook's is. Both sides refuse a run directory or socket that another
 //! user owns or that others may open, and the server refuses a peer of another uid (checked with
 //! the peer's credentials). There is no TCP.
 
 pub mod client;
+pub mod frame;
 pub mod protocol;
 pub mod server;
 

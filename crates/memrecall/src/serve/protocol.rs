@@ -1,7 +1,10 @@
 //! The wire protocol between `memrecall hook` (and `stop`, `status`) and `memrecall serve`.
 //!
 //! One Unix-socket connection carries one exchange: the client writes one request as a single
-//! line of JSON ending in `\n`, the server answers with one line and closes the connection.
+//! line of JSON ending in `\n` (at most [`MAX_LINE_BYTES`], UTF-8, cut by
+//! [`super::frame::FrameDecoder`] on both sides), the server answers with one line and closes
+//! the connection. A client that does not send its whole request within the server's deadline
+//! is dropped unanswered; a line too long or not UTF-8 is answered with an `error`.
 //! Every message carries the protocol version `"v"`; this is version [`VERSION`] (2). A server
 //! answers a request of another version with an `error` naming the version it speaks, and a
 //! client that gets an answer of another version treats the server as unavailable. A new
@@ -55,13 +58,14 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use super::frame::{FrameDecoder, FrameError};
 use crate::agent::{Agent, Layout};
 
 /// The protocol version this build speaks.
 pub const VERSION: u32 = 2;
 
 /// The longest line either side reads: a prompt of 100,000 characters is well under it.
-pub const MAX_LINE_BYTES: u64 = 8 * 1024 * 1024;
+pub const MAX_LINE_BYTES: usize = 8 * 1024 * 1024;
 
 /// One request line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -218,6 +222,9 @@ pub enum WireError {
     /// The line is over [`MAX_LINE_BYTES`].
     #[error("the line is over {MAX_LINE_BYTES} bytes")]
     TooLong,
+    /// The line is not UTF-8.
+    #[error("the line is not UTF-8")]
+    NotUtf8,
     /// The line is not a message of this protocol.
     #[error("not a message of this protocol: {0}")]
     Malformed(#[from] serde_json::Error),
@@ -235,17 +242,32 @@ pub fn write_line<T: Serialize>(out: &mut impl Write, message: &T) -> Result<(),
     Ok(())
 }
 
-/// Reads one line (at most [`MAX_LINE_BYTES`]).
-pub fn read_line(input: impl BufRead) -> Result<String, WireError> {
-    let mut line = String::new();
-    let read = input.take(MAX_LINE_BYTES + 1).read_line(&mut line)?;
-    if read == 0 {
-        return Err(WireError::Closed);
+impl From<FrameError> for WireError {
+    fn from(error: FrameError) -> Self {
+        match error {
+            FrameError::TooLong => Self::TooLong,
+            FrameError::NotUtf8 => Self::NotUtf8,
+            FrameError::Empty => Self::Closed,
+        }
     }
-    if u64::try_from(read).unwrap_or(u64::MAX) > MAX_LINE_BYTES {
-        return Err(WireError::TooLong);
+}
+
+/// Reads one line (at most [`MAX_LINE_BYTES`]), without its newline.
+pub fn read_line(mut input: impl BufRead) -> Result<String, WireError> {
+    let mut decoder = FrameDecoder::new(MAX_LINE_BYTES);
+    while !decoder.is_complete() {
+        let bytes = match input.fill_buf() {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e.into()),
+        };
+        if bytes.is_empty() {
+            break;
+        }
+        let taken = decoder.push(bytes)?;
+        input.consume(taken);
     }
-    Ok(line)
+    Ok(decoder.finish()?)
 }
 
 /// Parses an answer line, refusing another version.
@@ -317,7 +339,7 @@ mod tests {
 
     #[test]
     fn a_line_over_the_bound_is_refused() {
-        let long = vec![b'x'; usize::try_from(MAX_LINE_BYTES).unwrap() + 2];
+        let long = vec![b'x'; MAX_LINE_BYTES + 2];
         let error = read_line(&long[..]).unwrap_err();
         assert!(matches!(error, WireError::TooLong), "{error}");
     }

@@ -1,32 +1,54 @@
-//! The server's connections: accepting them until idle, stopped or displaced, checking the peer,
-//! and answering each one's single request.
+//! The server's connections: accepting them until idle, stopped or displaced, within the
+//! bounds of [`super::limits`], checking the peer, and answering each one's single request.
 
 use std::path::Path;
 use std::sync::Arc;
 
-use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader};
+use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Instant;
 
+use super::limits::{AcceptBackoff, FREE_REQUEST_BYTES, MAX_ACCEPT_BACKOFF, READ_CHUNK};
 use super::{SOCKET_CHECK_EVERY, Server, lock, log, millis};
 use crate::serve::current_uid;
-use crate::serve::protocol::{self, Request, Response, ResponseLine, VERSION};
+use crate::serve::frame::FrameDecoder;
+use crate::serve::protocol::{
+    self, MAX_LINE_BYTES, Request, Response, ResponseLine, VERSION, WireError,
+};
 
 impl Server {
     pub(super) async fn accept_loop(self: &Arc<Self>, listener: &UnixListener, socket: &Path) {
         let ours = socket_identity(socket);
         let mut check = tokio::time::interval(SOCKET_CHECK_EVERY);
+        let mut backoff = AcceptBackoff::default();
+        // While accepting fails, when to try again.
+        let mut resume: Option<Instant> = None;
         loop {
             let idle_until = *lock(&self.last_request) + self.idle_exit();
             tokio::select! {
-                accepted = listener.accept() => match accepted {
+                accepted = listener.accept(), if resume.is_none() => match accepted {
                     Ok((stream, _)) => {
+                        if let Some(failures) = backoff.succeeded() {
+                            log(&format!("accepting again after {failures} failed attempts"));
+                        }
                         *lock(&self.last_request) = Instant::now();
-                        let server = Arc::clone(self);
-                        tokio::spawn(async move { server.serve_connection(stream).await });
+                        self.admit(stream);
                     }
-                    Err(e) => log(&format!("accept failed: {e}")),
+                    Err(e) => {
+                        let (wait, first) = backoff.failed();
+                        if first {
+                            log(&format!(
+                                "accept failed: {e}; retrying at most every {} until it succeeds",
+                                humantime::format_duration(MAX_ACCEPT_BACKOFF)
+                            ));
+                        }
+                        resume = Some(Instant::now() + wait);
+                    }
                 },
+                () = tokio::time::sleep_until(resume.unwrap_or(idle_until)), if resume.is_some() => {
+                    resume = None;
+                }
                 () = tokio::time::sleep_until(idle_until) => {
                     if *lock(&self.last_request) + self.idle_exit() <= Instant::now() {
                         log("idle: exiting");
@@ -45,7 +67,44 @@ impl Server {
         }
     }
 
-    async fn serve_connection(self: Arc<Self>, mut stream: UnixStream) {
+    /// Serves `stream` when fewer than the bound are open, else closes it at once.
+    fn admit(self: &Arc<Self>, stream: UnixStream) {
+        match Arc::clone(&self.limits.connections).try_acquire_owned() {
+            Ok(slot) => {
+                if let Some(closed) = lock(&self.refused).end() {
+                    log(&format!(
+                        "closed {closed} connections over the bound of {}",
+                        self.limits.max_connections
+                    ));
+                }
+                let server = Arc::clone(self);
+                tokio::spawn(async move { server.serve_connection(stream, slot).await });
+            }
+            Err(_) => {
+                if lock(&self.refused).hit() {
+                    log(&format!(
+                        "{} connections open: closing new ones until one ends",
+                        self.limits.max_connections
+                    ));
+                }
+            }
+        }
+    }
+
+    /// Logs that a client was dropped, once per burst of such clients.
+    fn dropped(&self, reason: &str) {
+        if lock(&self.drops).hit() {
+            log(&format!(
+                "dropped a client: {reason} (clients dropped after it are counted until a request is answered)"
+            ));
+        }
+    }
+
+    async fn serve_connection(
+        self: Arc<Self>,
+        mut stream: UnixStream,
+        _slot: OwnedSemaphorePermit,
+    ) {
         let uid = current_uid();
         match stream.peer_cred() {
             Ok(cred) if cred.uid() == uid => {}
@@ -63,30 +122,45 @@ impl Server {
                 return;
             }
         }
-        let (read, mut write) = stream.split();
-        let mut line = String::new();
-        let read = BufReader::new(read)
-            .take(protocol::MAX_LINE_BYTES + 1)
-            .read_line(&mut line)
-            .await;
+        let (mut read, mut write) = stream.split();
+        // The bytes the request holds past its free part, given back when the connection ends.
+        let mut held = None;
+        let deadline = self.limits.deadline;
+        let read = tokio::time::timeout(deadline, self.read_request(&mut read, &mut held)).await;
         let response = match read {
-            Ok(0) => return,
-            Ok(n) if u64::try_from(n).unwrap_or(u64::MAX) > protocol::MAX_LINE_BYTES => {
-                Response::Error {
-                    message: protocol::WireError::TooLong.to_string(),
-                }
+            Err(_) => {
+                self.dropped(&format!(
+                    "no complete request within {}",
+                    humantime::format_duration(deadline)
+                ));
+                return;
             }
-            Ok(_) => match protocol::parse_request(&line) {
-                Ok(request) => self.handle(request).await,
-                Err(e) => Response::Error {
-                    message: e.to_string(),
-                },
-            },
-            Err(e) => {
+            Ok(Err(WireError::Closed)) => return,
+            Ok(Err(WireError::Io(e))) => {
                 log(&format!("cannot read a request: {e}"));
                 return;
             }
+            Ok(Err(e)) => {
+                if matches!(e, WireError::TooLong) {
+                    self.dropped(&e.to_string());
+                }
+                Response::Error {
+                    message: e.to_string(),
+                }
+            }
+            Ok(Ok(line)) => {
+                if let Some(count) = lock(&self.drops).end().filter(|&n| n > 1) {
+                    log(&format!("dropped {count} clients before this request"));
+                }
+                match protocol::parse_request(&line) {
+                    Ok(request) => self.handle(request).await,
+                    Err(e) => Response::Error {
+                        message: e.to_string(),
+                    },
+                }
+            }
         };
+        drop(held);
         let stopping = matches!(response, Response::Stopping { .. });
         let mut out = match serde_json::to_vec(&ResponseLine {
             v: VERSION,
@@ -105,6 +179,35 @@ impl Server {
         if stopping {
             self.stop.notify_one();
         }
+    }
+
+    /// Reads one request line. Past its free part, a request draws on the shared budget of
+    /// request bytes (into `held`) before each read, and waits while the budget is spent.
+    async fn read_request(
+        &self,
+        read: &mut (impl AsyncRead + Unpin),
+        held: &mut Option<OwnedSemaphorePermit>,
+    ) -> Result<String, WireError> {
+        let mut decoder = FrameDecoder::new(MAX_LINE_BYTES);
+        let mut chunk = vec![0; READ_CHUNK];
+        while !decoder.is_complete() {
+            if decoder.held() + READ_CHUNK > FREE_REQUEST_BYTES {
+                let more = Arc::clone(&self.limits.request_bytes)
+                    .acquire_many_owned(u32::try_from(READ_CHUNK).unwrap_or(u32::MAX))
+                    .await
+                    .map_err(|_| WireError::Closed)?;
+                match held {
+                    Some(held) => held.merge(more),
+                    None => *held = Some(more),
+                }
+            }
+            let read = read.read(&mut chunk).await?;
+            if read == 0 {
+                break;
+            }
+            decoder.push(&chunk[..read])?;
+        }
+        Ok(decoder.finish()?)
     }
 
     async fn handle(&self, request: Request) -> Response {

@@ -9,9 +9,12 @@
 //! it changed; a session picks up a new selector at its next prompt.
 //!
 //! This module starts and stops the server and holds its configuration; `connection` answers
-//! requests, `sessions` keeps the session table and its document caches, `status` reports.
+//! requests within the bounds of `limits`, `sessions` keeps the session table and its document
+//! caches, `status` reports. The log (`serve.log`) is kept under the hook log's bound, with one
+//! older copy (`serve.log.1`).
 
 mod connection;
+mod limits;
 mod sessions;
 mod status;
 #[cfg(test)]
@@ -20,7 +23,7 @@ mod tests;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, SystemTime};
 
 use memory_watch::WatchedCache;
@@ -30,6 +33,8 @@ use tokio::net::UnixListener;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+use self::limits::{Burst, Limits};
+pub use self::limits::{MAX_CONNECTIONS, REQUEST_DEADLINE};
 use self::sessions::{RootsKey, Sessions, Slot};
 use super::{PrivacyError, ServerPaths, check_private_dir, try_lock};
 use crate::agent::Environment;
@@ -82,11 +87,16 @@ impl ServeError {
 pub struct ServeOptions {
     /// The idle time; `None` takes `config.toml`'s, else [`IdleExit::DEFAULT`].
     pub idle_exit: Option<Duration>,
+    /// The most connections served at once; `None` takes [`MAX_CONNECTIONS`].
+    pub max_connections: Option<usize>,
+    /// How long a client has to send its request; `None` takes [`REQUEST_DEADLINE`].
+    pub request_deadline: Option<Duration>,
 }
 
 /// Runs the server until it is idle for its idle time or asked to stop.
 pub fn run(options: ServeOptions, env: &Environment) -> Result<(), ServeError> {
     let paths = ServerPaths::from_env(env).ok_or(ServeError::NoRunDirectory)?;
+    let _ = LOG.set(Mutex::new(crate::hook::Log::new(paths.log.clone())));
     if !check_private_dir(&paths.dir)? {
         crate::hook::private_dir(&paths.dir)
             .map_err(ServeError::io("cannot create", &paths.dir))?;
@@ -148,10 +158,20 @@ fn bind(socket: &Path) -> Result<UnixListener, ServeError> {
     Ok(listener)
 }
 
-/// One line on the server's standard error, which a started server sends to its log.
+/// The server's log, once [`run`] knows where it is.
+static LOG: OnceLock<Mutex<crate::hook::Log>> = OnceLock::new();
+
+/// One line in the server's log, else (no log known, or it cannot be written) on its standard
+/// error.
 fn log(line: &str) {
+    let line = format!("serve: {line}");
+    if let Some(log) = LOG.get()
+        && lock(log).append(&line).is_ok()
+    {
+        return;
+    }
     let now = humantime::format_rfc3339_seconds(SystemTime::now());
-    eprintln!("{now} serve: {line}");
+    eprintln!("{now} {line}");
 }
 
 /// The sink every recall's telemetry goes to: the history under `$MEMRECALL_HOME/telemetry`
@@ -213,6 +233,11 @@ struct Server {
     served: AtomicU64,
     last_request: Mutex<Instant>,
     stop: Notify,
+    limits: Limits,
+    /// Connections closed for being over the bound.
+    refused: Mutex<Burst>,
+    /// Clients dropped for stalling or sending too much.
+    drops: Mutex<Burst>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -249,6 +274,12 @@ impl Server {
             served: AtomicU64::new(0),
             last_request: Mutex::new(Instant::now()),
             stop: Notify::new(),
+            limits: Limits::new(
+                options.max_connections.unwrap_or(MAX_CONNECTIONS),
+                options.request_deadline.unwrap_or(REQUEST_DEADLINE),
+            ),
+            refused: Mutex::new(Burst::default()),
+            drops: Mutex::new(Burst::default()),
         };
         server.reload_if_changed(true);
         server
