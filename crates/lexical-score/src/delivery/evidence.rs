@@ -5,8 +5,8 @@ use std::collections::HashSet;
 
 use serde::Serialize;
 
-use super::Share;
-use super::function_words::is_function_word;
+use super::function_words::{is_function_word, is_request};
+use super::{EvidenceRule, Share};
 use crate::prepared::Lookup;
 use crate::query::{MAX_QUERY_TOKENS, QueryTokens};
 use crate::score::{Scorable, explain, lexical_points};
@@ -16,30 +16,24 @@ use crate::tokenize;
 /// three memories every matching token is in a third of it), so the frequency rule is not applied.
 pub const MIN_DOCUMENTS_FOR_FREQUENCY: usize = 10;
 
-/// Which query tokens are judged uninformative.
+/// Which query tokens are judged uninformative. Every combination is a rule of its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum UninformativeTokens {
-    /// Every token is evidence.
-    None,
-    /// A function word of its language carries no evidence (see [`Uninformative::FunctionWord`]).
-    FunctionWords,
+pub struct UninformativeTokens {
+    /// Function words of their language carry no evidence (see [`Uninformative::FunctionWord`]).
+    pub function_words: bool,
+    /// Verbs asking the agent for an action carry no evidence (see [`Uninformative::Request`]).
+    pub requests: bool,
     /// A token found in more than this share of the scanned documents carries no evidence.
-    Common(Share),
-    /// Both of the above.
-    FunctionWordsAndCommon(Share),
+    pub common: Option<Share>,
 }
 
 impl UninformativeTokens {
-    fn function_words(self) -> bool {
-        matches!(self, Self::FunctionWords | Self::FunctionWordsAndCommon(_))
-    }
-
-    fn common(self) -> Option<Share> {
-        match self {
-            Self::Common(share) | Self::FunctionWordsAndCommon(share) => Some(share),
-            Self::None | Self::FunctionWords => None,
-        }
-    }
+    /// Every token is evidence.
+    pub const NONE: Self = Self {
+        function_words: false,
+        requests: false,
+        common: None,
+    };
 }
 
 /// Why a query token carries no evidence.
@@ -48,6 +42,9 @@ impl UninformativeTokens {
 pub enum Uninformative {
     /// A function word, a word of politeness or agreement, or a grammatical CJK bigram.
     FunctionWord,
+    /// A verb asking the agent for an action (`fix`, `run`, `format`): what to do, not what
+    /// about.
+    Request,
     /// Found in `in_documents` of the `of_documents` scanned documents, more than the rule's
     /// share.
     Common {
@@ -72,34 +69,42 @@ pub struct TokenVerdict {
 pub struct QueryEvidence {
     verdicts: Vec<TokenVerdict>,
     informative: QueryTokens,
+    /// Informative tokens found in exactly one scanned document (empty unless counted).
+    rare_tokens: Vec<String>,
 }
 
 impl QueryEvidence {
     /// Judges every token of `query` by `rule`; `docs` are the scanned documents, read only when
-    /// the rule counts document frequencies.
-    pub fn judge<D: Scorable>(query: &QueryTokens, rule: UninformativeTokens, docs: &[D]) -> Self {
-        let frequencies = rule
-            .common()
-            .filter(|_| docs.len() >= MIN_DOCUMENTS_FOR_FREQUENCY)
-            .map(|share| (share, document_frequencies(query, docs)));
+    /// the rule counts document frequencies (a share of common tokens, or a minimum that asks
+    /// for rare ones).
+    pub fn judge<D: Scorable>(query: &QueryTokens, rule: &EvidenceRule, docs: &[D]) -> Self {
+        let needs_rarity = rule.minimum.needs_rarity();
+        let rule = rule.uninformative;
+        let frequencies =
+            (rule.common.is_some() || needs_rarity).then(|| document_frequencies(query, docs));
+        let common_applies = docs.len() >= MIN_DOCUMENTS_FOR_FREQUENCY;
         let verdicts: Vec<TokenVerdict> = query
             .as_slice()
             .iter()
             .enumerate()
             .map(|(position, token)| {
-                let common = frequencies.as_ref().and_then(|(share, counts)| {
-                    let in_documents = counts.get(position).copied().unwrap_or(0);
-                    share
-                        .exceeded_by(in_documents, docs.len())
-                        .then_some(Uninformative::Common {
+                let in_documents = frequencies
+                    .as_ref()
+                    .and_then(|counts| counts.get(position).copied())
+                    .unwrap_or(0);
+                let uninformative = if rule.function_words && is_function_word(token) {
+                    Some(Uninformative::FunctionWord)
+                } else if rule.requests && is_request(token) {
+                    Some(Uninformative::Request)
+                } else {
+                    rule.common
+                        .filter(|share| {
+                            common_applies && share.exceeded_by(in_documents, docs.len())
+                        })
+                        .map(|_| Uninformative::Common {
                             in_documents,
                             of_documents: docs.len(),
                         })
-                });
-                let uninformative = if rule.function_words() && is_function_word(token) {
-                    Some(Uninformative::FunctionWord)
-                } else {
-                    common
                 };
                 TokenVerdict {
                     token: token.clone(),
@@ -109,9 +114,22 @@ impl QueryEvidence {
             .collect();
         let mut kept = verdicts.iter().map(|v| v.uninformative.is_none());
         let informative = query.retaining(|_| kept.next().unwrap_or(false));
+        let rare_tokens = frequencies.map(|counts| {
+            let mut kept = verdicts.iter().map(|v| v.uninformative.is_none());
+            let rare: Vec<String> = query
+                .as_slice()
+                .iter()
+                .zip(counts)
+                .filter(|_| kept.next().unwrap_or(false))
+                .filter(|&(_, count)| count == 1)
+                .map(|(token, _)| token.clone())
+                .collect();
+            rare
+        });
         Self {
             verdicts,
             informative,
+            rare_tokens: rare_tokens.unwrap_or_default(),
         }
     }
 
@@ -128,9 +146,24 @@ impl QueryEvidence {
     /// How much evidence `doc` holds for the query's informative tokens.
     pub fn document<D: Scorable + ?Sized>(&self, doc: &D) -> DocumentEvidence {
         let points = lexical_points(&self.informative, doc.prepared(), Lookup::Once);
+        if points == 0 {
+            return DocumentEvidence::default();
+        }
+        let breakdown = explain(&self.informative, doc);
+        let rare = [
+            &breakdown.title_hits,
+            &breakdown.keyword_hits,
+            &breakdown.description_hits,
+            &breakdown.usage_scenario_hits,
+            &breakdown.body_hits,
+        ]
+        .into_iter()
+        .flatten()
+        .any(|hit| self.rare_tokens.contains(hit));
         DocumentEvidence {
             points,
-            whole_word: points > 0 && shares_whole_word(&self.informative, doc),
+            whole_word: shares_whole_word(&self.informative, doc),
+            rare,
         }
     }
 }
@@ -140,15 +173,21 @@ impl QueryEvidence {
 pub struct DocumentEvidence {
     /// Its score counting informative tokens only, without the type boost.
     pub points: u32,
-    /// Whether some informative token is a whole word of a field it was found in (a CJK bigram is
-    /// always whole), not only a piece of a longer word.
+    /// Whether some informative token is a whole word of a field it was found in, or a keyword
+    /// or usage scenario (a CJK bigram is always whole), not only a piece of a longer word.
     pub whole_word: bool,
+    /// Whether some informative token it holds is found in no other scanned document.
+    pub rare: bool,
 }
 
 /// Whether some token of `query` that `doc` matches is itself a token of a field it scored in,
-/// as the tokenizer cuts that field (the gated design's notion of a confident match).
+/// as the tokenizer cuts that field (the gated design's notion of a confident match), or is found
+/// in the document's keywords or usage scenarios, which name what the memory is about.
 pub fn shares_whole_word<D: Scorable + ?Sized>(query: &QueryTokens, doc: &D) -> bool {
     let breakdown = explain(query, doc);
+    if !breakdown.keyword_hits.is_empty() || !breakdown.usage_scenario_hits.is_empty() {
+        return true;
+    }
     let text = doc.prepared();
     let fields = [
         (&breakdown.title_hits, text.title()),

@@ -1,9 +1,11 @@
 //! Words that say nothing about which memory a prompt needs: the function words of English,
 //! German, French and Spanish, the words of politeness and agreement people type to an agent,
-//! and the grammatical bigrams of Chinese and Japanese.
+//! the grammatical bigrams of Chinese and Japanese, and, apart, the verbs that ask a coding agent
+//! for an action (`fix`, `run`, `format`): they say what to do, not what it is about.
 //!
-//! The lists are short on purpose: a word belongs here only if it carries no topic in any memory
-//! a coding agent keeps. Content verbs (`fix`, `run`, `deploy`) are not listed, however common.
+//! The lists are short on purpose: a word belongs here only if it names no topic a memory of a
+//! coding agent is about. A verb that is also such a topic (`commit`, `deploy`, `merge`, `review`,
+//! `retry`, `test`) is not listed, however common.
 
 /// English function words, question words, politeness and agreement.
 const ENGLISH: &[&str] = &[
@@ -46,12 +48,91 @@ const CHINESE: &[&str] = &[
     "一下", "一些", "一个", "一次", "不是", "不错", "也是", "了吗", "什么", "他们", "以吗", "但是",
     "你们", "可以", "因为", "就是", "已经", "帮我", "我们", "所以", "把这", "是不", "没有", "然后",
     "现在", "看起", "起来", "还是", "这个", "这些", "这样", "那个", "那些", "麻烦", "谢谢", "请帮",
-    "好的", "再跑", "跑一",
+    "好的",
 ];
 
 /// Japanese bigrams of kanji and katakana that work as grammar or politeness; every bigram of
 /// two hiragana is judged grammar without a list (see [`is_function_word`]).
 const JAPANESE: &[&str] = &["お願", "願い", "一度", "大丈", "丈夫"];
+
+/// Verbs asking a coding agent for an action, in English, German, French, Spanish and Chinese.
+const REQUESTS: &[&str] = &[
+    "add",
+    "apply",
+    "change",
+    "check",
+    "clean",
+    "continue",
+    "create",
+    "delete",
+    "explain",
+    "fix",
+    "format",
+    "give",
+    "help",
+    "implement",
+    "keep",
+    "look",
+    "make",
+    "move",
+    "open",
+    "read",
+    "refactor",
+    "remove",
+    "rename",
+    "run",
+    "show",
+    "stop",
+    "tell",
+    "try",
+    "undo",
+    "update",
+    "use",
+    "write", // English
+    "erkläre",
+    "formatiere",
+    "korrigiere",
+    "lass",
+    "lösche",
+    "mach",
+    "mache",
+    "prüfe",
+    "zeig",
+    "zeige", // German
+    "ajoute",
+    "corrige",
+    "explique",
+    "fais",
+    "formate",
+    "lance",
+    "montre",
+    "relance",
+    "renomme",
+    "supprime",
+    "vérifie", // French
+    "agrega",
+    "arregla",
+    "borra",
+    "cambia",
+    "corrige",
+    "ejecuta",
+    "elimina",
+    "explica",
+    "formatea",
+    "haz",
+    "muestra",
+    "renombra",
+    "revisa", // Spanish
+    "修复",
+    "撤销",
+    "继续",
+    "解释", // Chinese
+];
+
+/// Whether `token` is a verb asking the agent for an action.
+pub(crate) fn is_request(token: &str) -> bool {
+    REQUESTS.contains(&token)
+}
 
 /// Whether `token` (a query token as the tokenizer cut it) is a function word of its language.
 /// A bigram of two hiragana is a particle, an inflection or a politeness form, never a topic of
@@ -93,6 +174,16 @@ mod tests {
     }
 
     #[test]
+    fn verbs_asking_for_an_action_are_requests_and_topics_are_not() {
+        for word in ["fix", "run", "format", "lass", "renomme", "解释"] {
+            assert!(is_request(word), "{word}");
+        }
+        for word in ["commit", "deploy", "tests", "retry"] {
+            assert!(!is_request(word), "{word}");
+        }
+    }
+
+    #[test]
     fn a_bigram_of_two_hiragana_is_a_function_word() {
         assert!(is_function_word("して"));
         assert!(is_function_word("ださ"));
@@ -107,7 +198,9 @@ mod tests {
 
     #[test]
     fn every_listed_word_is_one_token_as_the_tokenizer_cuts_it() {
-        for list in [ENGLISH, GERMAN, FRENCH, SPANISH, CHINESE, JAPANESE] {
+        for list in [
+            ENGLISH, GERMAN, FRENCH, SPANISH, CHINESE, JAPANESE, REQUESTS,
+        ] {
             for &word in list {
                 let tokens = tokenize(word);
                 assert!(

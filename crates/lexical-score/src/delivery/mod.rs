@@ -29,6 +29,10 @@ pub enum MinimumEvidence {
     Points(NonZeroU32),
     /// An informative token that is a whole word of a field it was found in.
     WholeWord,
+    /// A whole-word informative token, and either at least this many points from informative
+    /// tokens or an informative token found in no other scanned document: one body mention of a
+    /// word many memories share is not enough, one of a word only this memory holds is.
+    WholeWordAndPointsOrRare(NonZeroU32),
 }
 
 impl MinimumEvidence {
@@ -38,7 +42,15 @@ impl MinimumEvidence {
             Self::AnyHit => evidence.points > 0,
             Self::Points(points) => evidence.points >= points.get(),
             Self::WholeWord => evidence.whole_word,
+            Self::WholeWordAndPointsOrRare(points) => {
+                evidence.whole_word && (evidence.points >= points.get() || evidence.rare)
+            }
         }
+    }
+
+    /// Whether the rule asks which tokens are found in one document only.
+    pub fn needs_rarity(self) -> bool {
+        matches!(self, Self::WholeWordAndPointsOrRare(_))
     }
 }
 
@@ -54,7 +66,7 @@ pub struct EvidenceRule {
 impl EvidenceRule {
     /// Every token counts and any match is enough: every ranked document qualifies.
     pub const ANY_MATCH: Self = Self {
-        uninformative: UninformativeTokens::None,
+        uninformative: UninformativeTokens::NONE,
         minimum: MinimumEvidence::AnyHit,
     };
 }
@@ -73,6 +85,11 @@ const HALF: Share = match Share::percent(50) {
     None => unreachable!(),
 };
 
+const THIRTY_PERCENT: Share = match Share::percent(30) {
+    Some(share) => share,
+    None => unreachable!(),
+};
+
 const TWO_POINTS: NonZeroU32 = NonZeroU32::MIN.saturating_add(1);
 
 impl DeliveryRule {
@@ -82,16 +99,21 @@ impl DeliveryRule {
         trim: TrimRule::Untrimmed,
     };
 
-    /// The rule delivered by default: function words and tokens found in more than half the
-    /// scanned documents carry no evidence; a document needs two points of evidence beyond
-    /// them (a title or description hit, or two body hits); of those, the ones whose evidence
-    /// reaches half the lead's.
+    /// The rule delivered by default: function words, requests and tokens found in more than
+    /// half the scanned documents carry no evidence; a document needs a whole-word informative
+    /// match and two points of evidence (a title or description hit, or two body hits) or a
+    /// token no other document holds; of those, the ones whose evidence reaches 30% of the
+    /// lead's.
     pub const SHIPPED: Self = Self {
         evidence: EvidenceRule {
-            uninformative: UninformativeTokens::FunctionWordsAndCommon(HALF),
-            minimum: MinimumEvidence::Points(TWO_POINTS),
+            uninformative: UninformativeTokens {
+                function_words: true,
+                requests: true,
+                common: Some(HALF),
+            },
+            minimum: MinimumEvidence::WholeWordAndPointsOrRare(TWO_POINTS),
         },
-        trim: TrimRule::LeadShare(HALF),
+        trim: TrimRule::LeadShare(THIRTY_PERCENT),
     };
 
     /// Whether this rule delivers every ranked document.
@@ -101,7 +123,7 @@ impl DeliveryRule {
 
     /// The documents of `ranked` (best first, indices into `docs`) that are delivered, in
     /// ranking order, judged with `evidence` (the query's tokens judged by
-    /// [`QueryEvidence::judge`] with this rule's [`EvidenceRule::uninformative`]).
+    /// [`QueryEvidence::judge`] with this rule's [`DeliveryRule::evidence`]).
     pub fn deliver<D: Scorable>(
         &self,
         evidence: &QueryEvidence,

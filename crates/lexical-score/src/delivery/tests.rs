@@ -30,12 +30,36 @@ fn judged(points: u32, whole_word: bool, index: usize) -> Judged {
             index,
             score: points,
         },
-        evidence: DocumentEvidence { points, whole_word },
+        evidence: DocumentEvidence {
+            points,
+            whole_word,
+            rare: false,
+        },
     }
 }
 
 fn share(percent: u8) -> Share {
     Share::percent(percent).unwrap()
+}
+
+const FUNCTION_WORDS: UninformativeTokens = UninformativeTokens {
+    function_words: true,
+    requests: false,
+    common: None,
+};
+
+fn common(percent: u8) -> UninformativeTokens {
+    UninformativeTokens {
+        common: Some(share(percent)),
+        ..UninformativeTokens::NONE
+    }
+}
+
+fn tokens_rule(uninformative: UninformativeTokens) -> EvidenceRule {
+    EvidenceRule {
+        uninformative,
+        minimum: MinimumEvidence::AnyHit,
+    }
 }
 
 fn kept(rule: TrimRule, judged: &[Judged]) -> Vec<bool> {
@@ -133,7 +157,7 @@ fn nothing_to_trim_keeps_nothing() {
 #[test]
 fn function_words_are_judged_uninformative_and_content_words_are_not() {
     let query = QueryTokens::new("run the tests again please");
-    let evidence = QueryEvidence::judge(&query, UninformativeTokens::FunctionWords, &[] as &[Doc]);
+    let evidence = QueryEvidence::judge(&query, &tokens_rule(FUNCTION_WORDS), &[] as &[Doc]);
     let judged: Vec<(&str, bool)> = evidence
         .verdicts()
         .iter()
@@ -169,7 +193,7 @@ fn tree(with_word: usize) -> Vec<Doc> {
 #[test]
 fn a_token_in_more_than_the_share_of_the_documents_is_common() {
     let query = QueryTokens::new("widget");
-    let evidence = QueryEvidence::judge(&query, UninformativeTokens::Common(share(50)), &tree(6));
+    let evidence = QueryEvidence::judge(&query, &tokens_rule(common(50)), &tree(6));
     assert_eq!(
         evidence.verdicts()[0].uninformative,
         Some(Uninformative::Common {
@@ -182,7 +206,7 @@ fn a_token_in_more_than_the_share_of_the_documents_is_common() {
 #[test]
 fn a_token_in_at_most_the_share_of_the_documents_is_evidence() {
     let query = QueryTokens::new("widget");
-    let evidence = QueryEvidence::judge(&query, UninformativeTokens::Common(share(50)), &tree(5));
+    let evidence = QueryEvidence::judge(&query, &tokens_rule(common(50)), &tree(5));
     assert_eq!(evidence.verdicts()[0].uninformative, None);
 }
 
@@ -193,20 +217,21 @@ fn a_tree_smaller_than_the_frequency_minimum_judges_no_token_common() {
         .take(MIN_DOCUMENTS_FOR_FREQUENCY - 1)
         .collect();
     let query = QueryTokens::new("widget");
-    let evidence = QueryEvidence::judge(&query, UninformativeTokens::Common(share(50)), &docs);
+    let evidence = QueryEvidence::judge(&query, &tokens_rule(common(50)), &docs);
     assert_eq!(evidence.verdicts()[0].uninformative, None);
 }
 
 #[test]
 fn document_evidence_counts_informative_points_only() {
     let query = QueryTokens::new("the rollback");
-    let evidence = QueryEvidence::judge(&query, UninformativeTokens::FunctionWords, &[] as &[Doc]);
+    let evidence = QueryEvidence::judge(&query, &tokens_rule(FUNCTION_WORDS), &[] as &[Doc]);
     let runbook = doc("The rollback runbook", "the steps", "");
     assert_eq!(
         evidence.document(&runbook),
         DocumentEvidence {
             points: 4,
-            whole_word: true
+            whole_word: true,
+            rare: false
         }
     );
 }
@@ -214,13 +239,14 @@ fn document_evidence_counts_informative_points_only() {
 #[test]
 fn a_token_found_only_inside_a_longer_word_is_not_whole_word_evidence() {
     let query = QueryTokens::new("how");
-    let evidence = QueryEvidence::judge(&query, UninformativeTokens::None, &[] as &[Doc]);
+    let evidence = QueryEvidence::judge(&query, &EvidenceRule::ANY_MATCH, &[] as &[Doc]);
     let showcase = doc("Showcase", "", "");
     assert_eq!(
         evidence.document(&showcase),
         DocumentEvidence {
             points: 4,
-            whole_word: false
+            whole_word: false,
+            rare: false
         }
     );
 }
@@ -234,7 +260,7 @@ fn the_untrimmed_rule_delivers_the_whole_ranking() {
     ];
     let query = QueryTokens::new("the rollback");
     let ranked = rank(&query, &docs);
-    let evidence = QueryEvidence::judge(&query, UninformativeTokens::None, &docs);
+    let evidence = QueryEvidence::judge(&query, &EvidenceRule::ANY_MATCH, &docs);
     assert_eq!(
         DeliveryRule::UNTRIMMED.deliver(&evidence, &ranked, &docs),
         ranked
@@ -248,12 +274,12 @@ fn a_document_matching_only_function_words_is_not_delivered() {
     let ranked = rank(&query, &docs);
     let rule = DeliveryRule {
         evidence: EvidenceRule {
-            uninformative: UninformativeTokens::FunctionWords,
+            uninformative: FUNCTION_WORDS,
             minimum: MinimumEvidence::AnyHit,
         },
         trim: TrimRule::Untrimmed,
     };
-    let evidence = QueryEvidence::judge(&query, rule.evidence.uninformative, &docs);
+    let evidence = QueryEvidence::judge(&query, &rule.evidence, &docs);
     let delivered: Vec<usize> = rule
         .deliver(&evidence, &ranked, &docs)
         .iter()
@@ -269,12 +295,12 @@ fn a_single_body_hit_falls_short_of_a_two_point_minimum() {
     let ranked = rank(&query, &docs);
     let rule = DeliveryRule {
         evidence: EvidenceRule {
-            uninformative: UninformativeTokens::FunctionWords,
+            uninformative: FUNCTION_WORDS,
             minimum: MinimumEvidence::Points(NonZeroU32::new(2).unwrap()),
         },
         trim: TrimRule::Untrimmed,
     };
-    let evidence = QueryEvidence::judge(&query, rule.evidence.uninformative, &docs);
+    let evidence = QueryEvidence::judge(&query, &rule.evidence, &docs);
     let delivered: Vec<usize> = rule
         .deliver(&evidence, &ranked, &docs)
         .iter()
@@ -294,16 +320,87 @@ fn the_lead_share_is_measured_from_the_first_document_with_enough_evidence() {
     let ranked = rank(&query, &docs);
     let rule = DeliveryRule {
         evidence: EvidenceRule {
-            uninformative: UninformativeTokens::FunctionWords,
+            uninformative: FUNCTION_WORDS,
             minimum: MinimumEvidence::AnyHit,
         },
         trim: TrimRule::LeadShare(share(50)),
     };
-    let evidence = QueryEvidence::judge(&query, rule.evidence.uninformative, &docs);
+    let evidence = QueryEvidence::judge(&query, &rule.evidence, &docs);
     let delivered: Vec<usize> = rule
         .deliver(&evidence, &ranked, &docs)
         .iter()
         .map(|r| r.index)
         .collect();
     assert_eq!(delivered, [1]);
+}
+
+fn corroborated() -> EvidenceRule {
+    EvidenceRule {
+        uninformative: FUNCTION_WORDS,
+        minimum: MinimumEvidence::WholeWordAndPointsOrRare(NonZeroU32::new(2).unwrap()),
+    }
+}
+
+fn delivered_indices(rule: &EvidenceRule, query: &str, docs: &[Doc]) -> Vec<usize> {
+    let rule = DeliveryRule {
+        evidence: *rule,
+        trim: TrimRule::Untrimmed,
+    };
+    let query = QueryTokens::new(query);
+    let evidence = QueryEvidence::judge(&query, &rule.evidence, docs);
+    rule.deliver(&evidence, &rank(&query, docs), docs)
+        .iter()
+        .map(|r| r.index)
+        .collect()
+}
+
+#[test]
+fn one_body_mention_of_a_word_other_documents_share_is_not_enough_evidence() {
+    let docs = [
+        doc("Release", "", "a forward fix"),
+        doc("Patch", "", "the fix"),
+    ];
+    assert!(delivered_indices(&corroborated(), "fix", &docs).is_empty());
+}
+
+#[test]
+fn one_body_mention_of_a_word_no_other_document_holds_is_enough_evidence() {
+    let docs = [
+        doc("Migrations", "", "use pg_repack"),
+        doc("Patch", "", "the fix"),
+    ];
+    assert_eq!(delivered_indices(&corroborated(), "repack", &docs), [0]);
+}
+
+#[test]
+fn two_points_found_only_inside_longer_words_are_not_enough_evidence() {
+    let docs = [
+        doc("Owners", "", "CODEOWNERS file"),
+        doc("Other", "", "code"),
+    ];
+    let delivered = delivered_indices(&corroborated(), "codeowner", &docs);
+    assert!(delivered.is_empty(), "{delivered:?}");
+    assert_eq!(delivered_indices(&corroborated(), "owners", &docs), [0]);
+}
+
+#[test]
+fn requests_to_the_agent_are_judged_uninformative_apart_from_function_words() {
+    let rule = tokens_rule(UninformativeTokens {
+        requests: true,
+        ..FUNCTION_WORDS
+    });
+    let evidence = QueryEvidence::judge(&QueryTokens::new("fix the typo"), &rule, &[] as &[Doc]);
+    let reasons: Vec<Option<Uninformative>> = evidence
+        .verdicts()
+        .iter()
+        .map(|v| v.uninformative)
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            Some(Uninformative::Request),
+            Some(Uninformative::FunctionWord),
+            None
+        ]
+    );
 }
