@@ -87,3 +87,43 @@ fn run_the_tests_again_delivers_the_testing_note_first() {
         Some("running-tests.md")
     );
 }
+
+#[test]
+fn rank_marks_what_is_delivered_and_says_why_a_token_is_uninformative() {
+    let tree = demo();
+    let run = tree.run_with_roots("rank", "how do we roll back a release?", &[]);
+    let text = run.success().stdout.clone();
+    assert!(
+        text.contains("uninformative: how (function word)"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "Release rollback runbook — release-rollback.md (project, project scope) · delivered"
+        ),
+        "{text}"
+    );
+    assert!(
+        !text.contains("role.md (user, user scope) · delivered"),
+        "{text}"
+    );
+}
+
+#[test]
+fn rank_json_carries_each_tokens_verdict_and_each_rows_delivery() {
+    let tree = demo();
+    let run = tree.run_with_roots("rank", "run the tests again", &["--json"]);
+    let value: Value = run.success().json();
+    let reasons: Vec<(&str, &Value)> = value["tokens"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["token"].as_str().unwrap(), &t["uninformative"]))
+        .collect();
+    assert_eq!(
+        reasons[0],
+        ("run", &serde_json::json!({"reason": "request"}))
+    );
+    assert_eq!(reasons[2], ("tests", &Value::Null));
+    assert_eq!(value["ranked"][0]["delivered"], true);
+}
