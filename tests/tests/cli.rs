@@ -1,6 +1,7 @@
 //! End-to-end specification of the `memrecall` command: the real binary over real memory trees
 //! in temporary directories, with a loopback model server where a selector is needed.
 
+mod demo_delivery;
 mod hook;
 #[cfg(unix)]
 mod hostile;
@@ -129,13 +130,13 @@ query: release checklist
 scorer: shipped · 4 document(s) scanned · 2 shown
 query tokens: release checklist
 
-1. score 9 · Deploy checklist — deploy.md (project, project scope)
+1. score 9 · Deploy checklist — deploy.md (project, project scope) · delivered
    title +4 (checklist)
    description +3 (release)
    body +1 (release)
    type boost +1
 
-2. score 4 · Rollback procedure — ops/rollback.md (project, project scope)
+2. score 4 · Rollback procedure — ops/rollback.md (project, project scope) · delivered
    description +3 (release)
    type boost +1
 ";

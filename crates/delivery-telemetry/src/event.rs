@@ -240,6 +240,10 @@ pub struct RecallEvent {
     pub docs_scanned: usize,
     /// Documents in the settled result.
     pub docs_selected: usize,
+    /// Documents of the lexical top five the delivery trim left out of the fast result and the
+    /// heuristic result (0 when the trim is off). Absent in events written before it existed.
+    #[serde(default)]
+    pub docs_trimmed: usize,
     /// How the settled result was chosen.
     pub strategy: Strategy,
     /// Wall time of the whole recall, in milliseconds.

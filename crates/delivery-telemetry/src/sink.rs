@@ -90,6 +90,7 @@ impl TelemetrySink for TracingSink {
                 query_length = e.query_length,
                 docs_scanned = e.docs_scanned,
                 docs_selected = e.docs_selected,
+                docs_trimmed = e.docs_trimmed,
                 strategy = e.strategy.as_str(),
                 duration_ms = e.duration_ms,
                 scan_duration_ms = e.scan_duration_ms,

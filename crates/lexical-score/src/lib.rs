@@ -98,6 +98,7 @@
 #![forbid(unsafe_code)]
 
 mod candidates;
+mod delivery;
 mod index;
 mod memory_type;
 mod noise;
@@ -111,6 +112,11 @@ pub use bytestring::ByteString;
 pub use candidates::{
     CandidateSelection, FALLBACK_LIMIT, FAST_LIMIT, MAX_CANDIDATES, MAX_LEXICAL_CANDIDATES,
     MIN_RECENT_SLOTS,
+};
+pub use delivery::{
+    DeliveryRule, DocumentEvidence, EvidenceRule, GapFactor, Judged, MIN_DOCUMENTS_FOR_FREQUENCY,
+    MinimumEvidence, QueryEvidence, Share, TokenVerdict, TrimRule, Uninformative,
+    UninformativeTokens, document_frequencies, shares_whole_word,
 };
 pub use memory_type::{MemoryType, UnknownMemoryType};
 pub use noise::ActiveToolAliases;

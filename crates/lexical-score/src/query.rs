@@ -110,6 +110,24 @@ impl QueryTokens {
         }
     }
 
+    /// The tokens of this query that `keep` accepts, in order, as a query of their own with
+    /// this query's type boost.
+    pub(crate) fn retaining(&self, mut keep: impl FnMut(&str) -> bool) -> Self {
+        let (tokens, terms) = self
+            .tokens
+            .iter()
+            .zip(&self.terms)
+            .filter(|(token, _)| keep(token))
+            .map(|(token, term)| (token.clone(), term.clone()))
+            .unzip();
+        Self {
+            id: NEXT_QUERY_ID.fetch_add(1, Ordering::Relaxed),
+            tokens,
+            terms,
+            type_boost: self.type_boost,
+        }
+    }
+
     /// This query's identity (see the type's documentation); 0 for the default query.
     pub(crate) fn id(&self) -> u64 {
         self.id

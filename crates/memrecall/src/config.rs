@@ -9,6 +9,7 @@
 //!
 //! [delivery]
 //! design = "gated"                 # "fast-path" (the default) or "gated"
+//! trim = "none"                    # "measured" (the default) or "none": the design's top five
 //!
 //! [telemetry]
 //! record = false                   # true (the default) keeps $MEMRECALL_HOME/telemetry/
@@ -113,6 +114,44 @@ pub struct DeliveryTable {
     /// `design`.
     #[serde(default)]
     pub design: ConfigDeliveryDesign,
+    /// `trim`.
+    #[serde(default)]
+    pub trim: ConfigTrim,
+}
+
+/// What of the lexical ranking a hook delivers: the measured delivery rule, or the design's
+/// whole top five.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "String")]
+pub enum ConfigTrim {
+    /// The measured rule ([`recall_facade::DeliveryRule::SHIPPED`]).
+    #[default]
+    Measured,
+    /// No trim: the design's top five.
+    None,
+}
+
+impl TryFrom<String> for ConfigTrim {
+    type Error = String;
+
+    fn try_from(value: String) -> Result<Self, Self::Error> {
+        match value.as_str() {
+            "measured" => Ok(Self::Measured),
+            "none" => Ok(Self::None),
+            _ => Err(format!(
+                "delivery.trim must be \"measured\" or \"none\", not {value:?}"
+            )),
+        }
+    }
+}
+
+impl From<ConfigTrim> for recall_facade::DeliveryRule {
+    fn from(trim: ConfigTrim) -> Self {
+        match trim {
+            ConfigTrim::Measured => Self::SHIPPED,
+            ConfigTrim::None => Self::UNTRIMMED,
+        }
+    }
 }
 
 /// The delivery designs a configuration may choose (the single-path design is for measurement
@@ -367,6 +406,29 @@ mod tests {
     fn an_unknown_delivery_key_is_an_error_naming_it() {
         let error = parse("[delivery]\ndesgin = \"gated\"\n").unwrap_err();
         assert!(error.to_string().contains("desgin"), "{error}");
+    }
+
+    #[test]
+    fn the_default_trim_is_the_measured_rule() {
+        assert_eq!(parse("").unwrap().delivery.trim, ConfigTrim::Measured);
+    }
+
+    #[test]
+    fn trim_none_restores_the_untrimmed_delivery() {
+        let config = parse("[delivery]\ntrim = \"none\"\n").unwrap();
+        assert_eq!(
+            recall_facade::DeliveryRule::from(config.delivery.trim),
+            recall_facade::DeliveryRule::UNTRIMMED
+        );
+    }
+
+    #[test]
+    fn an_unknown_trim_is_an_error_naming_the_key_and_value() {
+        let message = parse("[delivery]\ntrim = \"top-3\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains("delivery.trim"), "{message}");
+        assert!(message.contains("top-3"), "{message}");
     }
 
     #[test]

@@ -237,6 +237,7 @@ fn recall_here(
         config.telemetry = Arc::clone(&telemetry.sink);
         config.selector = selector;
         config.delivery = design;
+        config.delivery_rule = delivery_rule_from_config(env);
         let mut recall = MemoryRecall::new(config).map_err(|e| e.to_string())?;
         recall.begin_turn(&query, &[]);
         let initial = recall.initial().await;
@@ -311,6 +312,16 @@ pub(crate) fn settings_from_config(
     };
     let config = Config::load(&home).map_err(|e| e.to_string())?;
     Ok(selector_settings(config))
+}
+
+/// The delivery rule `config.toml` chooses (`[delivery] trim`); the measured rule without a home
+/// or when the file cannot be used (which [`settings_from_config`] reports).
+fn delivery_rule_from_config(env: &Environment) -> recall_facade::DeliveryRule {
+    env.memrecall_home()
+        .and_then(|home| Config::load(&home).ok())
+        .map_or(recall_facade::DeliveryRule::SHIPPED, |config| {
+            config.delivery.trim.into()
+        })
 }
 
 /// The selector and delivery design a loaded `config.toml` chooses.

@@ -7,7 +7,10 @@ use std::time::Duration;
 
 use delivery_telemetry::TelemetryEvent;
 use lexical_score::measurement::frozen;
-use lexical_score::{QueryTokens, ScoreBreakdown};
+use lexical_score::{
+    DeliveryRule, FALLBACK_LIMIT, QueryEvidence, QueryTokens, ScoreBreakdown, TokenVerdict,
+    Uninformative,
+};
 use memory_scan::{MemoryRoots, RecallScan, ScanReport, ScannedDocument};
 use recall_facade::{Delivery, Lines, RecallState, printable};
 use serde::Serialize;
@@ -377,6 +380,21 @@ pub struct RankRow {
     /// Per-field contributions (shipped scorer only).
     #[serde(skip_serializing_if = "Option::is_none")]
     breakdown: Option<ScoreBreakdown>,
+    /// Whether the delivery rule sends it (shipped scorer only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    delivered: Option<bool>,
+}
+
+/// Each query token with whether the delivery rule counts it as evidence, and why not.
+pub fn token_verdicts(query: &str, docs: &[Arc<ScannedDocument>]) -> Vec<TokenVerdict> {
+    let prepared: Vec<&ScannedDocument> = docs.iter().map(AsRef::as_ref).collect();
+    QueryEvidence::judge(
+        &QueryTokens::new(query),
+        &DeliveryRule::SHIPPED.evidence,
+        &prepared,
+    )
+    .verdicts()
+    .to_vec()
 }
 
 impl RankRow {
@@ -399,26 +417,39 @@ impl RankRow {
                         document: DocumentOut::new(d),
                         score: r.score,
                         breakdown: None,
+                        delivered: None,
                     })
                 })
                 .collect();
         }
         let tokens = QueryTokens::new(query);
         let prepared: Vec<&ScannedDocument> = docs.iter().map(AsRef::as_ref).collect();
-        lexical_score::rank(&tokens, &prepared)
+        let ranked = lexical_score::rank(&tokens, &prepared);
+        let rule = DeliveryRule::SHIPPED;
+        let evidence = QueryEvidence::judge(&tokens, &rule.evidence, &prepared);
+        let top = ranked.get(..FALLBACK_LIMIT).unwrap_or(&ranked);
+        let kept = rule.deliver(&evidence, top, &prepared);
+        ranked
             .into_iter()
             .filter_map(|r| {
                 prepared.get(r.index).map(|d| RankRow {
                     document: DocumentOut::new(d),
                     score: r.score,
                     breakdown: Some(lexical_score::explain(&tokens, *d)),
+                    delivered: Some(kept.contains(&r)),
                 })
             })
             .collect()
     }
 
     /// Readable text for a ranking.
-    pub fn to_text(query: &str, rows: &[RankRow], scanned: usize, use_frozen: bool) -> String {
+    pub fn to_text(
+        query: &str,
+        rows: &[RankRow],
+        verdicts: &[TokenVerdict],
+        scanned: usize,
+        use_frozen: bool,
+    ) -> String {
         let mut s = String::new();
         let scorer = if use_frozen {
             "frozen pre-change"
@@ -438,13 +469,43 @@ impl RankRow {
                 "query tokens: {}",
                 one_line(&tokens.as_slice().join(" "))
             );
+            let uninformative: Vec<String> = verdicts
+                .iter()
+                .filter_map(|v| {
+                    v.uninformative.map(|why| {
+                        let why = match why {
+                            Uninformative::FunctionWord => "function word".to_owned(),
+                            Uninformative::Request => "request".to_owned(),
+                            Uninformative::Common {
+                                in_documents,
+                                of_documents,
+                            } => format!("in {in_documents} of {of_documents} documents"),
+                        };
+                        format!("{} ({why})", v.token)
+                    })
+                })
+                .collect();
+            if !uninformative.is_empty() {
+                let _ = writeln!(s, "uninformative: {}", one_line(&uninformative.join(", ")));
+            }
         }
         if rows.is_empty() {
             s.push_str("\nno document matches this query\n");
         }
         for (i, row) in rows.iter().enumerate() {
             let d = &row.document;
-            let _ = writeln!(s, "\n{}. score {} · {}", i + 1, row.score, d.describe());
+            let mark = if row.delivered == Some(true) {
+                " · delivered"
+            } else {
+                ""
+            };
+            let _ = writeln!(
+                s,
+                "\n{}. score {} · {}{mark}",
+                i + 1,
+                row.score,
+                d.describe()
+            );
             if let Some(b) = &row.breakdown {
                 let hits = |label: &str, weight: u32, hits: &[String]| {
                     if hits.is_empty() {

@@ -59,10 +59,11 @@ pub use delivery_telemetry::{
     DeliveredAt, DiscardReason, JsonLinesSink, Phase, RecordingSink, Strategy, TelemetryEvent,
     TelemetrySink, TracingSink,
 };
+
 pub use memory_scan::MemoryRoots;
 pub use recall_lifecycle::{
-    CancelReason, Clock, DeliveredMemory, Delivery, DeliveryDesign, FixedClock, Lines, RecallState,
-    SettledRecall, SystemClock, printable, render_prompt,
+    CancelReason, Clock, DeliveredMemory, Delivery, DeliveryDesign, DeliveryRule, FixedClock,
+    Lines, RecallState, SettledRecall, SystemClock, printable, render_prompt,
 };
 pub use selector::Selector;
 pub use selector_http::{HttpSelector, HttpSelectorConfig};
@@ -130,6 +131,11 @@ pub struct RecallConfig {
     /// [`DiscardReason::TurnCapReached`]. Documents cut this way are not marked delivered, so a
     /// later turn may still recall them.
     pub turn_cap: Option<NonZeroUsize>,
+    /// What of the lexical ranking the fast result and the heuristic result deliver (default
+    /// [`DeliveryRule::SHIPPED`]: documents with evidence beyond uninformative query tokens,
+    /// trimmed relative to the lead). [`DeliveryRule::UNTRIMMED`] restores the design's top
+    /// five. The model's pick is never trimmed.
+    pub delivery_rule: DeliveryRule,
 }
 
 /// Why a recall session could not be built.
@@ -178,6 +184,7 @@ impl RecallConfig {
             catalog_store: memory_scan::CatalogStore::InRoot,
             delivery: DeliveryDesign::FastPath,
             turn_cap: None,
+            delivery_rule: DeliveryRule::SHIPPED,
         }
     }
 
@@ -277,6 +284,7 @@ impl MemoryRecall {
         session.limit = config.limit;
         session.design = config.delivery;
         session.turn_cap = config.turn_cap;
+        session.delivery_rule = config.delivery_rule;
         if config.catalog {
             session.cache = Arc::new(memory_scan::DocumentCache::with_catalog_store(
                 config.catalog_store,

@@ -11,8 +11,8 @@ use delivery_telemetry::{
 };
 use memory_scan::MemoryRoots;
 use recall_lifecycle::{
-    CancelReason, Delivery, DeliveryDesign, FastConfidence, FixedClock, INITIAL_CEILING,
-    RecallSession, SessionConfig, render_prompt,
+    CancelReason, Delivery, DeliveryDesign, DeliveryRule, FastConfidence, FixedClock,
+    INITIAL_CEILING, RecallSession, SessionConfig, render_prompt,
 };
 use selector::{MockAnswer, MockSelector, MockStep, Selector, SelectorError};
 use tempfile::TempDir;
@@ -137,6 +137,8 @@ fn session_with(
     config.selector = selector;
     config.design = design;
     config.clock = Arc::new(FixedClock(SystemTime::now()));
+    // These specify the delivery designs over the design's own top five and top two.
+    config.delivery_rule = DeliveryRule::UNTRIMMED;
     (RecallSession::new(config), sink)
 }
 
@@ -1281,6 +1283,7 @@ fn capped_session(f: &Fixture, cap: usize) -> (RecallSession, Arc<RecordingSink>
     config.selector = Some(mock(&[&f.terse, &f.dashboard], 250));
     config.clock = Arc::new(FixedClock(SystemTime::now()));
     config.turn_cap = Some(std::num::NonZeroUsize::new(cap).unwrap());
+    config.delivery_rule = DeliveryRule::UNTRIMMED;
     (RecallSession::new(config), sink)
 }
 
@@ -1352,4 +1355,45 @@ async fn without_a_turn_cap_a_turn_delivers_the_fast_and_the_refined_documents()
     let refined = session.consume_tool_result();
 
     assert_eq!(paths(&refined), vec![f.terse.clone(), f.dashboard.clone()]);
+}
+
+/// A session over the fixture with no selector and the given delivery rule.
+fn heuristic_session(f: &Fixture, rule: DeliveryRule) -> (RecallSession, Arc<RecordingSink>) {
+    let sink = Arc::new(RecordingSink::new());
+    let mut config =
+        SessionConfig::new(f.tree.roots(), Arc::clone(&sink) as Arc<dyn TelemetrySink>);
+    config.clock = Arc::new(FixedClock(SystemTime::now()));
+    config.delivery_rule = rule;
+    (RecallSession::new(config), sink)
+}
+
+#[tokio::test(start_paused = true)]
+async fn by_default_a_document_matching_only_function_words_is_not_delivered_and_counted_trimmed() {
+    let f = fixture();
+    let (mut session, sink) = heuristic_session(&f, DeliveryRule::SHIPPED);
+    session.begin_query("how do we roll back the release?", &[]);
+    let delivered = paths(&session.consume_initial().await);
+    assert_eq!(delivered.first(), Some(&f.rollback));
+    assert!(!delivered.contains(&f.terse), "{delivered:?}");
+    session.end_turn();
+    let recall = &sink.recalls()[0];
+    assert!(recall.docs_trimmed > 0);
+    assert_eq!(recall.docs_selected, delivered.len());
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_untrimmed_rule_delivers_the_design_top_five_with_nothing_trimmed() {
+    let f = fixture();
+    let (mut session, sink) = heuristic_session(&f, DeliveryRule::UNTRIMMED);
+    session.begin_query("how do we roll back the release?", &[]);
+    let delivered = paths(&session.consume_initial().await);
+    assert!(delivered.contains(&f.terse), "{delivered:?}");
+    session.end_turn();
+    assert_eq!(sink.recalls()[0].docs_trimmed, 0);
+}
+
+#[test]
+fn the_default_delivery_rule_is_the_shipped_one() {
+    let config = SessionConfig::new(fixture().tree.roots(), Arc::new(RecordingSink::new()));
+    assert_eq!(config.delivery_rule, DeliveryRule::SHIPPED);
 }

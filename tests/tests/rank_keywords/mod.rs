@@ -23,7 +23,7 @@ query: lighthouse sluggish bundle
 scorer: shipped · 1 document(s) scanned · 1 shown
 query tokens: lighthouse sluggish bundle
 
-1. score 11 · Bundle budget — bundle.md (project, project scope)
+1. score 11 · Bundle budget — bundle.md (project, project scope) · delivered
    title +4 (bundle)
    keywords +4 (lighthouse)
    usage scenarios +3 (sluggish)

@@ -22,7 +22,9 @@ use anyhow::{Context, Result, ensure};
 use delivery_telemetry::{DeliveryPoint, InitialWait, Phase, RecordingSink};
 use lexical_score::{ActiveToolAliases, CandidateSelection, QueryTokens};
 use memory_scan::DocumentCache;
-use recall_lifecycle::{Delivery, DeliveryDesign, FixedClock, RecallSession, SessionConfig};
+use recall_lifecycle::{
+    Delivery, DeliveryDesign, DeliveryRule, FixedClock, RecallSession, SessionConfig,
+};
 use selector::{MockSelector, Selector};
 use selector_http::{HttpSelector, HttpSelectorConfig};
 use serde::Serialize;
@@ -408,6 +410,9 @@ async fn run_turn_with(
     config.clock = Arc::new(FixedClock(corpus.now));
     config.design = design;
     config.cache = corpus.cache.clone();
+    // The designs are compared over the design's own top five and top two; what the delivery
+    // rule keeps of them is measured in the delivery-rule comparison.
+    config.delivery_rule = DeliveryRule::UNTRIMMED;
     let mut session = RecallSession::new(config);
 
     session.begin_query(&case.query, &[]);

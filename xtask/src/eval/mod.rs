@@ -18,8 +18,11 @@
 mod confidence;
 mod corpus;
 mod delivery;
+mod figures;
 mod latency;
 mod quality;
+mod render;
+mod trim;
 
 use std::fmt::Write as _;
 use std::time::SystemTime;
@@ -31,6 +34,7 @@ use self::confidence::ConfidenceReport;
 use self::delivery::{DeliveryReport, ScenarioRow};
 use self::latency::LatencyReport;
 use self::quality::{GroupMetrics, QualityReport, optional_percent, percent};
+use self::trim::TrimReport;
 
 const USAGE: &str = "usage: cargo xtask eval [--json]";
 
@@ -40,6 +44,7 @@ struct EvalReport {
     quality: QualityReport,
     delivery: DeliveryReport,
     confidence: ConfidenceReport,
+    trim: TrimReport,
     scoring_latency: LatencyReport,
     gates: Gates,
 }
@@ -69,14 +74,17 @@ pub fn main(args: &[String]) -> Result<()> {
         quality::quality_report(&corpus, &quality::shipped_scorer, &quality::frozen_scorer);
     let delivery = delivery::delivery_report(&corpus)?;
     let confidence = confidence::confidence_report(&corpus);
+    let trim = trim::trim_report(&corpus);
     let scoring_latency = latency::latency_report(&corpus);
     let mut failures = quality::quality_gates(&quality);
     failures.extend(delivery::delivery_gates(&delivery));
     failures.extend(confidence::confidence_gates(&confidence));
+    failures.extend(trim::trim_gates(&trim));
     let report = EvalReport {
         quality,
         delivery,
         confidence,
+        trim,
         scoring_latency,
         gates: Gates {
             passed: failures.is_empty(),
@@ -111,6 +119,8 @@ fn render(report: &EvalReport) -> String {
     render_delivery(&mut out, &report.delivery);
     out.push('\n');
     render_confidence(&mut out, &report.confidence);
+    out.push('\n');
+    render::trim(&mut out, &report.trim);
     out.push('\n');
     render_latency(&mut out, &report.scoring_latency);
     out.push('\n');

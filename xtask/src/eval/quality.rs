@@ -21,7 +21,8 @@ use memory_scan::ScannedDocument;
 use serde::Serialize;
 
 use super::corpus::{
-    Case, Corpus, ENGLISH_SLICE, NO_RESULT_SLICE, NOISY_SLICE, SEMANTIC_SLICE, SLICES,
+    CHATTER_SLICE, Case, Corpus, ENGLISH_SLICE, MULTI_ANSWER_SLICE, NO_RESULT_SLICE,
+    SEMANTIC_SLICE, SLICES,
 };
 
 /// A scorer: the ranked document indices (best first) it answers `query` with.
@@ -229,7 +230,12 @@ pub fn evaluate(corpus: &Corpus, name: &str, scorer: &Scorer<'_>) -> ScorerMetri
             .filter(|o| o.recall_at_5.is_some() && !is_lexical_gap(&o.slice)),
     );
 
-    let outside_semantic = || outcomes.iter().filter(|o| o.slice != SEMANTIC_SLICE);
+    // The delivery slices measure what is sent, not the scorer's silence.
+    let outside_semantic = || {
+        outcomes.iter().filter(|o| {
+            o.slice != SEMANTIC_SLICE && o.slice != MULTI_ANSWER_SLICE && o.slice != CHATTER_SLICE
+        })
+    };
     let silent = outside_semantic().filter(|o| o.silent).count();
     let silent_right = outside_semantic()
         .filter(|o| o.silent && o.slice == NO_RESULT_SLICE)
@@ -424,7 +430,7 @@ pub fn quality_gates(report: &QualityReport) -> Vec<String> {
 /// Whether a slice measures what a lexical scorer cannot answer (no shared token, or only pieces
 /// of longer words), so the Recall@5 and top-1 gates leave it out.
 fn is_lexical_gap(slice: &str) -> bool {
-    slice == SEMANTIC_SLICE || slice == NOISY_SLICE
+    super::corpus::is_outside_scorer_gates(slice)
 }
 
 /// `0.923` → `92.3%`.

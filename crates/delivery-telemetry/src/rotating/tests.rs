@@ -11,6 +11,7 @@ fn recall(query_length: usize) -> TelemetryEvent {
         query_length,
         docs_scanned: 10,
         docs_selected: 2,
+        docs_trimmed: 0,
         strategy: Strategy::Heuristic,
         duration_ms: 12.5,
         scan_duration_ms: 3.0,

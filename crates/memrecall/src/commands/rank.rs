@@ -34,6 +34,11 @@ pub(crate) fn run(args: &RankArgs) -> Result<(), Failure> {
         .map_err(|e| Failure::root(e.to_string()))?;
     let scan_time = started.elapsed();
     let rows = RankRow::rank(&args.query, &scan.documents, args.frozen);
+    let verdicts = if args.frozen {
+        Vec::new()
+    } else {
+        crate::output::token_verdicts(&args.query, &scan.documents)
+    };
     let limit = if args.limit == 0 {
         usize::MAX
     } else {
@@ -46,6 +51,7 @@ pub(crate) fn run(args: &RankArgs) -> Result<(), Failure> {
             "scorer": if args.frozen { "frozen" } else { "shipped" },
             "documents": scan.documents.len(),
             "scan_ms": scan_time.as_secs_f64() * 1_000.0,
+            "tokens": verdicts,
             "ranked": rows,
         });
         emit(&format!(
@@ -56,6 +62,7 @@ pub(crate) fn run(args: &RankArgs) -> Result<(), Failure> {
         emit(&RankRow::to_text(
             &args.query,
             &rows,
+            &verdicts,
             scan.documents.len(),
             args.frozen,
         ))?;

@@ -180,9 +180,11 @@ impl MemoryServer {
             .into_iter()
             .take(MAX_EXPLAINED)
             .collect();
+        let verdicts = crate::output::token_verdicts(&params.query, &documents);
         Ok(text_result(RankRow::to_text(
             &params.query,
             &rows,
+            &verdicts,
             documents.len(),
             false,
         )))

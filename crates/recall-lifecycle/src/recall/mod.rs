@@ -114,6 +114,7 @@ pub(crate) struct RecallContext {
     pub sink: Arc<dyn TelemetrySink>,
     pub design: DeliveryDesign,
     pub limit: usize,
+    pub delivery_rule: lexical_score::DeliveryRule,
 }
 
 /// The per-query input of a recall.
@@ -179,7 +180,7 @@ pub(crate) async fn run_recall(
         }
     };
 
-    let fast = ranked.selection.fast();
+    let fast = ranked.fast();
     // Without a selector there is nothing to arrive first: the recall settles at once with the
     // lexical result, which the initial consume then delivers as `refined`.
     let selector_asked = ctx.selector.is_some();
@@ -192,7 +193,7 @@ pub(crate) async fn run_recall(
         .fast_confidence
         .filter(|_| publishes_fast && selector_asked && !fast.is_empty() && !cancel.is_cancelled())
         .map(|confidence| FastResult {
-            documents: documents_at(&ranked.pool, fast.iter().map(|r| r.index)),
+            documents: documents_at(&ranked.pool, fast.iter().copied()),
             published_after: started.elapsed(),
             confidence,
         });
@@ -228,6 +229,7 @@ pub(crate) async fn run_recall(
         query_length,
         docs_scanned: ranked.docs_scanned,
         docs_selected: documents.len(),
+        docs_trimmed: ranked.trimmed(),
         strategy,
         duration_ms: millis(timings.settled),
         scan_duration_ms: millis(scan_elapsed),
@@ -310,6 +312,7 @@ fn settle_failed(
         query_length,
         docs_scanned: 0,
         docs_selected: 0,
+        docs_trimmed: 0,
         strategy: Strategy::None,
         duration_ms: millis(scan_elapsed),
         scan_duration_ms: millis(scan_elapsed),

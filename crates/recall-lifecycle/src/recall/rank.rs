@@ -4,7 +4,9 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use lexical_score::{ActiveToolAliases, CandidateSelection, PreparedText, QueryTokens, Scorable};
+use lexical_score::{
+    ActiveToolAliases, CandidateSelection, PreparedText, QueryEvidence, QueryTokens, Scorable,
+};
 use memory_scan::{ScanReport, ScannedDocument};
 
 use super::RecallContext;
@@ -28,6 +30,8 @@ impl Scorable for PoolDocument {
 pub(super) struct Ranked {
     pub(super) pool: Vec<PoolDocument>,
     pub(super) selection: CandidateSelection,
+    /// What the delivery rule keeps of the lexical top five, best first: the heuristic settle.
+    pub(super) delivered: Vec<lexical_score::Ranked>,
     /// The judgement of the fast result; `None` when nothing matched.
     pub(super) fast_confidence: Option<FastConfidence>,
     pub(super) docs_scanned: usize,
@@ -55,18 +59,43 @@ pub(super) fn scan_and_rank(
     // Derived once per recall, never per document (design document, verification list).
     let aliases = ActiveToolAliases::from_tool_names(tools);
     let selection = CandidateSelection::select(&tokens, &pool, &aliases);
-    let fast_confidence = selection
-        .fast()
+    let rule = ctx.delivery_rule;
+    let delivered = if rule.is_untrimmed() {
+        selection.fallback().to_vec()
+    } else {
+        let evidence = QueryEvidence::judge(&tokens, &rule.evidence, &pool);
+        rule.deliver(&evidence, selection.fallback(), &pool)
+    };
+    let fast_confidence = delivered
         .first()
+        .filter(|lead| selection.fast().contains(lead))
         .and_then(|lead| pool.get(lead.index))
         .map(|lead| judge_fast(&tokens, lead));
     Ok(Ranked {
         pool,
         selection,
+        delivered,
         fast_confidence,
         docs_scanned,
         report: scan.report,
     })
+}
+
+impl Ranked {
+    /// The fast result: what the delivery rule keeps of the lexical top two.
+    pub(super) fn fast(&self) -> Vec<usize> {
+        let fast = self.selection.fast();
+        self.delivered
+            .iter()
+            .filter(|r| fast.contains(r))
+            .map(|r| r.index)
+            .collect()
+    }
+
+    /// Documents of the lexical top five the delivery rule left out.
+    pub(super) fn trimmed(&self) -> usize {
+        self.selection.fallback().len() - self.delivered.len()
+    }
 }
 
 pub(super) fn documents_at(

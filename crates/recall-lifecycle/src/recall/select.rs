@@ -33,12 +33,7 @@ pub(super) async fn choose(
     ranked: &Ranked,
     cancel: &CancellationToken,
 ) -> Option<Selection> {
-    let fallback = || {
-        documents_at(
-            &ranked.pool,
-            ranked.selection.fallback().iter().map(|r| r.index),
-        )
-    };
+    let fallback = || documents_at(&ranked.pool, ranked.delivered.iter().map(|r| r.index));
     let lexical = |strategy, documents| Selection {
         strategy,
         documents,

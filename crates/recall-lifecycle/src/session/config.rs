@@ -4,6 +4,7 @@ use std::num::NonZeroUsize;
 use std::sync::Arc;
 
 use delivery_telemetry::TelemetrySink;
+use lexical_score::DeliveryRule;
 use memory_scan::{DocumentCache, MemoryRoots, RecallScanner};
 use selector::Selector;
 
@@ -26,6 +27,10 @@ pub struct SessionConfig {
     pub design: DeliveryDesign,
     /// Most documents one refined delivery may carry.
     pub limit: usize,
+    /// What of the lexical ranking the fast result and the heuristic settle deliver (default
+    /// [`DeliveryRule::SHIPPED`]; [`DeliveryRule::UNTRIMMED`] is the design's top five). The
+    /// model's pick is never trimmed.
+    pub delivery_rule: DeliveryRule,
     /// Most documents one turn delivers in all, fast and refined together; `None` (the
     /// default) leaves a turn at what the design gives it (up to the fast result's two plus
     /// `limit` refined). Documents cut by the cap are not marked delivered, so a later turn may
@@ -46,6 +51,7 @@ impl SessionConfig {
             clock: Arc::new(SystemClock),
             design: DeliveryDesign::FastPath,
             limit: selector::DEFAULT_LIMIT,
+            delivery_rule: DeliveryRule::SHIPPED,
             turn_cap: None,
             cache: Arc::new(DocumentCache::new()),
         }

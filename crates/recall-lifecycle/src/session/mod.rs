@@ -59,6 +59,7 @@ impl RecallSession {
                 sink: config.sink,
                 design: config.design,
                 limit: config.limit,
+                delivery_rule: config.delivery_rule,
             }),
             clock: config.clock,
             turn_cap: config.turn_cap,

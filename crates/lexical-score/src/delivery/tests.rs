@@ -1,0 +1,406 @@
+//! The delivery rules as specified: evidence beyond uninformative tokens, then the trim.
+
+use std::num::{NonZeroU32, NonZeroUsize};
+use std::time::SystemTime;
+
+use super::*;
+use crate::{MemoryType, PreparedText, QueryTokens, rank};
+
+struct Doc(PreparedText);
+
+impl Scorable for Doc {
+    fn prepared(&self) -> &PreparedText {
+        &self.0
+    }
+    fn memory_type(&self) -> MemoryType {
+        MemoryType::Project
+    }
+    fn mtime(&self) -> SystemTime {
+        SystemTime::UNIX_EPOCH
+    }
+}
+
+fn doc(title: &str, description: &str, body: &str) -> Doc {
+    Doc(PreparedText::new(title, description, body))
+}
+
+fn judged(points: u32, whole_word: bool, index: usize) -> Judged {
+    Judged {
+        ranked: Ranked {
+            index,
+            score: points,
+        },
+        evidence: DocumentEvidence {
+            points,
+            whole_word,
+            rare: false,
+        },
+    }
+}
+
+fn share(percent: u8) -> Share {
+    Share::percent(percent).unwrap()
+}
+
+const FUNCTION_WORDS: UninformativeTokens = UninformativeTokens {
+    function_words: true,
+    requests: false,
+    common: None,
+};
+
+fn common(percent: u8) -> UninformativeTokens {
+    UninformativeTokens {
+        common: Some(share(percent)),
+        ..UninformativeTokens::NONE
+    }
+}
+
+fn tokens_rule(uninformative: UninformativeTokens) -> EvidenceRule {
+    EvidenceRule {
+        uninformative,
+        minimum: MinimumEvidence::AnyHit,
+    }
+}
+
+fn kept(rule: TrimRule, judged: &[Judged]) -> Vec<bool> {
+    rule.keeps(judged)
+}
+
+#[test]
+fn a_share_outside_one_to_a_hundred_percent_cannot_be_made() {
+    assert_eq!(Share::percent(0), None);
+    assert_eq!(Share::percent(101), None);
+    assert_eq!(Share::percent(100).map(Share::as_percent), Some(100));
+}
+
+#[test]
+fn a_gap_factor_of_one_or_less_cannot_be_made() {
+    assert_eq!(GapFactor::tenths(10), None);
+    assert_eq!(GapFactor::tenths(0), None);
+    assert_eq!(GapFactor::tenths(15).map(GapFactor::as_tenths), Some(15));
+}
+
+#[test]
+fn untrimmed_keeps_every_document() {
+    let docs = [judged(9, true, 0), judged(1, false, 1), judged(1, false, 2)];
+    assert_eq!(kept(TrimRule::Untrimmed, &docs), [true, true, true]);
+}
+
+#[test]
+fn top_k_keeps_the_first_k() {
+    let docs = [judged(9, true, 0), judged(8, true, 1), judged(7, true, 2)];
+    let two = TrimRule::TopK(NonZeroUsize::new(2).unwrap());
+    assert_eq!(kept(two, &docs), [true, true, false]);
+}
+
+#[test]
+fn lead_share_keeps_documents_reaching_the_share_of_the_lead() {
+    let docs = [judged(10, true, 0), judged(5, true, 1), judged(4, true, 2)];
+    assert_eq!(
+        kept(TrimRule::LeadShare(share(50)), &docs),
+        [true, true, false]
+    );
+}
+
+#[test]
+fn whole_word_after_first_keeps_the_lead_even_when_it_matched_inside_a_word() {
+    let docs = [
+        judged(10, false, 0),
+        judged(9, true, 1),
+        judged(8, false, 2),
+    ];
+    assert_eq!(
+        kept(TrimRule::WholeWordAfterFirst, &docs),
+        [true, true, false]
+    );
+}
+
+#[test]
+fn gap_stops_at_the_first_drop_larger_than_the_factor_and_never_resumes() {
+    let docs = [
+        judged(10, true, 0),
+        judged(8, true, 1),
+        judged(3, true, 2),
+        judged(3, true, 3),
+    ];
+    let gap = TrimRule::Gap(GapFactor::tenths(20).unwrap());
+    assert_eq!(kept(gap, &docs), [true, true, false, false]);
+}
+
+#[test]
+fn every_trim_keeps_the_same_prefix_for_a_shorter_delivery() {
+    let docs = [
+        judged(10, true, 0),
+        judged(4, false, 1),
+        judged(6, true, 2),
+        judged(1, true, 3),
+    ];
+    let rules = [
+        TrimRule::Untrimmed,
+        TrimRule::TopK(NonZeroUsize::new(1).unwrap()),
+        TrimRule::LeadShare(share(30)),
+        TrimRule::WholeWordAfterFirst,
+        TrimRule::Gap(GapFactor::tenths(20).unwrap()),
+    ];
+    for rule in rules {
+        let long = kept(rule, &docs);
+        let short = kept(rule, &docs[..2]);
+        assert_eq!(&long[..2], short.as_slice(), "{rule:?}");
+    }
+}
+
+#[test]
+fn nothing_to_trim_keeps_nothing() {
+    assert!(kept(TrimRule::LeadShare(share(50)), &[]).is_empty());
+}
+
+#[test]
+fn function_words_are_judged_uninformative_and_content_words_are_not() {
+    let query = QueryTokens::new("run the tests again please");
+    let evidence = QueryEvidence::judge(&query, &tokens_rule(FUNCTION_WORDS), &[] as &[Doc]);
+    let judged: Vec<(&str, bool)> = evidence
+        .verdicts()
+        .iter()
+        .map(|v| (v.token.as_str(), v.uninformative.is_some()))
+        .collect();
+    assert_eq!(
+        judged,
+        [
+            ("run", false),
+            ("the", true),
+            ("tests", false),
+            ("again", true),
+            ("please", true)
+        ]
+    );
+    assert_eq!(evidence.informative().as_slice(), ["run", "tests"]);
+}
+
+/// Ten documents, `with_word` of which say "widget".
+fn tree(with_word: usize) -> Vec<Doc> {
+    (0..10)
+        .map(|i| {
+            let body = if i < with_word {
+                "a widget"
+            } else {
+                "a gadget"
+            };
+            doc(&format!("note {i}"), "", body)
+        })
+        .collect()
+}
+
+#[test]
+fn a_token_in_more_than_the_share_of_the_documents_is_common() {
+    let query = QueryTokens::new("widget");
+    let evidence = QueryEvidence::judge(&query, &tokens_rule(common(50)), &tree(6));
+    assert_eq!(
+        evidence.verdicts()[0].uninformative,
+        Some(Uninformative::Common {
+            in_documents: 6,
+            of_documents: 10
+        })
+    );
+}
+
+#[test]
+fn a_token_in_at_most_the_share_of_the_documents_is_evidence() {
+    let query = QueryTokens::new("widget");
+    let evidence = QueryEvidence::judge(&query, &tokens_rule(common(50)), &tree(5));
+    assert_eq!(evidence.verdicts()[0].uninformative, None);
+}
+
+#[test]
+fn a_tree_smaller_than_the_frequency_minimum_judges_no_token_common() {
+    let docs: Vec<Doc> = tree(10)
+        .into_iter()
+        .take(MIN_DOCUMENTS_FOR_FREQUENCY - 1)
+        .collect();
+    let query = QueryTokens::new("widget");
+    let evidence = QueryEvidence::judge(&query, &tokens_rule(common(50)), &docs);
+    assert_eq!(evidence.verdicts()[0].uninformative, None);
+}
+
+#[test]
+fn document_evidence_counts_informative_points_only() {
+    let query = QueryTokens::new("the rollback");
+    let evidence = QueryEvidence::judge(&query, &tokens_rule(FUNCTION_WORDS), &[] as &[Doc]);
+    let runbook = doc("The rollback runbook", "the steps", "");
+    assert_eq!(
+        evidence.document(&runbook),
+        DocumentEvidence {
+            points: 4,
+            whole_word: true,
+            rare: false
+        }
+    );
+}
+
+#[test]
+fn a_token_found_only_inside_a_longer_word_is_not_whole_word_evidence() {
+    let query = QueryTokens::new("how");
+    let evidence = QueryEvidence::judge(&query, &EvidenceRule::ANY_MATCH, &[] as &[Doc]);
+    let showcase = doc("Showcase", "", "");
+    assert_eq!(
+        evidence.document(&showcase),
+        DocumentEvidence {
+            points: 4,
+            whole_word: false,
+            rare: false
+        }
+    );
+}
+
+#[test]
+fn the_untrimmed_rule_delivers_the_whole_ranking() {
+    let docs = [
+        doc("the", "", ""),
+        doc("rollback", "", ""),
+        doc("", "", "the"),
+    ];
+    let query = QueryTokens::new("the rollback");
+    let ranked = rank(&query, &docs);
+    let evidence = QueryEvidence::judge(&query, &EvidenceRule::ANY_MATCH, &docs);
+    assert_eq!(
+        DeliveryRule::UNTRIMMED.deliver(&evidence, &ranked, &docs),
+        ranked
+    );
+}
+
+#[test]
+fn a_document_matching_only_function_words_is_not_delivered() {
+    let docs = [doc("The team", "the rules", ""), doc("Rollback", "", "")];
+    let query = QueryTokens::new("the rollback");
+    let ranked = rank(&query, &docs);
+    let rule = DeliveryRule {
+        evidence: EvidenceRule {
+            uninformative: FUNCTION_WORDS,
+            minimum: MinimumEvidence::AnyHit,
+        },
+        trim: TrimRule::Untrimmed,
+    };
+    let evidence = QueryEvidence::judge(&query, &rule.evidence, &docs);
+    let delivered: Vec<usize> = rule
+        .deliver(&evidence, &ranked, &docs)
+        .iter()
+        .map(|r| r.index)
+        .collect();
+    assert_eq!(delivered, [1]);
+}
+
+#[test]
+fn a_single_body_hit_falls_short_of_a_two_point_minimum() {
+    let docs = [doc("Release", "", "a forward fix"), doc("Typo", "", "")];
+    let query = QueryTokens::new("fix the typo");
+    let ranked = rank(&query, &docs);
+    let rule = DeliveryRule {
+        evidence: EvidenceRule {
+            uninformative: FUNCTION_WORDS,
+            minimum: MinimumEvidence::Points(NonZeroU32::new(2).unwrap()),
+        },
+        trim: TrimRule::Untrimmed,
+    };
+    let evidence = QueryEvidence::judge(&query, &rule.evidence, &docs);
+    let delivered: Vec<usize> = rule
+        .deliver(&evidence, &ranked, &docs)
+        .iter()
+        .map(|r| r.index)
+        .collect();
+    assert_eq!(delivered, [1]);
+}
+
+#[test]
+fn the_lead_share_is_measured_from_the_first_document_with_enough_evidence() {
+    let docs = [
+        doc("The the the", "the", "the"),
+        doc("Rollback steps", "", ""),
+        doc("", "", "rollback"),
+    ];
+    let query = QueryTokens::new("the rollback steps");
+    let ranked = rank(&query, &docs);
+    let rule = DeliveryRule {
+        evidence: EvidenceRule {
+            uninformative: FUNCTION_WORDS,
+            minimum: MinimumEvidence::AnyHit,
+        },
+        trim: TrimRule::LeadShare(share(50)),
+    };
+    let evidence = QueryEvidence::judge(&query, &rule.evidence, &docs);
+    let delivered: Vec<usize> = rule
+        .deliver(&evidence, &ranked, &docs)
+        .iter()
+        .map(|r| r.index)
+        .collect();
+    assert_eq!(delivered, [1]);
+}
+
+fn corroborated() -> EvidenceRule {
+    EvidenceRule {
+        uninformative: FUNCTION_WORDS,
+        minimum: MinimumEvidence::WholeWordAndPointsOrRare(NonZeroU32::new(2).unwrap()),
+    }
+}
+
+fn delivered_indices(rule: &EvidenceRule, query: &str, docs: &[Doc]) -> Vec<usize> {
+    let rule = DeliveryRule {
+        evidence: *rule,
+        trim: TrimRule::Untrimmed,
+    };
+    let query = QueryTokens::new(query);
+    let evidence = QueryEvidence::judge(&query, &rule.evidence, docs);
+    rule.deliver(&evidence, &rank(&query, docs), docs)
+        .iter()
+        .map(|r| r.index)
+        .collect()
+}
+
+#[test]
+fn one_body_mention_of_a_word_other_documents_share_is_not_enough_evidence() {
+    let docs = [
+        doc("Release", "", "a forward fix"),
+        doc("Patch", "", "the fix"),
+    ];
+    assert!(delivered_indices(&corroborated(), "fix", &docs).is_empty());
+}
+
+#[test]
+fn one_body_mention_of_a_word_no_other_document_holds_is_enough_evidence() {
+    let docs = [
+        doc("Migrations", "", "use pg_repack"),
+        doc("Patch", "", "the fix"),
+    ];
+    assert_eq!(delivered_indices(&corroborated(), "repack", &docs), [0]);
+}
+
+#[test]
+fn two_points_found_only_inside_longer_words_are_not_enough_evidence() {
+    let docs = [
+        doc("Owners", "", "CODEOWNERS file"),
+        doc("Other", "", "code"),
+    ];
+    let delivered = delivered_indices(&corroborated(), "codeowner", &docs);
+    assert!(delivered.is_empty(), "{delivered:?}");
+    assert_eq!(delivered_indices(&corroborated(), "owners", &docs), [0]);
+}
+
+#[test]
+fn requests_to_the_agent_are_judged_uninformative_apart_from_function_words() {
+    let rule = tokens_rule(UninformativeTokens {
+        requests: true,
+        ..FUNCTION_WORDS
+    });
+    let evidence = QueryEvidence::judge(&QueryTokens::new("fix the typo"), &rule, &[] as &[Doc]);
+    let reasons: Vec<Option<Uninformative>> = evidence
+        .verdicts()
+        .iter()
+        .map(|v| v.uninformative)
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            Some(Uninformative::Request),
+            Some(Uninformative::FunctionWord),
+            None
+        ]
+    );
+}

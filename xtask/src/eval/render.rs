@@ -1,0 +1,147 @@
+//! The text tables of the delivery-precision sections.
+
+use std::fmt::Write as _;
+
+use super::corpus::{CHATTER_SLICE, NO_RESULT_SLICE};
+use super::figures::{ANSWERABLE, DeliveryFigures, KEPT_RECALL};
+use super::quality::{optional_percent, percent};
+use super::trim::{self, MAX_CHATTER_DOCS, RuleRow, TrimReport};
+
+fn docs(value: Option<f64>) -> String {
+    value.map_or_else(|| "-".to_owned(), |v| format!("{v:.2}"))
+}
+
+/// The header of a row of figures.
+pub fn figures_header(out: &mut String, first: &str, width: usize) {
+    let _ = writeln!(
+        out,
+        "{first:<width$} {:>7} {:>9} {:>9} {:>8} {:>8} {:>8} {:>9}",
+        "docs/ans", "precision", "hit first", "hit all", "recall", "no-res", "chatter0"
+    );
+}
+
+/// One row of figures: `answerable` figures, then documents per no-result and per chatter turn
+/// with nothing relevant.
+pub fn figures_row(
+    out: &mut String,
+    first: &str,
+    width: usize,
+    all: &[DeliveryFigures],
+    name: &str,
+) {
+    let find = |n: &str| all.iter().find(|f| f.name == n);
+    let Some(f) = find(name) else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "{first:<width$} {:>7.2} {:>9} {:>9} {:>8} {:>8} {:>8} {:>9}",
+        f.delivered_per_turn,
+        optional_percent(f.precision),
+        percent(f.hit_first_prompt),
+        percent(f.hit_at_all),
+        percent(f.relevant_recall),
+        docs(find(NO_RESULT_SLICE).and_then(|f| f.delivered_per_nothing_relevant_turn)),
+        docs(find(CHATTER_SLICE).and_then(|f| f.delivered_per_nothing_relevant_turn)),
+    );
+}
+
+fn rule_rows(out: &mut String, rows: &[RuleRow]) {
+    for row in rows {
+        let mark = match (row.shipped, row.admissible) {
+            (true, _) => "* ",
+            (false, true) => "  ",
+            (false, false) => "x ",
+        };
+        figures_row(
+            out,
+            &format!("{mark}{}", row.rule),
+            48,
+            &row.figures,
+            ANSWERABLE,
+        );
+        if !row.loses_on.is_empty() {
+            out.pop();
+            let _ = writeln!(out, "  loses: {}", row.loses_on.join(", "));
+        }
+    }
+}
+
+/// The trim-rule comparison.
+pub fn trim(out: &mut String, report: &TrimReport) {
+    let _ = writeln!(
+        out,
+        "Delivery rules on the corpus, no selector (the lexical top 5, then the rule; every turn):\n\
+         docs/ans = documents per answerable turn; precision = relevant delivered / delivered; hit = \
+         turns with a relevant document delivered; recall = share of each turn's relevant documents \
+         delivered; no-res / chatter0 = documents per no-result turn / per chatter turn with nothing \
+         relevant.\nx = keeps less than {:.0}% of the untrimmed relevant recall on some slice with \
+         answers; * = shipped (gated: admissible, chatter0 <= {MAX_CHATTER_DOCS})",
+        KEPT_RECALL * 100.0
+    );
+    figures_header(out, "trim (every token counts)", 48);
+    rule_rows(out, &report.trims);
+    out.push('\n');
+    figures_header(out, "uninformative tokens, minimum evidence, trim", 48);
+    rule_rows(out, &report.evidence);
+    if let Some(best) = trim::best_rule(report) {
+        let _ = writeln!(
+            out,
+            "best admissible rule with chatter0 <= {MAX_CHATTER_DOCS}: {} (precision {})",
+            best.rule,
+            percent(trim::precision(best))
+        );
+    }
+    let (Some(untrimmed), Some(shipped)) =
+        (report.trims.first(), report.rows().find(|r| r.shipped))
+    else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "\nPer slice, no selector: untrimmed -> shipped ({})",
+        shipped.rule
+    );
+    let _ = writeln!(
+        out,
+        "{:<22} {:>5} {:>15} {:>19} {:>17} {:>17}",
+        "slice", "turns", "docs/ans", "precision", "hit", "recall"
+    );
+    for u in &untrimmed.figures {
+        let Some(s) = shipped.figures(&u.name) else {
+            continue;
+        };
+        if u.answerable_turns == 0 {
+            let _ = writeln!(
+                out,
+                "{:<22} {:>5} {:>15}   (nothing relevant: documents per turn)",
+                u.name,
+                u.nothing_relevant_turns,
+                format!(
+                    "{} -> {}",
+                    docs(u.delivered_per_nothing_relevant_turn),
+                    docs(s.delivered_per_nothing_relevant_turn)
+                )
+            );
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "{:<22} {:>5} {:>15} {:>19} {:>17} {:>17}",
+            u.name,
+            u.answerable_turns,
+            format!("{:.2} -> {:.2}", u.delivered_per_turn, s.delivered_per_turn),
+            format!(
+                "{} -> {}",
+                optional_percent(u.precision),
+                optional_percent(s.precision)
+            ),
+            format!("{} -> {}", percent(u.hit_at_all), percent(s.hit_at_all)),
+            format!(
+                "{} -> {}",
+                percent(u.relevant_recall),
+                percent(s.relevant_recall)
+            ),
+        );
+    }
+}
