@@ -423,12 +423,16 @@ mod tests {
     }
 
     #[test]
-    fn an_unknown_trim_is_an_error_naming_the_key_and_value() {
+    fn an_unknown_trim_is_an_error_naming_the_key_and_the_allowed_values() {
         let message = parse("[delivery]\ntrim = \"top-3\"\n")
             .unwrap_err()
             .to_string();
-        assert!(message.contains("delivery.trim"), "{message}");
-        assert!(message.contains("top-3"), "{message}");
+        assert!(message.contains("line 2, key `trim`"), "{message}");
+        assert!(message.contains("\"measured\" or \"none\""), "{message}");
+        assert!(
+            !message.contains("top-3"),
+            "the value is never echoed: {message}"
+        );
     }
 
     #[test]
