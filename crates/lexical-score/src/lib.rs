@@ -115,8 +115,8 @@ pub use candidates::{
 };
 pub use delivery::{
     DeliveryRule, DocumentEvidence, EvidenceRule, GapFactor, Judged, MIN_DOCUMENTS_FOR_FREQUENCY,
-    MinimumEvidence, QueryEvidence, Share, TokenVerdict, TrimRule, Uninformative,
-    UninformativeTokens, document_frequencies, shares_whole_word,
+    Measure, MinimumEvidence, QueryEvidence, Share, TokenVerdict, TrimRule, Uninformative,
+    UninformativeTokens, document_frequencies,
 };
 pub use memory_type::{MemoryType, UnknownMemoryType};
 pub use noise::ActiveToolAliases;

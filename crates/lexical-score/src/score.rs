@@ -11,12 +11,12 @@ use crate::prepared::{Lookup, PreparedText};
 use crate::query::{MAX_QUERY_TOKENS, QueryTokens};
 
 /// Points for a query token found in the title.
-const TITLE_POINTS: u32 = 4;
+pub(crate) const TITLE_POINTS: u32 = 4;
 /// Points for a query token found in the description.
-const DESCRIPTION_POINTS: u32 = 3;
+pub(crate) const DESCRIPTION_POINTS: u32 = 3;
 /// Points for a query token found in the body window; below the title and description because a
 /// body mention is weaker evidence of what the memory is about.
-const BODY_POINTS: u32 = 1;
+pub(crate) const BODY_POINTS: u32 = 1;
 
 /// Anything that can be scored. (A scanner's cached document implements this.)
 pub trait Scorable {

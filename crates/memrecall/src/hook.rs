@@ -25,7 +25,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use memory_scan::ScannedDocument;
 use recall_facade::{
-    DeliveryDesign, HttpSelectorConfig, MemoryRecall, RecallConfig, SelectorChoice,
+    DeliveryDesign, DeliveryRule, HttpSelectorConfig, MemoryRecall, RecallConfig, SelectorChoice,
 };
 
 use crate::agent::hook_io::{self, HookEvent, MAX_CONTEXT_UTF16, utf16_len};
@@ -213,13 +213,13 @@ fn recall_here(
     if repeat_is_continuation && is_repeat(env, agent, session, &query) {
         return print(hook_io::nothing(agent));
     }
-    let (selector, design) = settings_from_config(env).unwrap_or_else(|message| {
+    let settings = settings_from_config(env).unwrap_or_else(|message| {
         log(
             env,
             agent,
             &format!("{message}; recalling without a selector"),
         );
-        (SelectorChoice::None, DeliveryDesign::FastPath)
+        RecallSettings::default()
     });
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -235,9 +235,9 @@ fn recall_here(
         config.catalog = roots.catalogs.is_some();
         config.catalog_store = roots.catalogs.unwrap_or_default();
         config.telemetry = Arc::clone(&telemetry.sink);
-        config.selector = selector;
-        config.delivery = design;
-        config.delivery_rule = delivery_rule_from_config(env);
+        config.selector = settings.selector;
+        config.delivery = settings.design;
+        config.delivery_rule = settings.rule;
         let mut recall = MemoryRecall::new(config).map_err(|e| e.to_string())?;
         recall.begin_turn(&query, &[]);
         let initial = recall.initial().await;
@@ -303,45 +303,58 @@ pub(crate) fn fit(documents: &[Arc<ScannedDocument>], prompt: &str, now: SystemT
     format!("{}{TRUNCATED_NOTE}", one[..cut].trim_end())
 }
 
-/// The selector and delivery design `config.toml` chooses (none and fast-path without a home).
-pub(crate) fn settings_from_config(
-    env: &Environment,
-) -> Result<(SelectorChoice, DeliveryDesign), String> {
+/// What `config.toml` chooses for a recall: the selector, the delivery design and the delivery
+/// rule.
+#[derive(Clone)]
+pub(crate) struct RecallSettings {
+    pub(crate) selector: SelectorChoice,
+    pub(crate) design: DeliveryDesign,
+    pub(crate) rule: DeliveryRule,
+}
+
+impl Default for RecallSettings {
+    /// No selector, the fast-path design and the measured rule: what a missing `config.toml`
+    /// means.
+    fn default() -> Self {
+        Self {
+            selector: SelectorChoice::None,
+            design: DeliveryDesign::FastPath,
+            rule: DeliveryRule::SHIPPED,
+        }
+    }
+}
+
+impl From<Config> for RecallSettings {
+    fn from(config: Config) -> Self {
+        let selector = match config.selector.kind {
+            ConfigSelectorKind::None => SelectorChoice::None,
+            ConfigSelectorKind::Http => {
+                let table = config.selector;
+                let mut http = HttpSelectorConfig::new(
+                    table.url.unwrap_or_default(),
+                    table.model.unwrap_or_default(),
+                );
+                if let Some(var) = table.api_key_env {
+                    http.api_key_env = var;
+                }
+                SelectorChoice::Http(http)
+            }
+        };
+        Self {
+            selector,
+            design: config.delivery.design.into(),
+            rule: config.delivery.trim.into(),
+        }
+    }
+}
+
+/// What `config.toml` under the memrecall home chooses; the defaults without a home.
+pub(crate) fn settings_from_config(env: &Environment) -> Result<RecallSettings, String> {
     let Some(home) = env.memrecall_home() else {
-        return Ok((SelectorChoice::None, DeliveryDesign::FastPath));
+        return Ok(RecallSettings::default());
     };
     let config = Config::load(&home).map_err(|e| e.to_string())?;
-    Ok(selector_settings(config))
-}
-
-/// The delivery rule `config.toml` chooses (`[delivery] trim`); the measured rule without a home
-/// or when the file cannot be used (which [`settings_from_config`] reports).
-fn delivery_rule_from_config(env: &Environment) -> recall_facade::DeliveryRule {
-    env.memrecall_home()
-        .and_then(|home| Config::load(&home).ok())
-        .map_or(recall_facade::DeliveryRule::SHIPPED, |config| {
-            config.delivery.trim.into()
-        })
-}
-
-/// The selector and delivery design a loaded `config.toml` chooses.
-pub(crate) fn selector_settings(config: Config) -> (SelectorChoice, DeliveryDesign) {
-    let design = config.delivery.design.into();
-    let selector = match config.selector.kind {
-        ConfigSelectorKind::None => SelectorChoice::None,
-        ConfigSelectorKind::Http => {
-            let table = config.selector;
-            let mut http = HttpSelectorConfig::new(
-                table.url.unwrap_or_default(),
-                table.model.unwrap_or_default(),
-            );
-            if let Some(var) = table.api_key_env {
-                http.api_key_env = var;
-            }
-            SelectorChoice::Http(http)
-        }
-    };
-    (selector, design)
+    Ok(config.into())
 }
 
 /// Whether `query` repeats the last query recalled in this session (a Qwen Code continuation);

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::support::Tree;
+use crate::support::{Tree, scan_was_published};
 
 /// A tree holding a copy of the memory files of `corpus/demo`.
 fn demo() -> Tree {
@@ -30,9 +30,13 @@ fn copy(dir: &Path, tree: &Tree, relative: &str) {
     }
 }
 
-/// The relative paths the first prompt of a tool-free turn receives for `query`.
-fn delivered(tree: &Tree, query: &str) -> Vec<String> {
-    let run = tree.run_with_roots("recall", query, &["--json"]);
+/// The relative paths the first prompt of a tool-free turn receives for `query` with `extra`
+/// arguments, from a run whose scan was published within the initial wait (a stalled machine's
+/// run is made again).
+fn delivered_with(tree: &Tree, query: &str, extra: &[&str]) -> Vec<String> {
+    let mut args = vec!["--json"];
+    args.extend_from_slice(extra);
+    let run = tree.run_with_roots_until("recall", query, &args, scan_was_published);
     let value: Value = run.success().json();
     value["initial"]["documents"]
         .as_array()
@@ -43,6 +47,11 @@ fn delivered(tree: &Tree, query: &str) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// The relative paths the first prompt receives for `query` under the measured rule.
+fn delivered(tree: &Tree, query: &str) -> Vec<String> {
+    delivered_with(tree, query, &[])
 }
 
 #[test]
@@ -126,4 +135,12 @@ fn rank_json_carries_each_tokens_verdict_and_each_rows_delivery() {
     );
     assert_eq!(reasons[2], ("tests", &Value::Null));
     assert_eq!(value["ranked"][0]["delivered"], true);
+}
+
+#[test]
+fn a_trim_of_none_delivers_the_designs_top_five() {
+    let tree = demo();
+    let documents = delivered_with(&tree, "how do we roll back a release?", &["--trim", "none"]);
+    assert_eq!(documents.len(), 5, "{documents:?}");
+    assert_eq!(documents[0], "release-rollback.md");
 }

@@ -252,7 +252,7 @@ fn claude_code_hook_delivers_the_projects_memory_as_additional_context() {
     );
 
     let context = run.context("UserPromptSubmit");
-    assert_eq!(titles(&context), ["Deploy checklist", "Rollback procedure"]);
+    assert_eq!(titles(&context), ["Deploy checklist"]);
     assert!(context.contains("Saved today."), "{context}");
 }
 
@@ -280,11 +280,7 @@ fn qwen_code_hook_recalls_the_submitted_prompt_from_project_and_user_memory() {
     let context = run.context("UserPromptSubmit");
     assert_eq!(
         titles(&context),
-        [
-            "Deploy checklist",
-            "Release notes style",
-            "Rollback procedure"
-        ]
+        ["Deploy checklist", "Release notes style"]
     );
 }
 
@@ -309,7 +305,7 @@ fn gemini_cli_hook_delivers_memrecall_memory_as_json() {
     let run = world.hook_delivering("gemini-cli", &stdin, &[]);
 
     let context = run.context("BeforeAgent");
-    assert_eq!(titles(&context), ["Deploy checklist", "Rollback procedure"]);
+    assert_eq!(titles(&context), ["Deploy checklist"]);
 }
 
 #[test]
@@ -334,7 +330,7 @@ fn codex_hook_delivers_memrecall_memory_as_additional_context() {
     let run = world.hook_delivering("codex", &stdin, &[]);
 
     let context = run.context("UserPromptSubmit");
-    assert_eq!(titles(&context), ["Deploy checklist", "Rollback procedure"]);
+    assert_eq!(titles(&context), ["Deploy checklist"]);
 }
 
 #[test]
@@ -401,7 +397,7 @@ fn claude_code_in_a_linked_worktree_reads_the_main_repositorys_memory() {
 
     assert_eq!(
         titles(&run.context("UserPromptSubmit")),
-        ["Deploy checklist", "Rollback procedure"]
+        ["Deploy checklist"]
     );
 }
 
@@ -450,7 +446,7 @@ fn claude_code_project_path_over_200_characters_finds_the_hashed_directory_by_pr
 
     assert_eq!(
         titles(&run.context("UserPromptSubmit")),
-        ["Deploy checklist", "Rollback procedure"]
+        ["Deploy checklist"]
     );
 }
 
@@ -476,7 +472,7 @@ fn a_project_path_with_dots_and_underscores_maps_them_to_dashes() {
 
     assert_eq!(
         titles(&run.context("UserPromptSubmit")),
-        ["Deploy checklist", "Rollback procedure"]
+        ["Deploy checklist"]
     );
 }
 
@@ -493,7 +489,7 @@ fn claude_code_project_dir_name_names_the_memory_directory() {
 
     assert_eq!(
         titles(&run.context("UserPromptSubmit")),
-        ["Deploy checklist", "Rollback procedure"]
+        ["Deploy checklist"]
     );
 }
 
@@ -531,7 +527,7 @@ fn qwen_home_moves_qwen_codes_memory() {
 
     assert_eq!(
         titles(&run.context("UserPromptSubmit")),
-        ["Deploy checklist", "Rollback procedure"]
+        ["Deploy checklist"]
     );
 }
 
@@ -545,7 +541,7 @@ fn qwen_code_memory_local_reads_memory_inside_the_project() {
 
     assert_eq!(
         titles(&run.context("UserPromptSubmit")),
-        ["Deploy checklist", "Rollback procedure"]
+        ["Deploy checklist"]
     );
 }
 
@@ -934,4 +930,74 @@ fn an_unparsable_settings_file_is_left_untouched() {
             .with_file_name("settings.json.memrecall-backup")
             .exists()
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// the delivery rule, through the hook
+
+/// Copies the project memories of `corpus/demo` to `dir`.
+fn demo_project_memories(dir: &Path) {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/demo/project");
+    for relative in [
+        "changelog-style.md",
+        "ci/pipeline.md",
+        "dashboards.md",
+        "integration-tests.md",
+        "oncall-rota.md",
+        "redis-cache.md",
+        "release-rollback.md",
+        "running-tests.md",
+        "staging-notes.md",
+    ] {
+        write(
+            &dir.join(relative),
+            &std::fs::read_to_string(source.join(relative)).unwrap(),
+        );
+    }
+}
+
+#[test]
+fn claude_code_gets_the_runbook_alone_for_the_rollback_question_and_nothing_for_chatter() {
+    let world = World::new();
+    demo_project_memories(&world.claude_memory(&world.repo()));
+
+    let run = world.hook_delivering(
+        "claude-code",
+        &claude_prompt(&world.repo(), "how do we roll back a release?"),
+        &[],
+    );
+    assert_eq!(
+        titles(&run.context("UserPromptSubmit")),
+        ["Release rollback runbook"]
+    );
+    // The same world has just delivered in time, so a silent run below is the rule's doing.
+    for chatter in [
+        "fix the typo in the README",
+        "thanks, looks good",
+        "format the code please",
+    ] {
+        world
+            .hook("claude-code", &claude_prompt(&world.repo(), chatter), &[])
+            .silent();
+    }
+}
+
+#[test]
+fn a_trim_of_none_in_config_toml_gives_claude_code_the_designs_top_five() {
+    let world = World::new();
+    demo_project_memories(&world.claude_memory(&world.repo()));
+    write(
+        &world.path("mr/config.toml"),
+        "[delivery]\ntrim = \"none\"\n",
+    );
+
+    let run = world.hook_delivering(
+        "claude-code",
+        &claude_prompt(&world.repo(), "how do we roll back a release?"),
+        &[],
+    );
+
+    let titles = titles(&run.context("UserPromptSubmit"));
+    assert_eq!(titles.len(), 5, "{titles:?}");
+    assert_eq!(titles[0], "Release rollback runbook");
 }

@@ -476,7 +476,7 @@ async fn a_memory_reads_as_its_topic_file() {
         "{text}"
     );
     assert!(
-        text.contains("Revert the tag and redeploy the previous build."),
+        text.contains("Revert the tag and redeploy the previous release."),
         "{text}"
     );
     client.cancel().await.unwrap();

@@ -39,7 +39,7 @@ impl Tree {
     /// The tree most tests share: three project topics, one user topic,
     /// one file without frontmatter and one with an unknown type.
     ///
-    /// For the query `release checklist` the ranking is deploy (9), rollback (4); grafana and
+    /// For the query `release checklist` the ranking is deploy (9), rollback (5); grafana and
     /// role do not match.
     pub fn standard() -> Self {
         let tree = Self::new();
@@ -55,7 +55,7 @@ impl Tree {
             "Rollback procedure",
             "Undo a bad release quickly",
             "project",
-            "Revert the tag and redeploy the previous build.",
+            "Revert the tag and redeploy the previous release.",
         );
         tree.project_topic(
             "grafana.md",

@@ -10,8 +10,8 @@
 use std::num::{NonZeroU32, NonZeroUsize};
 
 use lexical_score::{
-    ActiveToolAliases, CandidateSelection, DeliveryRule, EvidenceRule, GapFactor, MinimumEvidence,
-    QueryEvidence, QueryTokens, Share, TrimRule, UninformativeTokens,
+    ActiveToolAliases, CandidateSelection, DeliveryRule, EvidenceRule, GapFactor, Measure,
+    MinimumEvidence, QueryEvidence, QueryTokens, Share, TrimRule, UninformativeTokens,
 };
 use serde::Serialize;
 
@@ -77,6 +77,7 @@ pub fn compared_trims() -> Vec<TrimRule> {
         top(2),
         top(3),
         TrimRule::LeadShare(share(30)),
+        TrimRule::LeadShare(share(40)),
         TrimRule::LeadShare(share(50)),
         TrimRule::LeadShare(share(70)),
         TrimRule::WholeWordAfterFirst,
@@ -85,7 +86,9 @@ pub fn compared_trims() -> Vec<TrimRule> {
     ]
 }
 
-/// The evidence rules the second table compares.
+/// The evidence rules the second table compares: every choice of uninformative tokens and
+/// minimum evidence counted as the shipped rule counts it, then the shipped choice counted each
+/// other way.
 pub fn evidence_rules() -> Vec<EvidenceRule> {
     let two = NonZeroU32::MIN.saturating_add(1);
     let function_words = UninformativeTokens {
@@ -121,7 +124,17 @@ pub fn evidence_rules() -> Vec<EvidenceRule> {
             rules.push(EvidenceRule {
                 uninformative,
                 minimum,
+                measure: DeliveryRule::SHIPPED.evidence.measure,
             });
+        }
+    }
+    for measure in [Measure::Substring, Measure::Words, Measure::RareWords] {
+        let rule = EvidenceRule {
+            measure,
+            ..DeliveryRule::SHIPPED.evidence
+        };
+        if !rules.contains(&rule) {
+            rules.push(rule);
         }
     }
     rules
@@ -145,6 +158,11 @@ pub fn rule_name(rule: &DeliveryRule) -> String {
     } else {
         format!("{} out", out.join("+"))
     };
+    let measure = match rule.evidence.measure {
+        Measure::Substring => "substrings",
+        Measure::Words => "words",
+        Measure::RareWords => "rare words",
+    };
     let minimum = match rule.evidence.minimum {
         MinimumEvidence::AnyHit => "any hit".to_owned(),
         MinimumEvidence::Points(p) => format!("≥{p} pts"),
@@ -161,7 +179,7 @@ pub fn rule_name(rule: &DeliveryRule) -> String {
     if rule.evidence == EvidenceRule::ANY_MATCH {
         trim
     } else {
-        format!("{tokens}, {minimum}, {trim}")
+        format!("{measure}: {tokens}, {minimum}, {trim}")
     }
 }
 
@@ -225,10 +243,12 @@ pub fn trim_report(corpus: &Corpus) -> TrimReport {
             row(corpus, rule, &untrimmed)
         })
         .collect();
+    // Every share of the lead is tried with each evidence rule: evidence beyond uninformative
+    // tokens changes what the lead holds, so a share too strict on raw scores may not be.
     let kept_trims: Vec<TrimRule> = compared_trims()
         .into_iter()
         .zip(&trims)
-        .filter(|(_, row)| row.admissible)
+        .filter(|(trim, row)| row.admissible || matches!(trim, TrimRule::LeadShare(_)))
         .map(|(trim, _)| trim)
         .collect();
     let mut evidence = Vec::new();

@@ -13,8 +13,8 @@ mod trim;
 use std::num::NonZeroU32;
 
 pub use evidence::{
-    DocumentEvidence, MIN_DOCUMENTS_FOR_FREQUENCY, QueryEvidence, TokenVerdict, Uninformative,
-    UninformativeTokens, document_frequencies, shares_whole_word,
+    DocumentEvidence, MIN_DOCUMENTS_FOR_FREQUENCY, Measure, QueryEvidence, TokenVerdict,
+    Uninformative, UninformativeTokens, document_frequencies,
 };
 pub use trim::{GapFactor, Judged, Share, TrimRule};
 
@@ -61,6 +61,8 @@ pub struct EvidenceRule {
     pub uninformative: UninformativeTokens,
     /// The least evidence a delivered document holds.
     pub minimum: MinimumEvidence,
+    /// How that evidence is counted.
+    pub measure: Measure,
 }
 
 impl EvidenceRule {
@@ -68,6 +70,7 @@ impl EvidenceRule {
     pub const ANY_MATCH: Self = Self {
         uninformative: UninformativeTokens::NONE,
         minimum: MinimumEvidence::AnyHit,
+        measure: Measure::Substring,
     };
 }
 
@@ -85,7 +88,7 @@ const HALF: Share = match Share::percent(50) {
     None => unreachable!(),
 };
 
-const THIRTY_PERCENT: Share = match Share::percent(30) {
+const FORTY_PERCENT: Share = match Share::percent(40) {
     Some(share) => share,
     None => unreachable!(),
 };
@@ -100,10 +103,11 @@ impl DeliveryRule {
     };
 
     /// The rule delivered by default: function words, requests and tokens found in more than
-    /// half the scanned documents carry no evidence; a document needs a whole-word informative
-    /// match and two points of evidence (a title or description hit, or two body hits) or a
-    /// token no other document holds; of those, the ones whose evidence reaches 30% of the
-    /// lead's.
+    /// half the scanned documents carry no evidence; a token counts only as a word of a field
+    /// (or the same word inflected), weighted by its rarity in the scanned documents; a document
+    /// needs a whole-word informative match and two points of evidence (a title or description
+    /// word, or two body words) or a token no other document holds; of those, the ones whose
+    /// weighted evidence reaches 40% of the lead's.
     pub const SHIPPED: Self = Self {
         evidence: EvidenceRule {
             uninformative: UninformativeTokens {
@@ -112,8 +116,9 @@ impl DeliveryRule {
                 common: Some(HALF),
             },
             minimum: MinimumEvidence::WholeWordAndPointsOrRare(TWO_POINTS),
+            measure: Measure::RareWords,
         },
-        trim: TrimRule::LeadShare(THIRTY_PERCENT),
+        trim: TrimRule::LeadShare(FORTY_PERCENT),
     };
 
     /// Whether this rule delivers every ranked document.

@@ -32,6 +32,7 @@ fn judged(points: u32, whole_word: bool, index: usize) -> Judged {
         },
         evidence: DocumentEvidence {
             points,
+            weight: points * 100,
             whole_word,
             rare: false,
         },
@@ -59,6 +60,7 @@ fn tokens_rule(uninformative: UninformativeTokens) -> EvidenceRule {
     EvidenceRule {
         uninformative,
         minimum: MinimumEvidence::AnyHit,
+        measure: Measure::Substring,
     }
 }
 
@@ -230,6 +232,7 @@ fn document_evidence_counts_informative_points_only() {
         evidence.document(&runbook),
         DocumentEvidence {
             points: 4,
+            weight: 400,
             whole_word: true,
             rare: false
         }
@@ -245,6 +248,7 @@ fn a_token_found_only_inside_a_longer_word_is_not_whole_word_evidence() {
         evidence.document(&showcase),
         DocumentEvidence {
             points: 4,
+            weight: 400,
             whole_word: false,
             rare: false
         }
@@ -276,6 +280,7 @@ fn a_document_matching_only_function_words_is_not_delivered() {
         evidence: EvidenceRule {
             uninformative: FUNCTION_WORDS,
             minimum: MinimumEvidence::AnyHit,
+            measure: Measure::Substring,
         },
         trim: TrimRule::Untrimmed,
     };
@@ -297,6 +302,7 @@ fn a_single_body_hit_falls_short_of_a_two_point_minimum() {
         evidence: EvidenceRule {
             uninformative: FUNCTION_WORDS,
             minimum: MinimumEvidence::Points(NonZeroU32::new(2).unwrap()),
+            measure: Measure::Substring,
         },
         trim: TrimRule::Untrimmed,
     };
@@ -322,6 +328,7 @@ fn the_lead_share_is_measured_from_the_first_document_with_enough_evidence() {
         evidence: EvidenceRule {
             uninformative: FUNCTION_WORDS,
             minimum: MinimumEvidence::AnyHit,
+            measure: Measure::Substring,
         },
         trim: TrimRule::LeadShare(share(50)),
     };
@@ -338,6 +345,7 @@ fn corroborated() -> EvidenceRule {
     EvidenceRule {
         uninformative: FUNCTION_WORDS,
         minimum: MinimumEvidence::WholeWordAndPointsOrRare(NonZeroU32::new(2).unwrap()),
+        measure: Measure::Substring,
     }
 }
 
@@ -403,4 +411,69 @@ fn requests_to_the_agent_are_judged_uninformative_apart_from_function_words() {
             None
         ]
     );
+}
+
+fn measured(measure: Measure) -> EvidenceRule {
+    EvidenceRule {
+        measure,
+        ..EvidenceRule::ANY_MATCH
+    }
+}
+
+fn evidence_of(measure: Measure, query: &str, target: &Doc, docs: &[Doc]) -> DocumentEvidence {
+    QueryEvidence::judge(&QueryTokens::new(query), &measured(measure), docs).document(target)
+}
+
+#[test]
+fn a_token_found_only_inside_a_longer_word_earns_no_points_when_words_are_measured() {
+    let showcase = doc("Showcase", "", "how to");
+    let evidence = evidence_of(Measure::Words, "how", &showcase, &[]);
+    assert_eq!((evidence.points, evidence.weight), (1, 100));
+}
+
+#[test]
+fn a_word_with_a_short_ending_counts_as_the_same_word() {
+    let suites = doc("Running the test suites", "", "");
+    assert_eq!(evidence_of(Measure::Words, "tests", &suites, &[]).points, 4);
+    let deployed = doc("Deployed on Fridays", "", "");
+    assert_eq!(
+        evidence_of(Measure::Words, "deploy", &deployed, &[]).points,
+        4
+    );
+}
+
+#[test]
+fn a_longer_ending_makes_a_different_word() {
+    let runbook = doc("Release runbook", "", "");
+    assert_eq!(evidence_of(Measure::Words, "run", &runbook, &[]).points, 0);
+}
+
+#[test]
+fn a_cjk_bigram_counts_only_when_it_is_the_same_bigram() {
+    let migrations = doc("数据库迁移规范", "", "");
+    assert_eq!(
+        evidence_of(Measure::Words, "迁移", &migrations, &[]).points,
+        4
+    );
+    let kana = doc("リセット", "", "");
+    assert_eq!(evidence_of(Measure::Words, "セッ", &kana, &[]).points, 4);
+}
+
+#[test]
+fn a_word_few_documents_hold_weighs_more_than_one_most_hold() {
+    let mut docs: Vec<Doc> = (0..12).map(|_| doc("Release notes", "", "")).collect();
+    docs.push(doc("Lighthouse release", "", ""));
+    let lighthouse = doc("Lighthouse", "", "");
+    let release = doc("Release", "", "");
+    let rare = evidence_of(Measure::RareWords, "lighthouse release", &lighthouse, &docs);
+    let common = evidence_of(Measure::RareWords, "lighthouse release", &release, &docs);
+    assert_eq!(rare.points, common.points);
+    assert!(rare.weight > 3 * common.weight, "{rare:?} vs {common:?}");
+}
+
+#[test]
+fn a_small_tree_weighs_every_word_alike() {
+    let docs = [doc("Release notes", "", ""), doc("Lighthouse", "", "")];
+    let evidence = evidence_of(Measure::RareWords, "lighthouse release", &docs[1], &docs);
+    assert_eq!(evidence.weight, 400);
 }

@@ -93,17 +93,17 @@ impl TrimRule {
             return Vec::new();
         };
         let mut open = true;
-        let mut previous = lead.evidence.points;
+        let mut previous = lead.evidence.weight;
         judged
             .iter()
             .enumerate()
             .map(|(position, doc)| {
-                let points = doc.evidence.points;
+                let points = doc.evidence.weight;
                 let kept = position == 0
                     || match self {
                         Self::Untrimmed => true,
                         Self::TopK(k) => position < k.get(),
-                        Self::LeadShare(share) => share.reached_by(points, lead.evidence.points),
+                        Self::LeadShare(share) => share.reached_by(points, lead.evidence.weight),
                         Self::WholeWordAfterFirst => doc.evidence.whole_word,
                         Self::Gap(factor) => {
                             open = open && !factor.drop_between(previous, points);

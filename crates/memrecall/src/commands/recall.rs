@@ -8,7 +8,7 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 use delivery_telemetry::{JsonLinesSink, RecordingSink, TelemetrySink};
 use recall_facade::{
-    DeliveryDesign, HttpSelectorConfig, MemoryRecall, RecallConfig, SelectorChoice,
+    DeliveryDesign, DeliveryRule, HttpSelectorConfig, MemoryRecall, RecallConfig, SelectorChoice,
 };
 use selector::{MockAnswer, MockSelector, MockStep};
 
@@ -33,6 +33,24 @@ impl From<DeliveryArg> for DeliveryDesign {
         match arg {
             DeliveryArg::FastPath => Self::FastPath,
             DeliveryArg::Gated => Self::Gated,
+        }
+    }
+}
+
+/// The delivery rules the command line may choose.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum TrimArg {
+    /// Documents with evidence beyond uninformative words, trimmed relative to the lead.
+    Measured,
+    /// The design's whole top five.
+    None,
+}
+
+impl From<TrimArg> for DeliveryRule {
+    fn from(arg: TrimArg) -> Self {
+        match arg {
+            TrimArg::Measured => Self::SHIPPED,
+            TrimArg::None => Self::UNTRIMMED,
         }
     }
 }
@@ -72,6 +90,11 @@ pub(crate) struct RecallArgs {
     /// fast-path].
     #[arg(long, value_enum)]
     delivery: Option<DeliveryArg>,
+    /// What of the lexical ranking is delivered: `measured` (the measured delivery rule) or
+    /// `none` (the design's whole top five) [default: [delivery] trim in
+    /// $MEMRECALL_HOME/config.toml, else measured].
+    #[arg(long, value_enum)]
+    trim: Option<TrimArg>,
     /// Latency of the mock selector, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 250)]
     mock_latency_ms: u64,
@@ -99,7 +122,7 @@ pub(crate) fn run(args: &RecallArgs) -> Result<(), Failure> {
     let recall_roots = resolve_roots(&args.roots)?;
     let roots = recall_roots.memory_roots();
     let selector = selector_choice(args)?;
-    let design = delivery_design(args)?;
+    let (design, rule) = delivery_choice(args)?;
     let recording = Arc::new(RecordingSink::new());
     let sinks = recall_sinks(args.telemetry.as_deref(), &recording)?;
     let turn = if args.tool_using {
@@ -115,6 +138,7 @@ pub(crate) fn run(args: &RecallArgs) -> Result<(), Failure> {
         config.catalog = !args.no_catalog && recall_roots.catalogs.is_some();
         config.catalog_store = recall_roots.catalogs.clone().unwrap_or_default();
         config.delivery = design;
+        config.delivery_rule = rule;
         let mut recall = MemoryRecall::new(config).map_err(|e| Failure::selector(e.to_string()))?;
         recall.begin_turn(&args.query, &[]);
         let initial = recall.initial().await;
@@ -196,16 +220,22 @@ pub(crate) fn run(args: &RecallArgs) -> Result<(), Failure> {
 /// How long the command waits, after printing, for background work to finish.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
-/// The delivery design: `--delivery`, else `[delivery] design` in config.toml, else fast-path.
-fn delivery_design(args: &RecallArgs) -> Result<DeliveryDesign, Failure> {
-    if let Some(arg) = args.delivery {
-        return Ok(arg.into());
-    }
-    let config = match recall_facade::memory_home() {
-        Ok(home) => Config::load(&home).map_err(|e| Failure::selector(e.to_string()))?,
-        Err(_) => Config::default(),
+/// The delivery design and rule: `--delivery` and `--trim`, else `[delivery]` in config.toml, else
+/// fast-path and the measured rule.
+fn delivery_choice(args: &RecallArgs) -> Result<(DeliveryDesign, DeliveryRule), Failure> {
+    let config = if args.delivery.is_some() && args.trim.is_some() {
+        Config::default()
+    } else {
+        match recall_facade::memory_home() {
+            Ok(home) => Config::load(&home).map_err(|e| Failure::selector(e.to_string()))?,
+            Err(_) => Config::default(),
+        }
     };
-    Ok(config.delivery.design.into())
+    Ok((
+        args.delivery
+            .map_or(config.delivery.design.into(), Into::into),
+        args.trim.map_or(config.delivery.trim.into(), Into::into),
+    ))
 }
 
 /// The selector: the command line's flags, each falling back to `[selector]` in config.toml.

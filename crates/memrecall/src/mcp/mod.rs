@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use clap::Args;
 use memory_scan::{DocumentCache, MemoryRoots, ScannedDocument, Scope};
-use recall_facade::{MemoryRecall, RecallConfig, SelectorChoice};
+use recall_facade::{MemoryRecall, RecallConfig};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::{ErrorData, ServiceExt as _};
 
@@ -77,12 +77,13 @@ pub fn run(args: &McpArgs) -> Result<(), Failure> {
         user: args.user.clone(),
         layout,
     })?;
-    // Tools wait for the settled recall, so the delivery design does not apply here.
-    let (selector, _) = crate::hook::settings_from_config(&Environment::from_process())
+    // Tools wait for the settled recall, so the delivery design does not apply here; the
+    // delivery rule does, to what settles without a selector.
+    let settings = crate::hook::settings_from_config(&Environment::from_process())
         .map_err(Failure::selector)?;
     let runtime = crate::commands::runtime()?;
     let served = runtime.block_on(async {
-        let server = MemoryServer::new(roots, selector, args.read_only)?;
+        let server = MemoryServer::new(roots, settings, args.read_only)?;
         let (transport, written) = stdio::transport();
         let service = server
             .clone()
@@ -122,12 +123,13 @@ impl MemoryServer {
     /// Builds the server; must be called inside the runtime.
     fn new(
         recall_roots: RecallRoots,
-        selector: SelectorChoice,
+        settings: crate::hook::RecallSettings,
         read_only: bool,
     ) -> Result<Self, Failure> {
         let roots = recall_roots.memory_roots();
         let mut config = RecallConfig::with_roots(roots.project.clone(), roots.user.clone());
-        config.selector = selector;
+        config.selector = settings.selector;
+        config.delivery_rule = settings.rule;
         config.catalog = recall_roots.catalogs.is_some();
         config.catalog_store = recall_roots.catalogs.unwrap_or_default();
         let recall = MemoryRecall::new(config).map_err(|e| Failure::selector(e.to_string()))?;

@@ -27,7 +27,9 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, SystemTime};
 
 use memory_watch::WatchedCache;
-use recall_facade::{DeliveryDesign, Phase, TelemetryEvent, TelemetrySink, TracingSink};
+use recall_facade::{
+    DeliveryDesign, DeliveryRule, Phase, TelemetryEvent, TelemetrySink, TracingSink,
+};
 use selector::Selector;
 use tokio::net::UnixListener;
 use tokio::sync::Notify;
@@ -217,6 +219,7 @@ struct Settings {
     generation: u64,
     selector: Option<Arc<dyn Selector>>,
     design: DeliveryDesign,
+    rule: DeliveryRule,
     idle_exit: Duration,
 }
 
@@ -266,6 +269,7 @@ impl Server {
                 generation: 0,
                 selector: None,
                 design: DeliveryDesign::FastPath,
+                rule: DeliveryRule::SHIPPED,
                 idle_exit: IdleExit::DEFAULT.duration(),
             }),
             sessions: Mutex::new(Sessions::default()),
@@ -312,20 +316,22 @@ impl Server {
                     .idle_exit
                     .unwrap_or(IdleExit::DEFAULT)
                     .duration();
-                let (choice, design) = crate::hook::selector_settings(config);
-                let selector = choice.build().map_err(|e| e.to_string())?;
-                Ok((selector, design, idle))
+                let chosen = crate::hook::RecallSettings::from(config);
+                let selector = chosen.selector.build().map_err(|e| e.to_string())?;
+                Ok((selector, chosen.design, chosen.rule, idle))
             });
         match loaded {
-            Ok((selector, design, idle)) => {
+            Ok((selector, design, rule, idle)) => {
                 settings.selector = selector;
                 settings.design = design;
+                settings.rule = rule;
                 settings.idle_exit = self.options.idle_exit.unwrap_or(idle);
             }
             Err(message) => {
                 log(&format!("{message}; recalling without a selector"));
                 settings.selector = None;
                 settings.design = DeliveryDesign::FastPath;
+                settings.rule = DeliveryRule::SHIPPED;
                 settings.idle_exit = self
                     .options
                     .idle_exit

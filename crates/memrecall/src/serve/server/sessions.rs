@@ -214,12 +214,13 @@ impl Server {
         let Some(roots) = self.roots_for(agent, &prompt) else {
             return DeliveryAnswer::default();
         };
-        let (generation, selector, design) = {
+        let (generation, selector, design, rule) = {
             let settings = lock(&self.settings);
             (
                 settings.generation,
                 settings.selector.clone(),
                 settings.design,
+                settings.rule,
             )
         };
         let rebuild =
@@ -237,6 +238,7 @@ impl Server {
             );
             config.selector = selector;
             config.design = design;
+            config.delivery_rule = rule;
             config.cache = self.cache_for(&roots);
             entry.roots = roots;
             entry.generation = generation;
