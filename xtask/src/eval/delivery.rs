@@ -33,6 +33,7 @@ use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
 use super::corpus::{self, Corpus};
+use super::figures::TurnCount;
 use super::quality::percent;
 
 /// Modelled selector latencies, in milliseconds (spec §6).
@@ -159,8 +160,10 @@ pub struct DeliveryReport {
     clippy::struct_excessive_bools,
     reason = "independent facts of one turn, each counted on its own"
 )]
-struct TurnOutcome {
+pub(super) struct TurnOutcome {
     slice: &'static str,
+    /// What the turn delivered, counted against the case's labels.
+    pub(super) count: TurnCount,
     first_prompt: bool,
     at_all: bool,
     duplicate: bool,
@@ -174,9 +177,9 @@ struct TurnOutcome {
     waited: Duration,
 }
 
-/// One answerable case as a turn needs it.
+/// One case as a turn needs it.
 #[derive(Debug, Clone)]
-struct TurnCase {
+pub(super) struct TurnCase {
     /// The case's slice, as named in [`corpus::SLICES`].
     slice: &'static str,
     /// The query matches some document lexically, so the designs with a fast result have one
@@ -188,9 +191,18 @@ struct TurnCase {
     answer: Vec<String>,
 }
 
+/// The answerable cases, as turns.
 fn turn_cases(corpus: &Corpus) -> Result<Vec<TurnCase>> {
-    corpus
-        .answerable()
+    cases_as_turns(corpus, corpus.answerable())
+}
+
+/// `cases` of `corpus` as turns; a case with nothing relevant is answered with nothing by the
+/// perfect model.
+pub(super) fn cases_as_turns<'a>(
+    corpus: &Corpus,
+    cases: impl Iterator<Item = &'a corpus::Case>,
+) -> Result<Vec<TurnCase>> {
+    cases
         .map(|case| {
             let paths = case
                 .relevant
@@ -332,8 +344,10 @@ fn http_scenarios(corpus: &Corpus, cases: &[TurnCase]) -> Result<Vec<ScenarioRow
             let start = HTTP_STAGGER.saturating_mul(u32::try_from(i).unwrap_or(u32::MAX));
             turns.spawn(async move {
                 tokio::time::sleep(start).await;
+                let rule = DeliveryRule::UNTRIMMED;
                 let outcome =
-                    run_turn_with(&handle, selector, design, TurnKind::ToolUsing, &case).await;
+                    run_turn_with(&handle, selector, design, rule, TurnKind::ToolUsing, &case)
+                        .await;
                 (latency_ms, design, outcome)
             });
         }
@@ -394,13 +408,48 @@ async fn run_turn(
     kind: TurnKind,
     case: &TurnCase,
 ) -> TurnOutcome {
-    run_turn_with(&CorpusHandle::of(corpus), selector, design, kind, case).await
+    // The designs are compared over the design's own top five and top two; what the delivery
+    // rule keeps of them is measured apart (the delivery-rule comparison, and the reach tables).
+    let rule = DeliveryRule::UNTRIMMED;
+    run_turn_with(
+        &CorpusHandle::of(corpus),
+        selector,
+        design,
+        rule,
+        kind,
+        case,
+    )
+    .await
+}
+
+/// One turn of `case` with a perfect model answering after `latency`, under `design` and
+/// `rule`, on a paused clock's runtime or a real one.
+pub(super) async fn perfect_turn(
+    corpus: &Corpus,
+    latency: Duration,
+    design: DeliveryDesign,
+    rule: DeliveryRule,
+    kind: TurnKind,
+    case: &TurnCase,
+) -> TurnOutcome {
+    let selector: Arc<dyn Selector> =
+        Arc::new(MockSelector::answering(case.answer.clone(), latency));
+    run_turn_with(
+        &CorpusHandle::of(corpus),
+        selector,
+        design,
+        rule,
+        kind,
+        case,
+    )
+    .await
 }
 
 async fn run_turn_with(
     corpus: &CorpusHandle,
     selector: Arc<dyn Selector>,
     design: DeliveryDesign,
+    rule: DeliveryRule,
     kind: TurnKind,
     case: &TurnCase,
 ) -> TurnOutcome {
@@ -410,9 +459,7 @@ async fn run_turn_with(
     config.clock = Arc::new(FixedClock(corpus.now));
     config.design = design;
     config.cache = corpus.cache.clone();
-    // The designs are compared over the design's own top five and top two; what the delivery
-    // rule keeps of them is measured in the delivery-rule comparison.
-    config.delivery_rule = DeliveryRule::UNTRIMMED;
+    config.delivery_rule = rule;
     let mut session = RecallSession::new(config);
 
     session.begin_query(&case.query, &[]);
@@ -432,6 +479,11 @@ async fn run_turn_with(
         && deliveries.first().and_then(Delivery::delivered).is_none();
     let mut outcome = TurnOutcome {
         slice: case.slice,
+        count: TurnCount {
+            slice: case.slice,
+            relevant: case.relevant.len(),
+            ..TurnCount::default()
+        },
         waited,
         late_scan,
         ..TurnOutcome::default()
@@ -446,6 +498,9 @@ async fn run_turn_with(
             outcome.first_prompt |= i == 0 && relevant;
             outcome.at_all |= relevant;
             outcome.duplicate |= !seen.insert(path.to_path_buf());
+            outcome.count.delivered += 1;
+            outcome.count.relevant_delivered += usize::from(relevant);
+            outcome.count.first_relevant += usize::from(i == 0 && relevant);
         }
     }
     outcome.held = sink.deliveries().iter().any(|e| {

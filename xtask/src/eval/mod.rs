@@ -21,6 +21,7 @@ mod delivery;
 mod figures;
 mod latency;
 mod quality;
+mod reach;
 mod render;
 mod trim;
 
@@ -34,6 +35,7 @@ use self::confidence::ConfidenceReport;
 use self::delivery::{DeliveryReport, ScenarioRow};
 use self::latency::LatencyReport;
 use self::quality::{GroupMetrics, QualityReport, optional_percent, percent};
+use self::reach::ReachReport;
 use self::trim::TrimReport;
 
 const USAGE: &str = "usage: cargo xtask eval [--json]";
@@ -45,6 +47,7 @@ struct EvalReport {
     delivery: DeliveryReport,
     confidence: ConfidenceReport,
     trim: TrimReport,
+    reach: ReachReport,
     scoring_latency: LatencyReport,
     gates: Gates,
 }
@@ -75,16 +78,19 @@ pub fn main(args: &[String]) -> Result<()> {
     let delivery = delivery::delivery_report(&corpus)?;
     let confidence = confidence::confidence_report(&corpus);
     let trim = trim::trim_report(&corpus);
+    let reach = reach::reach_report(&corpus)?;
     let scoring_latency = latency::latency_report(&corpus);
     let mut failures = quality::quality_gates(&quality);
     failures.extend(delivery::delivery_gates(&delivery));
     failures.extend(confidence::confidence_gates(&confidence));
     failures.extend(trim::trim_gates(&trim));
+    failures.extend(reach::reach_gates(&reach));
     let report = EvalReport {
         quality,
         delivery,
         confidence,
         trim,
+        reach,
         scoring_latency,
         gates: Gates {
             passed: failures.is_empty(),
@@ -121,6 +127,8 @@ fn render(report: &EvalReport) -> String {
     render_confidence(&mut out, &report.confidence);
     out.push('\n');
     render::trim(&mut out, &report.trim);
+    out.push('\n');
+    render::reach(&mut out, &report.reach);
     out.push('\n');
     render_latency(&mut out, &report.scoring_latency);
     out.push('\n');

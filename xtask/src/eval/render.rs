@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use super::corpus::{CHATTER_SLICE, NO_RESULT_SLICE};
 use super::figures::{ANSWERABLE, DeliveryFigures, KEPT_RECALL};
 use super::quality::{optional_percent, percent};
+use super::reach::{self, ReachReport, UNCHANGED_AT_MS};
 use super::trim::{self, MAX_CHATTER_DOCS, RuleRow, TrimReport};
 
 fn docs(value: Option<f64>) -> String {
@@ -102,13 +103,18 @@ pub fn trim(out: &mut String, report: &TrimReport) {
         "\nPer slice, no selector: untrimmed -> shipped ({})",
         shipped.rule
     );
+    slice_comparison(out, &untrimmed.figures, &shipped.figures);
+}
+
+/// Per slice, `untrimmed -> shipped`.
+fn slice_comparison(out: &mut String, untrimmed: &[DeliveryFigures], shipped: &[DeliveryFigures]) {
     let _ = writeln!(
         out,
         "{:<22} {:>5} {:>15} {:>19} {:>17} {:>17}",
         "slice", "turns", "docs/ans", "precision", "hit", "recall"
     );
-    for u in &untrimmed.figures {
-        let Some(s) = shipped.figures(&u.name) else {
+    for u in untrimmed {
+        let Some(s) = shipped.iter().find(|s| s.name == u.name) else {
             continue;
         };
         if u.answerable_turns == 0 {
@@ -143,5 +149,38 @@ pub fn trim(out: &mut String, report: &TrimReport) {
                 percent(s.relevant_recall)
             ),
         );
+    }
+}
+
+/// What reaches the model with a perfect selector, untrimmed and with the shipped rule.
+pub fn reach(out: &mut String, report: &ReachReport) {
+    let _ = writeln!(
+        out,
+        "What reaches the model with a perfect selector (mock, paused clock; every case, the \
+         turn's deliveries together; hit first = at the first prompt), untrimmed and with the \
+         shipped delivery rule:"
+    );
+    figures_header(out, "latency turn       design      rule", 40);
+    for row in &report.rows {
+        figures_row(
+            out,
+            &format!(
+                "{:>5} ms {:<10} {:<11} {}",
+                row.latency_ms, row.turn, row.design, row.rule
+            ),
+            40,
+            &row.figures,
+            ANSWERABLE,
+        );
+    }
+    for (untrimmed, shipped) in reach::pairs(report).filter(|(u, _)| {
+        u.latency_ms == UNCHANGED_AT_MS && u.turn == "tool-free" && u.design != "single-path"
+    }) {
+        let _ = writeln!(
+            out,
+            "\nPer slice, perfect selector at {} ms, {} turn, {}: untrimmed -> shipped",
+            untrimmed.latency_ms, untrimmed.turn, untrimmed.design
+        );
+        slice_comparison(out, &untrimmed.figures, &shipped.figures);
     }
 }

@@ -21,6 +21,13 @@ use super::figures::{ANSWERABLE, DeliveryFigures, KEPT_RECALL, TurnCount, recall
 /// The most documents the shipped rule may deliver per chatter turn with nothing relevant.
 pub const MAX_CHATTER_DOCS: f64 = 0.2;
 
+/// The shipped rule's delivered precision over every answerable turn with no selector, as
+/// measured and published when the rule was chosen (README, "What reaches the model").
+pub const PUBLISHED_PRECISION: f64 = 0.773;
+
+/// How far below [`PUBLISHED_PRECISION`] the shipped rule may fall before the gate fails.
+pub const PRECISION_SLACK: f64 = 0.05;
+
 /// One rule's figures.
 #[derive(Debug, Clone, Serialize)]
 pub struct RuleRow {
@@ -295,8 +302,9 @@ pub fn precision(row: &RuleRow) -> f64 {
 }
 
 /// The gates of the comparison: the shipped rule keeps [`KEPT_RECALL`] of the untrimmed
-/// relevant recall on every slice with answers, and delivers at most [`MAX_CHATTER_DOCS`] per
-/// chatter turn with nothing relevant.
+/// relevant recall on every slice with answers, its precision stays within
+/// [`PRECISION_SLACK`] of [`PUBLISHED_PRECISION`], and it delivers at most [`MAX_CHATTER_DOCS`]
+/// per chatter turn with nothing relevant.
 pub fn trim_gates(report: &TrimReport) -> Vec<String> {
     let mut failures = Vec::new();
     let Some(shipped) = report.rows().find(|r| r.shipped) else {
@@ -312,6 +320,16 @@ pub fn trim_gates(report: &TrimReport) -> Vec<String> {
             trimmed * 100.0,
             KEPT_RECALL * 100.0,
             before * 100.0
+        ));
+    }
+    let measured = precision(shipped);
+    if measured < PUBLISHED_PRECISION - PRECISION_SLACK - 1e-9 {
+        failures.push(format!(
+            "the shipped delivery rule's precision is {:.1}%, more than {:.0} points below the \
+             published {:.1}%",
+            measured * 100.0,
+            PRECISION_SLACK * 100.0,
+            PUBLISHED_PRECISION * 100.0
         ));
     }
     if let Some(docs) = chatter_docs(shipped)
@@ -349,8 +367,31 @@ mod tests {
             row.figures.clone_from(&untrimmed);
         }
         let failures = trim_gates(&report);
-        assert_eq!(failures.len(), 1, "{failures:#?}");
-        assert!(failures[0].contains("per chatter turn"), "{failures:#?}");
+        assert!(
+            failures.iter().any(|f| f.contains("per chatter turn")),
+            "{failures:#?}"
+        );
+    }
+
+    #[test]
+    fn shipping_a_rule_far_below_the_published_precision_fails_the_precision_gate() {
+        let mut report = report();
+        // Every token counting, 30% of the lead: admissible, and far less precise.
+        let loose = report
+            .trims
+            .iter()
+            .find(|r| r.rule == "≥0.3 lead")
+            .unwrap()
+            .figures
+            .clone();
+        for row in report.evidence.iter_mut().filter(|r| r.shipped) {
+            row.figures.clone_from(&loose);
+        }
+        let failures = trim_gates(&report);
+        assert!(
+            failures.iter().any(|f| f.contains("below the published")),
+            "{failures:#?}"
+        );
     }
 
     #[test]
