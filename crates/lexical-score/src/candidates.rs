@@ -4,7 +4,7 @@ use std::cmp::Reverse;
 use std::time::SystemTime;
 
 use crate::noise::ActiveToolAliases;
-use crate::query::QueryTokens;
+use crate::query::{MAX_QUERY_TOKENS, QueryTokens};
 use crate::score::{
     DocParts, PARALLEL_THRESHOLD, Ranked, Scorable, best_first_key, map_chunks, sort_best_first,
 };
@@ -30,6 +30,8 @@ pub struct CandidateSelection {
     matched: usize,
     candidates: Vec<usize>,
     noise_dropped: usize,
+    /// For each query token, how many of the documents that were not noise hold it.
+    document_frequencies: Vec<usize>,
 }
 
 impl CandidateSelection {
@@ -57,23 +59,28 @@ impl CandidateSelection {
             // Documents that are neither noise nor among the lexical candidates compete on
             // recency.
             let mut others: Vec<(SystemTime, usize)> = Vec::with_capacity(chunk.len());
+            let mut frequencies = TokenCounts::default();
             for part in chunk {
                 if !tools.is_empty() && tools.is_noise(part.text) {
                     noise_dropped += 1;
                     continue;
                 }
-                matches.extend(part.ranked(query));
+                let (ranked, tokens) = part.scored(query);
+                matches.extend(ranked);
+                frequencies.add(tokens);
                 others.push((part.mtime, part.index));
             }
-            (noise_dropped, matches, others)
+            (noise_dropped, matches, others, frequencies)
         });
         let mut noise_dropped = 0;
         let mut matches: Vec<(Ranked, SystemTime)> = Vec::new();
         let mut others: Vec<(SystemTime, usize)> = Vec::with_capacity(docs.len());
-        for (chunk_noise, chunk_matches, chunk_others) in chunks {
+        let mut frequencies = TokenCounts::default();
+        for (chunk_noise, chunk_matches, chunk_others, chunk_frequencies) in chunks {
             noise_dropped += chunk_noise;
             matches.extend(chunk_matches);
             others.extend(chunk_others);
+            frequencies.merge(&chunk_frequencies);
         }
         let matched = matches.len();
         // Only the best matches are ever used: put them first, then sort just those.
@@ -119,6 +126,7 @@ impl CandidateSelection {
             matched,
             candidates,
             noise_dropped,
+            document_frequencies: frequencies.for_query(query),
         }
     }
 
@@ -153,6 +161,48 @@ impl CandidateSelection {
     /// Number of documents dropped as active-tool noise.
     pub fn noise_dropped(&self) -> usize {
         self.noise_dropped
+    }
+
+    /// For each token of the query, in order, how many of the documents scored (every document
+    /// but the noise) hold it in a scored field: counted by the scoring pass itself, so that
+    /// judging a token common or rare (see [`crate::QueryEvidence::with_frequencies`]) reads no
+    /// document again.
+    pub fn document_frequencies(&self) -> &[usize] {
+        &self.document_frequencies
+    }
+}
+
+/// Per query token, how many documents hold it.
+#[derive(Debug, Clone)]
+struct TokenCounts([usize; MAX_QUERY_TOKENS]);
+
+impl Default for TokenCounts {
+    fn default() -> Self {
+        Self([0; MAX_QUERY_TOKENS])
+    }
+}
+
+impl TokenCounts {
+    /// Counts one document holding the tokens whose bits are set in `tokens`.
+    fn add(&mut self, mut tokens: u64) {
+        while tokens != 0 {
+            let position = tokens.trailing_zeros() as usize;
+            if let Some(count) = self.0.get_mut(position) {
+                *count += 1;
+            }
+            tokens &= tokens - 1;
+        }
+    }
+
+    fn merge(&mut self, other: &Self) {
+        for (count, more) in self.0.iter_mut().zip(other.0) {
+            *count += more;
+        }
+    }
+
+    /// The counts of `query`'s tokens, in order.
+    fn for_query(&self, query: &QueryTokens) -> Vec<usize> {
+        self.0.iter().copied().take(query.len()).collect()
     }
 }
 
@@ -250,5 +300,34 @@ mod tests {
                 rank_from(&query, &docs, usize::MAX)
             );
         }
+    }
+
+    #[test]
+    fn the_scoring_pass_counts_each_tokens_documents_as_a_separate_count_does() {
+        let docs = documents(2_000);
+        for query in ["deploy owner nothing", "記憶 release ticket", "nothing"] {
+            let query = QueryTokens::new(query);
+            let expected = crate::document_frequencies(&query, &docs);
+            for threshold in [0, usize::MAX] {
+                let selection = CandidateSelection::select_from(
+                    &query,
+                    &docs,
+                    &ActiveToolAliases::default(),
+                    threshold,
+                );
+                assert_eq!(selection.document_frequencies(), expected);
+            }
+        }
+    }
+
+    #[test]
+    fn noise_is_left_out_of_the_document_frequencies() {
+        let docs = documents(300);
+        let tools = ActiveToolAliases::from_tool_names(&["mcp__grafana__query", "kubectl"]);
+        let query = QueryTokens::new("grafana");
+        let selection = CandidateSelection::select(&query, &docs, &tools);
+        let all = crate::document_frequencies(&query, &docs)[0];
+        assert!(selection.noise_dropped() > 0);
+        assert!(selection.document_frequencies()[0] < all);
     }
 }

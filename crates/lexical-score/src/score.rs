@@ -113,7 +113,7 @@ pub(crate) fn score_prepared(
     text: &PreparedText,
     memory_type: MemoryType,
 ) -> u32 {
-    let lexical = text.points_for(query);
+    let lexical = text.hits_for(query).points;
     if lexical == 0 {
         // The type boost rewards a likely kind of memory, not the absence of a match.
         return 0;
@@ -124,13 +124,37 @@ pub(crate) fn score_prepared(
 /// The score of one text without the type boost: per query token +4 title, +3 description, +1
 /// body window.
 pub(crate) fn lexical_points(query: &QueryTokens, text: &PreparedText, lookup: Lookup) -> u32 {
-    let mut lexical = 0;
-    for_each_hit(query, text, lookup, |_, hit| {
-        lexical += u32::from(hit.title) * TITLE_POINTS
-            + u32::from(hit.description) * DESCRIPTION_POINTS
-            + u32::from(hit.body) * BODY_POINTS;
-    });
-    lexical
+    lexical_hits(query, text, lookup).points
+}
+
+/// What one text holds of a query: its lexical points and which tokens it holds at all.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct LexicalHits {
+    /// The score without the type boost.
+    pub(crate) points: u32,
+    /// Bit `i` is set when the query's token `i` is found in some scored field (a query has at
+    /// most [`crate::query::MAX_QUERY_TOKENS`], 64, tokens).
+    pub(crate) tokens: u64,
+}
+
+/// [`lexical_points`] with the tokens found, in one pass.
+pub(crate) fn lexical_hits(
+    query: &QueryTokens,
+    text: &PreparedText,
+    lookup: Lookup,
+) -> LexicalHits {
+    let mut hits = LexicalHits::default();
+    let mut found = [0u8; MAX_QUERY_TOKENS];
+    text.fields_containing_each(query.terms(), &mut found, lookup);
+    for (position, &fields) in found.iter().enumerate().take(query.len()) {
+        if fields != 0 {
+            hits.points += u32::from(fields & TITLE != 0) * TITLE_POINTS
+                + u32::from(fields & DESCRIPTION != 0) * DESCRIPTION_POINTS
+                + u32::from(fields & BODY != 0) * BODY_POINTS;
+            hits.tokens |= 1 << position;
+        }
+    }
+    hits
 }
 
 /// The same computation as [`score`], itemised; `explain(q, d).total == score(q, d)`.
@@ -234,14 +258,22 @@ pub(crate) struct DocParts<'a> {
 impl<'a> DocParts<'a> {
     /// The document's ranking entry with its mtime (for tie-breaks), when it matches at all.
     pub(crate) fn ranked(&self, query: &QueryTokens) -> Option<(Ranked, SystemTime)> {
-        let score = score_prepared(query, self.text, self.memory_type);
-        (score > 0).then_some((
-            Ranked {
-                index: self.index,
-                score,
-            },
-            self.mtime,
-        ))
+        self.scored(query).0
+    }
+
+    /// [`DocParts::ranked`], with the tokens of `query` the document holds (bit `i` for token
+    /// `i`).
+    pub(crate) fn scored(&self, query: &QueryTokens) -> (Option<(Ranked, SystemTime)>, u64) {
+        let hits = self.text.hits_for(query);
+        if hits.points == 0 {
+            // The type boost rewards a likely kind of memory, not the absence of a match.
+            return (None, 0);
+        }
+        let ranked = Ranked {
+            index: self.index,
+            score: hits.points + query.type_boost(self.memory_type),
+        };
+        (Some((ranked, self.mtime)), hits.tokens)
     }
 
     pub(crate) fn of<D: Scorable>(docs: &'a [D]) -> Vec<Self> {

@@ -7,7 +7,7 @@ use bytestring::ByteString;
 use crate::index::{ALL_FIELDS, FieldText, QueryTerm, TermIndex, fields_searched};
 use crate::noise::NoiseMarkers;
 use crate::query::QueryTokens;
-use crate::score::lexical_points;
+use crate::score::{LexicalHits, lexical_hits};
 use crate::text::{normalize, normalize_into};
 
 mod stored;
@@ -60,9 +60,9 @@ pub struct PreparedText {
     index: OnceLock<TermIndex>,
     /// Detected on first use: only a recall with active tools reads them.
     markers: OnceLock<NoiseMarkers>,
-    /// The identity of the query scored ahead (see [`PreparedText::score_ahead`]) and the lexical
-    /// points this text earned for it.
-    ahead: OnceLock<(u64, u32)>,
+    /// The identity of the query scored ahead (see [`PreparedText::score_ahead`]) and what this
+    /// text holds of it.
+    ahead: OnceLock<(u64, LexicalHits)>,
 }
 
 /// How a scoring pass finds the fields that hold each query token when the text has no index yet.
@@ -210,18 +210,24 @@ impl PreparedText {
     pub fn score_ahead(&self, query: &QueryTokens) {
         if query.id() != 0 {
             self.ahead
-                .get_or_init(|| (query.id(), lexical_points(query, self, Lookup::Once)));
+                .get_or_init(|| (query.id(), lexical_hits(query, self, Lookup::Once)));
         }
     }
 
-    /// The lexical points (score without the type boost) this text earns for `query`: the ones
-    /// scored ahead for this very query, or computed now.
-    pub(crate) fn points_for(&self, query: &QueryTokens) -> u32 {
+    /// What this text holds of `query` (the lexical points, the score without the type boost,
+    /// and the tokens found): as scored ahead for this very query, or computed now.
+    pub(crate) fn hits_for(&self, query: &QueryTokens) -> LexicalHits {
         match self.ahead.get() {
             // Never 0: the default query is not scored ahead.
-            Some(&(id, points)) if id == query.id() => points,
-            _ => lexical_points(query, self, Lookup::Indexed),
+            Some(&(id, hits)) if id == query.id() => hits,
+            _ => lexical_hits(query, self, Lookup::Indexed),
         }
+    }
+
+    /// The lexical points (score without the type boost) this text earns for `query`.
+    #[cfg(test)]
+    pub(crate) fn points_for(&self, query: &QueryTokens) -> u32 {
+        self.hits_for(query).points
     }
 
     /// The normalised title.
@@ -327,12 +333,23 @@ mod tests {
         )
     }
 
+    /// Hits worth 99 points, for telling points scored ahead from points computed now.
+    fn ninety_nine() -> LexicalHits {
+        LexicalHits {
+            points: 99,
+            tokens: 1,
+        }
+    }
+
     #[test]
     fn points_scored_ahead_equal_the_points_computed_on_demand() {
         let (ahead, on_demand) = (text(), text());
         let query = QueryTokens::new("deploy migrations");
         ahead.score_ahead(&query);
-        assert_eq!(ahead.ahead.get(), Some(&(query.id(), 5)));
+        assert_eq!(
+            ahead.ahead.get().map(|&(id, hits)| (id, hits.points)),
+            Some((query.id(), 5))
+        );
         assert_eq!(ahead.points_for(&query), on_demand.points_for(&query));
     }
 
@@ -341,7 +358,7 @@ mod tests {
         let text = text();
         let query = QueryTokens::new("deploy");
         // Points no real computation gives, to see which path answered.
-        text.ahead.set((query.id(), 99)).unwrap();
+        text.ahead.set((query.id(), ninety_nine())).unwrap();
         assert_eq!(text.points_for(&query), 99);
         assert_eq!(text.points_for(&query.clone()), 99);
     }
@@ -350,7 +367,7 @@ mod tests {
     fn points_scored_ahead_for_one_query_are_not_taken_for_another_with_the_same_words() {
         let text = text();
         let first = QueryTokens::new("deploy");
-        text.ahead.set((first.id(), 99)).unwrap();
+        text.ahead.set((first.id(), ninety_nine())).unwrap();
         let second = QueryTokens::new("deploy");
         assert_eq!(first, second);
         assert_eq!(text.points_for(&second), 4);

@@ -63,7 +63,12 @@ pub(super) fn scan_and_rank(
     let delivered = if rule.is_untrimmed() {
         selection.fallback().to_vec()
     } else {
-        let evidence = QueryEvidence::judge(&tokens, &rule.evidence, &pool);
+        // The scoring pass counted each token's documents: nothing is read again before the
+        // fast result.
+        let scored = pool.len() - selection.noise_dropped();
+        let frequencies = Some(selection.document_frequencies());
+        let evidence =
+            QueryEvidence::with_frequencies(&tokens, &rule.evidence, frequencies, scored);
         rule.deliver(&evidence, selection.fallback(), &pool)
     };
     let fast_confidence = delivered
