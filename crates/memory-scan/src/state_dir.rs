@@ -213,14 +213,14 @@ pub(crate) struct SystemSteps;
 #[cfg(unix)]
 impl WriteSteps for SystemSteps {
     fn create(&mut self, dir: BorrowedFd<'_>, name: &str) -> io::Result<OwnedFd> {
-        use rustix::fs::{Mode, OFlags};
+        use rustix::fs::OFlags;
         let flags =
             OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         Ok(rustix::fs::openat(
             dir,
             name,
             flags,
-            Mode::from_raw_mode(FILE_MODE),
+            permission_mode(FILE_MODE),
         )?)
     }
 
@@ -473,7 +473,7 @@ fn make_private(fd: BorrowedFd<'_>, path: &Path, kind: Kind) -> Result<(), State
     #[allow(clippy::useless_conversion)] // `st_mode`'s type varies by platform.
     let current = u32::from(stat.st_mode) & 0o7777;
     if current & !mode != 0 {
-        let _ = rustix::fs::fchmod(fd, rustix::fs::Mode::from_raw_mode(current & mode));
+        let _ = rustix::fs::fchmod(fd, permission_mode(current & mode));
     }
     Ok(())
 }
@@ -495,4 +495,17 @@ fn symlink_or_not(dir: &OwnedFd, path: PathBuf, kind: Kind) -> StateDirError {
             expected: kind.name(),
         },
     }
+}
+
+/// Permission bits as rustix takes them: `mode_t` is 16 bits wide on macOS and 32 on Linux, and
+/// the permission bits (`0o7777`) fit either.
+#[cfg(unix)]
+#[allow(
+    clippy::useless_conversion,
+    clippy::unnecessary_fallible_conversions,
+    reason = "the conversion is the identity where mode_t is 32 bits wide"
+)]
+fn permission_mode(bits: u32) -> rustix::fs::Mode {
+    let raw = rustix::fs::RawMode::try_from(bits & 0o7777).unwrap_or(0);
+    rustix::fs::Mode::from_bits_truncate(raw)
 }

@@ -106,6 +106,11 @@ impl Pending {
 }
 
 /// One entry to classify: as listed now, or as remembered.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "on macOS std's DirEntry holds a whole dirent (over 1 KiB); an Entry lives on the \
+              stack one at a time, and boxing it would allocate once per file walked"
+)]
 enum Entry {
     Read(Listed),
     Remembered(OsString, EntryKind),
