@@ -624,3 +624,34 @@ fn the_server_watches_the_memory_it_recalls_from_and_the_next_prompt_sees_a_new_
     );
     assert_eq!(titles(&second), ["Canary rollout"]);
 }
+
+#[test]
+fn status_says_a_memory_root_that_is_not_there_does_not_exist_yet() {
+    let mut world = World::new();
+    let memory = world.claude_memory(&world.path("repo"));
+    deploy_memories(&memory);
+    world.start_server();
+    world.hook(
+        "claude-code",
+        &prompt_event("a", &world.path("repo"), QUERY),
+    );
+    let deadline = Instant::now() + PATIENCE;
+    while !world.status().unwrap()["watch"]
+        .as_str()
+        .unwrap()
+        .contains(&memory.display().to_string())
+    {
+        assert!(Instant::now() < deadline, "the root was never scanned");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    std::fs::remove_dir_all(&memory).unwrap();
+    let output = world.command(&["status"]).output().unwrap();
+
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        text.contains(&format!("{}: does not exist yet", memory.display())),
+        "{text}"
+    );
+    assert!(!text.contains("cannot be watched"), "{text}");
+}
