@@ -655,3 +655,47 @@ fn status_says_a_memory_root_that_is_not_there_does_not_exist_yet() {
     );
     assert!(!text.contains("cannot be watched"), "{text}");
 }
+
+/// Qwen Code's prompt event of session `q`; after a tool result it sends it again with an
+/// empty prompt.
+fn qwen_prompt(cwd: &Path, prompt: &str) -> Value {
+    json!({
+        "session_id": "q", "prompt_id": "q########1", "cwd": cwd,
+        "hook_event_name": "UserPromptSubmit", "prompt": prompt
+    })
+}
+
+#[test]
+fn qwen_codes_empty_prompt_continuation_gets_the_models_remaining_pick_once() {
+    let mut world = World::new();
+    let repo = world.path("repo");
+    let dashed: String = repo
+        .to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let memory = world
+        .path("home/.qwen/projects")
+        .join(dashed)
+        .join("memory");
+    deploy_memories(&memory);
+    let (_runtime, model) = slow_model(&[memory.join("deploy.md"), memory.join("grafana.md")]);
+    world.selector(&model.uri());
+    world.start_server();
+
+    let fast = titles(&world.hook("qwen-code", &qwen_prompt(&repo, QUERY)));
+    assert!(fast.contains(&"Deploy checklist".to_owned()), "{fast:?}");
+    let deadline = Instant::now() + PATIENCE;
+    let refined = loop {
+        let context = world.hook("qwen-code", &qwen_prompt(&repo, ""));
+        if !context.is_empty() {
+            break context;
+        }
+        assert!(Instant::now() < deadline, "no continuation delivery");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+
+    assert_eq!(titles(&refined), ["Checkout dashboard"]);
+    assert_eq!(world.hook("qwen-code", &qwen_prompt(&repo, "")), "");
+    assert_eq!(world.hook("qwen-code", &qwen_prompt(&repo, QUERY)), "");
+}

@@ -2,6 +2,7 @@
 //! their documented exit codes, and output to stdout.
 
 pub(crate) mod hook;
+pub(crate) mod install;
 pub(crate) mod rank;
 pub(crate) mod recall;
 pub(crate) mod roots;
