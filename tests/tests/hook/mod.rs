@@ -11,6 +11,7 @@ use tempfile::TempDir;
 
 use crate::support::binary;
 
+mod doctor;
 mod install;
 
 /// The binary `install` names in a hook entry: the one under test, by its canonical path.

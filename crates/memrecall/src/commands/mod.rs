@@ -1,6 +1,7 @@
 //! The subcommands' arguments and runners, one module each, and what they share: failures with
 //! their documented exit codes, and output to stdout.
 
+pub(crate) mod doctor;
 pub(crate) mod hook;
 pub(crate) mod install;
 pub(crate) mod rank;

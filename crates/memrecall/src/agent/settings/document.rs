@@ -175,6 +175,27 @@ impl Document {
         commands
     }
 
+    /// `agent`'s events that hold no memrecall entry (all of them when the file has none).
+    pub fn missing_events(&self, agent: Agent, program: Option<&Path>) -> Vec<&'static str> {
+        let hooks = self.hooks(agent).ok().flatten();
+        installed_events(agent)
+            .into_iter()
+            .filter(|event| {
+                let Some(groups) = hooks.as_ref().and_then(|h| h.array_value(event)) else {
+                    return true;
+                };
+                !entries(&groups).iter().any(|(_, _, entry)| {
+                    command_of(entry).is_some_and(|c| is_memrecall_hook(&c, agent, program))
+                })
+            })
+            .collect()
+    }
+
+    /// The file's value, comments left out.
+    pub fn value(&self) -> Option<serde_json::Value> {
+        self.root.to_serde_value()
+    }
+
     /// Adds `agent`'s entry running `command` under each of its events, or brings an entry that
     /// is there (an earlier install's) up to `command` and the current timeout; `false` when
     /// every one was already as it should be. Nothing is changed when the file's shape is wrong.
