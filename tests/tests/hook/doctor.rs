@@ -142,3 +142,64 @@ fn doctor_reports_an_unreachable_selector_with_its_fix() {
         "{report}"
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn doctor_shows_the_version_the_agent_reports() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let world = World::new();
+    install(&world, "claude-code", &[]);
+    let claude = world.path("bin/claude");
+    write(&claude, "#!/bin/sh\necho '2.1.328 (Claude Code)'\n");
+    std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = world.path("bin");
+
+    let repo = world.repo();
+    let run = world.run(
+        &[
+            "doctor",
+            "--agent",
+            "claude-code",
+            "--cwd",
+            repo.to_str().unwrap(),
+        ],
+        "",
+        &[("PATH", path.to_str().unwrap())],
+    );
+
+    assert!(
+        run.stdout.contains("  version: 2.1.328 (Claude Code)\n"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn doctor_names_a_project_hook_whose_binary_is_gone_and_the_project_install_that_fixes_it() {
+    let world = World::new();
+    install(&world, "qwen-code", &[]);
+    let repo = world.repo();
+    install(
+        &world,
+        "qwen-code",
+        &[
+            "--project",
+            repo.to_str().unwrap(),
+            "--command",
+            "/gone/memrecall",
+        ],
+    );
+
+    let run = doctor(&world, "qwen-code", &[]);
+
+    assert_eq!(run.code, Some(1), "{}", run.stdout);
+    assert!(
+        run.stdout.contains(&format!(
+            "fix: {} hook install --agent qwen-code --write --project {}",
+            installed_binary().display(),
+            repo.display()
+        )),
+        "{}",
+        run.stdout
+    );
+}

@@ -36,18 +36,35 @@ pub(super) struct McpReport {
 #[derive(Debug, Serialize)]
 pub(super) struct AgentReport {
     pub(super) agent: Agent,
+    /// What `<agent> --version` printed, or why nothing.
+    pub(super) version: String,
     pub(super) settings: PathBuf,
     pub(super) settings_exist: bool,
     pub(super) hooks: Vec<HookReport>,
     pub(super) missing_events: Vec<&'static str>,
     pub(super) mcp: Option<McpReport>,
+    /// The project's settings file for the directory, when it exists.
+    pub(super) project: Option<super::agent_extra::ProjectSettings>,
     /// Codex only: whether its configuration holds a trusted hook.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) codex_trust: Option<String>,
 }
 
+impl HookReport {
+    /// The entry running `command`, and where its binary is.
+    pub(super) fn new(command: String) -> Self {
+        let program = PathBuf::from(settings::program_of(&command));
+        let found = locate(&program);
+        Self {
+            command,
+            program,
+            found,
+        }
+    }
+}
+
 /// Where `program` is: itself when it is a path, else the first match on `PATH`.
-fn locate(program: &Path) -> Option<PathBuf> {
+pub(super) fn locate(program: &Path) -> Option<PathBuf> {
     if program.components().count() > 1 {
         return program.is_file().then(|| program.to_path_buf());
     }
@@ -80,6 +97,7 @@ fn install_again(binary: &str, agent: Agent) -> String {
 pub(super) fn agent_report(
     agent: Agent,
     env: &Environment,
+    cwd: &Path,
     binary: &str,
     problems: &mut Vec<Problem>,
 ) -> Option<AgentReport> {
@@ -108,18 +126,7 @@ pub(super) fn agent_report(
         .as_ref()
         .map(|d| d.memrecall_commands(agent, None))
         .unwrap_or_default();
-    let hooks: Vec<HookReport> = commands
-        .into_iter()
-        .map(|command| {
-            let program = PathBuf::from(settings::program_of(&command));
-            let found = locate(&program);
-            HookReport {
-                command,
-                program,
-                found,
-            }
-        })
-        .collect();
+    let hooks: Vec<HookReport> = commands.into_iter().map(HookReport::new).collect();
     let missing_events = document
         .as_ref()
         .map(|d| d.missing_events(agent, None))
@@ -148,13 +155,33 @@ pub(super) fn agent_report(
     let codex_trust = (agent == Agent::Codex && !hooks.is_empty())
         .then(|| codex_trust(env, problems))
         .flatten();
+    let project = super::agent_extra::project_settings(agent, cwd);
+    if let Some(project) = &project {
+        for hook in project.hooks.iter().filter(|h| h.found.is_none()) {
+            problems.push(Problem::new(
+                format!(
+                    "{}: the hook in {} runs {}, which does not exist",
+                    agent.as_str(),
+                    project.path.display(),
+                    hook.program.display()
+                ),
+                format!(
+                    "{} --project {}",
+                    install_again(binary, agent),
+                    cwd.display()
+                ),
+            ));
+        }
+    }
     Some(AgentReport {
         agent,
+        version: super::agent_extra::version(agent),
         settings: path,
         settings_exist: exists,
         hooks,
         missing_events,
         mcp,
+        project,
         codex_trust,
     })
 }

@@ -5,6 +5,7 @@
 //! last lines of the hook's log. Each problem comes with the one command (or edit) that fixes it.
 //! Exit 0 when there is none, 1 otherwise.
 
+mod agent_extra;
 mod checks;
 
 use std::fmt::Write as _;
@@ -79,15 +80,15 @@ pub(crate) fn run(args: &DoctorArgs) -> Result<(), Failure> {
             format!("{binary_text} hook install --agent AGENT --write"),
         ));
     }
-    let agents: Vec<_> = agents_found
-        .iter()
-        .filter_map(|&agent| checks::agent_report(agent, &env, &binary_text, &mut problems))
-        .collect();
     let cwd = match &args.cwd {
         Some(dir) => dir.clone(),
         None => std::env::current_dir().unwrap_or_default(),
     };
     let cwd = std::path::absolute(&cwd).unwrap_or(cwd);
+    let agents: Vec<_> = agents_found
+        .iter()
+        .filter_map(|&agent| checks::agent_report(agent, &env, &cwd, &binary_text, &mut problems))
+        .collect();
     let mut layouts: Vec<Layout> = Vec::new();
     for &agent in &agents_found {
         let layout = crate::agent::default_layout(agent);
@@ -221,6 +222,7 @@ fn render_agent(out: &mut String, agent: &checks::AgentReport) {
         agent.agent.as_str(),
         agent.settings.display()
     );
+    let _ = writeln!(out, "  version: {}", agent.version);
     if agent.hooks.is_empty() {
         let _ = writeln!(out, "  hook: not installed");
     }
@@ -251,6 +253,17 @@ fn render_agent(out: &mut String, agent: &checks::AgentReport) {
         }
         None => {
             let _ = writeln!(out, "  mcp: not registered");
+        }
+    }
+    if let Some(project) = &agent.project {
+        let _ = writeln!(out, "  project settings: {}", project.path.display());
+        for hook in &project.hooks {
+            let _ = writeln!(
+                out,
+                "    hook: runs {} ({})",
+                hook.program.display(),
+                found(hook.found.as_ref())
+            );
         }
     }
     if let Some(trust) = &agent.codex_trust {
