@@ -14,7 +14,8 @@
 //!
 //! Qwen Code's continuation after a tool result (its prompt event again, with an empty prompt or
 //! the same one) is the tool-result point: with an empty prompt always, with the same one when
-//! the server's open turn has that query or this process kind recalled it ([`turn_state`]). So a
+//! the server's open turn has that query or a hook recalled that turn in its own process
+//! ([`turn_state`]). So a
 //! continuation gets the model's remaining pick from the server, once, and never a document the
 //! turn was already given; a turn recalled in the hook's own process has nothing left to give.
 //!
@@ -98,7 +99,7 @@ fn serve(agent: Agent, layout: Option<Layout>, env: &Environment) -> Result<(), 
     let input = hook_io::parse(agent, &stdin).map_err(|e| e.to_string())?;
     let session = input.session_id.as_deref();
     let point = match &input.event {
-        // A continuation repeating the prompt of a turn this process kind recalled itself (no
+        // A continuation repeating the prompt of a turn a hook recalled in its own process (no
         // server held it): the tool-result point, never a second recall of the same documents.
         HookEvent::Prompt {
             query,

@@ -27,8 +27,8 @@ fn fingerprint(query: &str) -> String {
     format!("{:016x}", twox_hash::XxHash3_64::oneshot(query.as_bytes()))
 }
 
-/// Whether `query` is the query of the session's open turn, as this process's kind last
-/// recalled it.
+/// Whether `query` is the query of the session's open turn, as a hook last recalled it in its
+/// own process.
 pub(super) fn is_open_turn(
     env: &Environment,
     agent: Agent,
