@@ -146,13 +146,22 @@ fn doctor_reports_an_unreachable_selector_with_its_fix() {
 #[cfg(unix)]
 #[test]
 fn doctor_shows_the_version_the_agent_reports() {
-    use std::os::unix::fs::PermissionsExt as _;
     let world = World::new();
     install(&world, "claude-code", &[]);
-    let claude = world.path("bin/claude");
-    write(&claude, "#!/bin/sh\necho '2.1.328 (Claude Code)'\n");
-    std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).unwrap();
     let path = world.path("bin");
+    std::fs::create_dir_all(&path).unwrap();
+    // Written by another process: a script this process had open for writing could be held open
+    // by a child another test thread forks, and running it would fail with ETXTBSY.
+    let status = std::process::Command::new("/bin/sh")
+        .args([
+            "-c",
+            "printf '#!/bin/sh\\necho \"2.1.328 (Claude Code)\"\\n' > \"$1/claude\" && chmod 755 \"$1/claude\"",
+            "sh",
+        ])
+        .arg(&path)
+        .status()
+        .unwrap();
+    assert!(status.success());
 
     let repo = world.repo();
     let run = world.run(

@@ -81,18 +81,39 @@ fn binary_in_temp(world: &World) -> std::path::PathBuf {
     copy
 }
 
+/// Runs the copy at `copy` with `args` in the world. A child another test thread forks while
+/// the copy is still open for writing holds it open a moment longer, and exec then fails with
+/// ETXTBSY: that start is made again.
+fn run_copy(world: &World, copy: &Path, args: &[&str]) -> std::process::Output {
+    const TEXT_FILE_BUSY: i32 = 26;
+    let mut tries = 0;
+    loop {
+        let output = std::process::Command::new(copy)
+            .args(args)
+            .env_clear()
+            .env("HOME", world.home())
+            .env("MEMRECALL_HOME", world.path("mr"))
+            .env("TMPDIR", world.path("tmp"))
+            .output();
+        match output {
+            Err(e) if e.raw_os_error() == Some(TEXT_FILE_BUSY) && tries < 100 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            other => return other.unwrap(),
+        }
+    }
+}
+
 #[test]
 fn install_from_the_temporary_directory_is_refused_with_one_line() {
     let world = World::new();
     let copy = binary_in_temp(&world);
-    let output = std::process::Command::new(&copy)
-        .args(["hook", "install", "--agent", "claude-code", "--write"])
-        .env_clear()
-        .env("HOME", world.home())
-        .env("MEMRECALL_HOME", world.path("mr"))
-        .env("TMPDIR", world.path("tmp"))
-        .output()
-        .unwrap();
+    let output = run_copy(
+        &world,
+        &copy,
+        &["hook", "install", "--agent", "claude-code", "--write"],
+    );
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
@@ -104,22 +125,19 @@ fn install_from_the_temporary_directory_is_refused_with_one_line() {
 fn install_with_command_names_that_binary_even_from_the_temporary_directory() {
     let world = World::new();
     let copy = binary_in_temp(&world);
-    let output = std::process::Command::new(&copy)
-        .args([
+    let output = run_copy(
+        &world,
+        &copy,
+        &[
             "hook",
             "install",
             "--agent",
             "codex",
             "--write",
             "--command",
-        ])
-        .arg("/opt/memrecall/bin/memrecall")
-        .env_clear()
-        .env("HOME", world.home())
-        .env("MEMRECALL_HOME", world.path("mr"))
-        .env("TMPDIR", world.path("tmp"))
-        .output()
-        .unwrap();
+            "/opt/memrecall/bin/memrecall",
+        ],
+    );
     assert_eq!(output.status.code(), Some(0));
     let hooks = &json_of(&world.home().join(".codex/hooks.json"))["hooks"];
     assert_eq!(
