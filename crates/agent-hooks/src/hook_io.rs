@@ -6,14 +6,16 @@
 //! | agent | initial point | tool-result point | turn end | session end |
 //! |---|---|---|---|---|
 //! | Claude Code | `UserPromptSubmit` (`prompt`) | `PostToolUse` | `Stop` | `SessionEnd` |
-//! | Qwen Code | `UserPromptSubmit` (`submitted_prompt`, else `prompt`) | a repeated `UserPromptSubmit` | `Stop` | `SessionEnd` |
+//! | Qwen Code | `UserPromptSubmit` (`submitted_prompt`, else `prompt`) | `PostToolUse`, and the continuation's `UserPromptSubmit` | `Stop` | `SessionEnd` |
 //! | Gemini CLI | `BeforeAgent` (`prompt`) | `AfterTool` | `AfterAgent` | `SessionEnd` |
-//! | Codex | `UserPromptSubmit` (`prompt`) | `PostToolUse` | `Stop` | none |
+//! | Codex | `UserPromptSubmit` (`prompt`) | `PostToolUse` | `Stop` | `SessionEnd` |
 //!
-//! Qwen Code fires its prompt event before each tool-result continuation as well. The text the
-//! user typed is `submitted_prompt` when the event carries it; a prompt event whose query repeats
-//! the last one recalled in the same session is taken as a continuation, the tool-result point,
-//! and never starts a new recall (see [`HookEvent::Prompt::repeat_is_continuation`]).
+//! Qwen Code fires its prompt event before each tool-result continuation as well, with the same
+//! `session_id` and `prompt_id` (0.24.4 sends `"prompt": ""`). The text the user typed is
+//! `submitted_prompt` when the event carries it. A prompt event with an empty prompt is the
+//! tool-result point; one whose query repeats the last one recalled in the same turn is taken as
+//! a continuation too, and never starts a new recall (see
+//! [`HookEvent::Prompt::repeat_is_continuation`]).
 //!
 //! Output: `{"hookSpecificOutput":{"hookEventName":"<event>","additionalContext":"<memory>"}}`
 //! for every agent (Claude Code, Qwen Code and Codex also take plain text, Gemini CLI takes JSON
@@ -80,8 +82,7 @@ pub enum HookInputError {
 /// The event names of an agent's two delivery points.
 pub const fn event_names(agent: Agent) -> (&'static str, &'static str) {
     match agent {
-        Agent::ClaudeCode | Agent::Codex => ("UserPromptSubmit", "PostToolUse"),
-        Agent::QwenCode => ("UserPromptSubmit", "UserPromptSubmit"),
+        Agent::ClaudeCode | Agent::QwenCode | Agent::Codex => ("UserPromptSubmit", "PostToolUse"),
         Agent::GeminiCli => ("BeforeAgent", "AfterTool"),
     }
 }
@@ -94,11 +95,10 @@ pub const fn turn_end_event(agent: Agent) -> &'static str {
     }
 }
 
-/// The event name of a session's end, for the agents that have one.
+/// The event name of a session's end, for the agents that have one (all four do).
 pub const fn session_end_event(agent: Agent) -> Option<&'static str> {
     match agent {
-        Agent::ClaudeCode | Agent::QwenCode | Agent::GeminiCli => Some("SessionEnd"),
-        Agent::Codex => None,
+        Agent::ClaudeCode | Agent::QwenCode | Agent::GeminiCli | Agent::Codex => Some("SessionEnd"),
     }
 }
 
@@ -118,6 +118,10 @@ pub fn parse(agent: Agent, stdin: &str) -> Result<HookInput, HookInputError> {
             _ => text("prompt"),
         };
         match query {
+            // Qwen Code's continuation after a tool result carries an empty prompt.
+            Some(query) if agent == Agent::QwenCode && query.trim().is_empty() => {
+                HookEvent::ToolResult
+            }
             Some(query) => HookEvent::Prompt {
                 query: query.to_owned(),
                 repeat_is_continuation: agent == Agent::QwenCode,
@@ -241,11 +245,28 @@ mod tests {
     }
 
     #[test]
-    fn session_end_ends_the_session_for_the_agents_that_send_it() {
-        let input = parse(Agent::ClaudeCode, r#"{"hook_event_name":"SessionEnd"}"#).unwrap();
-        assert_eq!(input.event, HookEvent::SessionEnd);
-        let codex = parse(Agent::Codex, r#"{"hook_event_name":"SessionEnd"}"#).unwrap();
-        assert_eq!(codex.event, HookEvent::Other);
+    fn session_end_ends_the_session_for_every_agent() {
+        for agent in Agent::ALL {
+            let input = parse(agent, r#"{"hook_event_name":"SessionEnd"}"#).unwrap();
+            assert_eq!(input.event, HookEvent::SessionEnd, "{agent:?}");
+        }
+    }
+
+    #[test]
+    fn a_qwen_code_prompt_event_with_an_empty_prompt_is_the_tool_result_point() {
+        let input = parse(
+            Agent::QwenCode,
+            r#"{"session_id":"q","prompt_id":"q########1","hook_event_name":"UserPromptSubmit","prompt":""}"#,
+        )
+        .unwrap();
+        assert_eq!(input.event, HookEvent::ToolResult);
+        assert_eq!(input.event_name, "UserPromptSubmit");
+    }
+
+    #[test]
+    fn qwen_code_post_tool_use_is_the_tool_result_point() {
+        let input = parse(Agent::QwenCode, r#"{"hook_event_name":"PostToolUse"}"#).unwrap();
+        assert_eq!(input.event, HookEvent::ToolResult);
     }
 
     #[test]

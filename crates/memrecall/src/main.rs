@@ -34,6 +34,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+use crate::commands::doctor::DoctorArgs;
 use crate::commands::hook::HookArgs;
 use crate::commands::rank::RankArgs;
 use crate::commands::recall::RecallArgs;
@@ -80,6 +81,10 @@ enum Command {
     Stop,
     /// Show the user's server: sessions, roots, uptime, memory, recalls served.
     Status(StatusArgs),
+    /// Check the setup in one screen for a bug report: the binary, each agent's hook and MCP
+    /// entries, Codex's trust, memory roots, the server, the selector and the hook's log; each
+    /// problem with the command that fixes it (exit 1 when there is one).
+    Doctor(DoctorArgs),
 }
 
 fn main() -> ExitCode {
@@ -102,6 +107,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => commands::server::run_serve(&args),
         Command::Stop => commands::server::run_stop(),
         Command::Status(args) => commands::server::run_status(&args),
+        Command::Doctor(args) => commands::doctor::run(&args),
         Command::Hook(HookArgs {
             action: Some(action),
             ..

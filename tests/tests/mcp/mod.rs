@@ -163,6 +163,24 @@ async fn the_four_tools_are_listed_with_descriptions_and_argument_schemas() {
 }
 
 #[tokio::test]
+async fn the_recall_limit_is_advertised_as_an_integer_from_1_to_5_without_a_format() {
+    let tree = Tree::standard();
+    let client = connect(&tree, &[]).await;
+    let tools = client.list_all_tools().await.unwrap();
+    let recall = tools.iter().find(|t| t.name == "recall_memories").unwrap();
+    let schema = Value::Object((*recall.input_schema).clone());
+    let limit = &schema["properties"]["limit"];
+    assert_eq!(limit["type"], "integer", "{limit}");
+    assert_eq!(limit["minimum"], 1, "{limit}");
+    assert_eq!(limit["maximum"], 5, "{limit}");
+    for tool in &tools {
+        let schema = Value::Object((*tool.input_schema).clone()).to_string();
+        assert!(!schema.contains("\"format\""), "{}: {schema}", tool.name);
+    }
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
 async fn read_only_offers_no_save_tool() {
     let tree = Tree::standard();
     let client = connect(&tree, &["--read-only"]).await;

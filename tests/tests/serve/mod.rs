@@ -624,3 +624,112 @@ fn the_server_watches_the_memory_it_recalls_from_and_the_next_prompt_sees_a_new_
     );
     assert_eq!(titles(&second), ["Canary rollout"]);
 }
+
+#[test]
+fn status_says_a_memory_root_that_is_not_there_does_not_exist_yet() {
+    let mut world = World::new();
+    let memory = world.claude_memory(&world.path("repo"));
+    deploy_memories(&memory);
+    world.start_server();
+    world.hook(
+        "claude-code",
+        &prompt_event("a", &world.path("repo"), QUERY),
+    );
+    let deadline = Instant::now() + PATIENCE;
+    while !world.status().unwrap()["watch"]
+        .as_str()
+        .unwrap()
+        .contains(&memory.display().to_string())
+    {
+        assert!(Instant::now() < deadline, "the root was never scanned");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    std::fs::remove_dir_all(&memory).unwrap();
+    let output = world.command(&["status"]).output().unwrap();
+
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        text.contains(&format!("{}: does not exist yet", memory.display())),
+        "{text}"
+    );
+    assert!(!text.contains("cannot be watched"), "{text}");
+}
+
+/// Qwen Code's prompt event of `session`; after a tool result it sends it again with an empty
+/// prompt.
+fn qwen_prompt(session: &str, cwd: &Path, prompt: &str) -> Value {
+    json!({
+        "session_id": session, "prompt_id": format!("{session}########1"), "cwd": cwd,
+        "hook_event_name": "UserPromptSubmit", "prompt": prompt
+    })
+}
+
+/// Sends Qwen Code's empty-prompt continuation until something is delivered; `None` when the
+/// session's recall settled without delivering anything to it (an answer that came too late
+/// for the hook on a stalled machine).
+fn qwen_continuation_delivery(world: &World, session: &str, repo: &Path) -> Option<String> {
+    loop {
+        let context = world.hook("qwen-code", &qwen_prompt(session, repo, ""));
+        if !context.is_empty() {
+            return Some(context);
+        }
+        if world.status().unwrap()["pending_recalls"] == json!(0) {
+            let context = world.hook("qwen-code", &qwen_prompt(session, repo, ""));
+            return (!context.is_empty()).then_some(context);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn qwen_codes_empty_prompt_continuation_gets_the_models_remaining_pick_once() {
+    let mut world = World::new();
+    let repo = world.path("repo");
+    let dashed: String = repo
+        .to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let memory = world
+        .path("home/.qwen/projects")
+        .join(dashed)
+        .join("memory");
+    deploy_memories(&memory);
+    let (_runtime, model) = slow_model(&[memory.join("deploy.md"), memory.join("grafana.md")]);
+    world.selector(&model.uri());
+    world.start_server();
+
+    // Each attempt its own session; one that a stalled machine made miss the 100 ms initial
+    // point, or whose refined answer came too late for the hook, is ended and made again.
+    let deadline = Instant::now() + PATIENCE;
+    let mut attempt = 0;
+    let (session, refined) = loop {
+        assert!(
+            Instant::now() < deadline,
+            "no attempt got fast and refined deliveries"
+        );
+        attempt += 1;
+        let session = format!("q{attempt}");
+        let fast = titles(&world.hook("qwen-code", &qwen_prompt(&session, &repo, QUERY)));
+        if fast.contains(&"Deploy checklist".to_owned())
+            && let Some(refined) = qwen_continuation_delivery(&world, &session, &repo)
+        {
+            break (session, refined);
+        }
+        world.hook(
+            "qwen-code",
+            &json!({"session_id": session, "hook_event_name": "Stop"}),
+        );
+    };
+
+    assert_eq!(titles(&refined), ["Checkout dashboard"]);
+    assert_eq!(
+        world.hook("qwen-code", &qwen_prompt(&session, &repo, "")),
+        ""
+    );
+    assert_eq!(
+        world.hook("qwen-code", &qwen_prompt(&session, &repo, QUERY)),
+        ""
+    );
+}

@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use super::{Failure, emit};
-use crate::agent::{Agent, Environment, Layout, settings};
+use super::Failure;
+use crate::agent::{Agent, Layout};
 
 #[derive(Debug, Args)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
@@ -26,7 +26,8 @@ pub(crate) enum HookAction {
     /// Print the settings snippet that runs the hook at each prompt, tool result and turn end;
     /// --write merges it into the agent's settings file.
     Install(InstallArgs),
-    /// Remove the entry `install --write` added from the agent's settings file.
+    /// Give the agent's settings file back as it was before `install --write` (or, when it
+    /// changed since, take out memrecall's entries only).
     Uninstall(InstallArgs),
 }
 
@@ -34,14 +35,18 @@ pub(crate) enum HookAction {
 pub(crate) struct InstallArgs {
     /// The agent whose settings to change.
     #[arg(long, value_enum)]
-    agent: Agent,
+    pub(crate) agent: Agent,
     /// Use the project's settings file in DIR instead of the user's.
     #[arg(long, value_name = "DIR")]
-    project: Option<PathBuf>,
-    /// Change the settings file (a backup of it is kept beside it) instead of printing the
-    /// snippet. Only for install; uninstall always writes.
+    pub(crate) project: Option<PathBuf>,
+    /// Change the settings file (the original is kept, beside it and under MEMRECALL_HOME, for
+    /// uninstall to restore) instead of printing the snippet. Only for install; uninstall always
+    /// writes.
     #[arg(long)]
-    write: bool,
+    pub(crate) write: bool,
+    /// The memrecall binary the agent should run [default: this one, by its absolute path].
+    #[arg(long, value_name = "PATH")]
+    pub(crate) command: Option<PathBuf>,
 }
 
 /// Whether the command line asks to run a hook (not to install or uninstall one). Read as
@@ -59,48 +64,10 @@ fn is_hook_run_in(args: &[std::ffi::OsString]) -> bool {
 }
 
 pub(crate) fn run_settings(action: &HookAction) -> Result<(), Failure> {
-    let env = Environment::from_process();
-    let (args, installing) = match action {
-        HookAction::Install(args) => (args, true),
-        HookAction::Uninstall(args) => (args, false),
-    };
-    let settings_error = |e: settings::SettingsError| Failure::from(anyhow::Error::from(e));
-    let path = settings::settings_path(args.agent, args.project.as_deref(), &env)
-        .map_err(settings_error)?;
-    if installing && !args.write {
-        let snippet = serde_json::to_string_pretty(&settings::snippet(args.agent))
-            .map_err(anyhow::Error::from)?;
-        emit(&format!("{snippet}\n"))?;
-        eprintln!(
-            "memrecall: merge this into {} (or run again with --write)",
-            path.display()
-        );
-        return Ok(());
+    match action {
+        HookAction::Install(args) => super::install::install(args),
+        HookAction::Uninstall(args) => super::install::uninstall(args),
     }
-    let (mut current, existed) = settings::read(&path).map_err(settings_error)?;
-    let changed = if installing {
-        settings::merge(&mut current, args.agent, &path).map_err(settings_error)?
-    } else {
-        settings::remove(&mut current, args.agent)
-    };
-    if changed {
-        settings::write(&path, &current, existed).map_err(settings_error)?;
-    }
-    let message = match (installing, changed) {
-        (true, true) => format!("added the memrecall hook to {}", path.display()),
-        (true, false) => format!("{} already runs the memrecall hook", path.display()),
-        (false, true) => format!("removed the memrecall hook from {}", path.display()),
-        (false, false) => format!("{} has no memrecall hook to remove", path.display()),
-    };
-    let backup = if changed && existed {
-        format!(
-            " (the previous file is in {})",
-            settings::backup_path(&path).display()
-        )
-    } else {
-        String::new()
-    };
-    emit(&format!("{message}{backup}\n"))
 }
 
 #[cfg(test)]

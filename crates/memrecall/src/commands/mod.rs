@@ -1,7 +1,9 @@
 //! The subcommands' arguments and runners, one module each, and what they share: failures with
 //! their documented exit codes, and output to stdout.
 
+pub(crate) mod doctor;
 pub(crate) mod hook;
+pub(crate) mod install;
 pub(crate) mod rank;
 pub(crate) mod recall;
 pub(crate) mod roots;

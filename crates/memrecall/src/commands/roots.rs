@@ -1,13 +1,14 @@
 //! Memory roots from the command line: `memrecall roots`, and the `--project`/`--user`/`--layout`
 //! flags the other commands share.
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
 
 use super::{Failure, emit};
 use crate::agent::layout::RecallRoots;
-use crate::agent::{Environment, Layout, layout};
+use crate::agent::{Agent, Environment, Layout, layout, settings};
 
 #[derive(Debug, Args)]
 pub(crate) struct RootsArgs {
@@ -61,7 +62,44 @@ pub(crate) fn run(args: &RootsArgs) -> Result<(), Failure> {
         text.push_str(&crate::output::one_line(ignored));
         text.push('\n');
     }
+    text.push_str(&hook_binaries(&Environment::from_process()));
     emit(&text)
+}
+
+/// Which binary this is, and which one each agent's installed hook runs (from the user's
+/// settings files), with a warning for one that is not there.
+fn hook_binaries(env: &Environment) -> String {
+    let mut text = match super::install::running_binary() {
+        Ok(binary) => format!("binary: {}\n", binary.display()),
+        Err(e) => format!("binary: unknown ({e})\n"),
+    };
+    for agent in Agent::ALL {
+        let Ok(path) = settings::settings_path(agent, None, env) else {
+            continue;
+        };
+        let Ok((file, true)) = settings::read(&path) else {
+            continue;
+        };
+        let Ok(document) = settings::Document::parse(&file, agent, &path) else {
+            continue;
+        };
+        for command in document.memrecall_commands(agent, None) {
+            let program = PathBuf::from(settings::program_of(&command));
+            let missing = if program.is_absolute() && !program.is_file() {
+                " (missing: the hook cannot run)"
+            } else {
+                ""
+            };
+            let _ = writeln!(
+                text,
+                "hook: {} runs {}{missing} ({})",
+                agent.as_str(),
+                program.display(),
+                path.display()
+            );
+        }
+    }
+    text
 }
 
 fn current_dir() -> Result<PathBuf, Failure> {

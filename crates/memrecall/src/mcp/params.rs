@@ -56,7 +56,20 @@ pub(super) struct RecallParams {
     pub(super) query: String,
     /// Most memories to return, 1 to 5 (default 5).
     #[serde(default)]
+    #[schemars(schema_with = "limit_schema")]
     pub(super) limit: Option<usize>,
+}
+
+/// `limit`'s schema: a plain integer from 1 to 5. The derived one would say `"format":"uint"`
+/// with a minimum of 0, a format clients do not know (Gemini CLI warns about it) and a range the
+/// tool refuses.
+fn limit_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "integer",
+        "minimum": 1,
+        "maximum": super::MAX_RECALLED,
+        "default": super::MAX_RECALLED,
+    })
 }
 
 /// `list_memories` arguments.

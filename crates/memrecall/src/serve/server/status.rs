@@ -12,13 +12,18 @@ use crate::serve::protocol::Status;
 
 impl Server {
     /// How each scanned root's changes are noticed, one `root: mode` per line's worth, in root
-    /// order: "watched", or the reason it is checked file by file.
+    /// order: "watched", "does not exist yet", or the reason it is checked file by file.
     fn watch_modes(&self) -> String {
         let caches: Vec<_> = lock(&self.caches).values().cloned().collect();
         let mut modes: Vec<String> = caches
             .iter()
             .flat_map(|cache| cache.roots())
             .map(|root| match root.mode {
+                // Watching a root that is not there fails with the watcher's own words ("No
+                // path was found"); what the user needs to know is that it is simply missing.
+                _ if !root.path.exists() => {
+                    format!("{}: does not exist yet", root.path.display())
+                }
                 WatchMode::Watching => format!("{}: watched", root.path.display()),
                 WatchMode::StatFallback { reason } => format!(
                     "{}: every file checked on each recall ({reason})",

@@ -12,6 +12,13 @@
 //! event starts one; when none answers within [`CONNECT_BUDGET`] (or its answer is late or
 //! broken), the prompt is recalled in this process as below, and a tool event prints nothing.
 //!
+//! Qwen Code's continuation after a tool result (its prompt event again, with an empty prompt or
+//! the same one) is the tool-result point: with an empty prompt always, with the same one when
+//! the server's open turn has that query or a hook recalled that turn in its own process
+//! ([`turn_state`]). So a
+//! continuation gets the model's remaining pick from the server, once, and never a document the
+//! turn was already given; a turn recalled in the hook's own process has nothing left to give.
+//!
 //! In this process, a prompt event runs one recall turn: the recall starts, the initial point
 //! waits at most the 100 ms ceiling, and what it delivers is printed, cut to whole documents
 //! under [`hook_io::MAX_CONTEXT_UTF16`]. The process then ends the turn (a selector still
@@ -19,7 +26,7 @@
 //! telemetry events go to `$MEMRECALL_HOME/telemetry/` (see [`crate::stats`]).
 
 use std::io::{Read as _, Write as _};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -35,10 +42,14 @@ use crate::serve::ServerPaths;
 use crate::serve::client::{self, Autostart, Budget, ClientError};
 use crate::serve::protocol::{EventRequest, Point, PromptEvent, Request, Response};
 
+mod log;
+mod turn_state;
+
+pub(crate) use log::Log;
+use log::{log, write_log_line};
+
 /// The most stdin a hook reads: a prompt of 100,000 characters is well under it.
 const MAX_STDIN_BYTES: u64 = 8 * 1024 * 1024;
-/// The log is moved to `hook.log.1` once it grows past this.
-const MAX_LOG_BYTES: u64 = 512 * 1024;
 /// How long the hook waits, after printing, to bring the catalogs up to date.
 const CATALOG_GRACE: Duration = Duration::from_secs(2);
 /// How long a hook tries to reach the server (starting it when needed) before recalling in its
@@ -86,12 +97,22 @@ fn serve(agent: Agent, layout: Option<Layout>, env: &Environment) -> Result<(), 
         .read_to_string(&mut stdin)
         .map_err(|e| format!("cannot read stdin: {e}"))?;
     let input = hook_io::parse(agent, &stdin).map_err(|e| e.to_string())?;
+    let session = input.session_id.as_deref();
     let point = match &input.event {
+        // A continuation repeating the prompt of a turn a hook recalled in its own process (no
+        // server held it): the tool-result point, never a second recall of the same documents.
+        HookEvent::Prompt {
+            query,
+            repeat_is_continuation: true,
+        } if turn_state::is_open_turn(env, agent, session, query) => Some(Point::ToolResult),
         HookEvent::Prompt { .. } | HookEvent::Other => None,
         HookEvent::ToolResult => Some(Point::ToolResult),
         HookEvent::TurnEnd => Some(Point::TurnEnd),
         HookEvent::SessionEnd => Some(Point::SessionEnd),
     };
+    if matches!(point, Some(Point::TurnEnd | Point::SessionEnd)) {
+        turn_state::end_turn(env, agent, session);
+    }
     if let Some(point) = point {
         // Only a server keeps a recall past its prompt event; without one there is nothing to
         // deliver or end, and no reason to start one.
@@ -210,8 +231,8 @@ fn recall_here(
         repeat_is_continuation,
         ..
     } = prompt;
-    if repeat_is_continuation && is_repeat(env, agent, session, &query) {
-        return print(hook_io::nothing(agent));
+    if repeat_is_continuation {
+        turn_state::open_turn(env, agent, session, &query);
     }
     let settings = settings_from_config(env).unwrap_or_else(|message| {
         log(
@@ -357,40 +378,6 @@ pub(crate) fn settings_from_config(env: &Environment) -> Result<RecallSettings, 
     Ok(config.into())
 }
 
-/// Whether `query` repeats the last query recalled in this session (a Qwen Code continuation);
-/// remembers it otherwise. Without a session or a home, nothing is a repeat.
-fn is_repeat(env: &Environment, agent: Agent, session: Option<&str>, query: &str) -> bool {
-    let (Some(session), Some(home)) = (session, env.memrecall_home()) else {
-        return false;
-    };
-    let dir = home.join("state").join(agent.as_str());
-    let file = dir.join(format!(
-        "{:016x}",
-        twox_hash::XxHash3_64::oneshot(session.as_bytes())
-    ));
-    let fingerprint = format!("{:016x}", twox_hash::XxHash3_64::oneshot(query.as_bytes()));
-    let last = memory_scan::foreign::read_to_string(
-        &file,
-        memory_scan::foreign::ByteLimit::STATE,
-        memory_scan::foreign::Links::Refuse,
-    );
-    if last.is_ok_and(|last| last.trim() == fingerprint) {
-        return true;
-    }
-    // Best effort: without the state, the next continuation is recalled like a prompt.
-    let _ = private_dir(&dir).and_then(|()| {
-        private_file(
-            std::fs::OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(true),
-        )
-        .open(&file)?
-        .write_all(fingerprint.as_bytes())
-    });
-    false
-}
-
 /// Creates `dir` and its missing parents, each private to this user (0700 on Unix): what the
 /// hook keeps under `$MEMRECALL_HOME` is about the user's prompts and memory.
 pub(crate) fn private_dir(dir: &Path) -> std::io::Result<()> {
@@ -423,153 +410,4 @@ fn print(text: &str) -> Result<(), String> {
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
         .map_err(|e| format!("cannot write stdout: {e}"))
-}
-
-fn log(env: &Environment, agent: Agent, message: &str) {
-    write_log_line(
-        env,
-        &format!("{}: {}", agent.as_str(), message.replace('\n', " ")),
-    );
-}
-
-/// Appends one timestamped line to `$MEMRECALL_HOME/logs/hook.log`. Failing to log is silent:
-/// there is nowhere else to say it.
-fn write_log_line(env: &Environment, line: &str) {
-    let Some(home) = env.memrecall_home() else {
-        return;
-    };
-    let _ = Log::new(home.join("logs").join("hook.log")).append(line);
-}
-
-/// A log (`….log`) kept under [`MAX_LOG_BYTES`]: a log over it is moved to `….log.1` before the
-/// next line, so at most two logs of that size exist. The file stays open from one line to the
-/// next, so a process that has run out of descriptors still logs.
-#[derive(Debug)]
-pub(crate) struct Log {
-    path: PathBuf,
-    file: Option<std::fs::File>,
-}
-
-impl Log {
-    pub(crate) const fn new(path: PathBuf) -> Self {
-        Self { path, file: None }
-    }
-
-    /// Appends one timestamped line.
-    pub(crate) fn append(&mut self, line: &str) -> std::io::Result<()> {
-        let size = match &self.file {
-            Some(file) => file.metadata()?.len(),
-            None => std::fs::symlink_metadata(&self.path)
-                .ok()
-                .filter(std::fs::Metadata::is_file)
-                .map_or(0, |m| m.len()),
-        };
-        if size > MAX_LOG_BYTES {
-            self.file = None;
-            match std::fs::rename(&self.path, rotated(&self.path)) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
-                _ => {}
-            }
-        }
-        let file = if let Some(file) = &mut self.file {
-            file
-        } else {
-            if let Some(dir) = self.path.parent() {
-                private_dir(dir)?;
-            }
-            let opened = private_file(std::fs::OpenOptions::new().create(true).append(true))
-                .open(&self.path)?;
-            self.file.insert(opened)
-        };
-        let now = humantime::format_rfc3339_seconds(SystemTime::now());
-        // One write per line, so concurrent hooks do not interleave within a line.
-        file.write_all(format!("{now} {line}\n").as_bytes())
-    }
-}
-
-fn rotated(path: &Path) -> PathBuf {
-    path.with_extension("log.1")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_log_over_its_bound_moves_aside_and_a_new_one_starts() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("hook.log");
-        std::fs::write(
-            &path,
-            vec![b'x'; usize::try_from(MAX_LOG_BYTES).unwrap() + 1],
-        )
-        .unwrap();
-        Log::new(path.clone()).append("fresh").unwrap();
-        let text = std::fs::read_to_string(&path).unwrap();
-        assert!(
-            text.ends_with(" fresh\n") && text.lines().count() == 1,
-            "{text}"
-        );
-        assert!(dir.path().join("hook.log.1").is_file());
-    }
-
-    #[test]
-    fn a_log_kept_open_moves_aside_once_it_grows_past_its_bound() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("serve.log");
-        let mut log = Log::new(path.clone());
-        let long = "x".repeat(64 * 1024);
-        while !dir.path().join("serve.log.1").exists() {
-            log.append(&long).unwrap();
-            assert!(std::fs::metadata(&path).unwrap().len() <= MAX_LOG_BYTES + 65 * 1024);
-        }
-        assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 1);
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn the_log_and_the_session_state_are_private_to_the_user() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().unwrap();
-        let env = Environment::from_pairs([("MEMRECALL_HOME", dir.path().as_os_str().to_owned())]);
-        write_log_line(&env, "a line");
-        is_repeat(&env, Agent::QwenCode, Some("s1"), "first");
-        let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
-
-        assert_eq!(mode(&dir.path().join("logs")), 0o700);
-        assert_eq!(mode(&dir.path().join("logs/hook.log")), 0o600);
-        let state = dir.path().join("state/qwen-code");
-        assert_eq!(mode(&state), 0o700);
-        let file = std::fs::read_dir(&state)
-            .unwrap()
-            .next()
-            .unwrap()
-            .unwrap()
-            .path();
-        assert_eq!(mode(&file), 0o600);
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn a_log_that_is_a_symlink_is_not_written_through() {
-        let dir = tempfile::tempdir().unwrap();
-        let target = dir.path().join("elsewhere");
-        std::fs::write(&target, "keep\n").unwrap();
-        let logs = dir.path().join("logs");
-        std::fs::create_dir(&logs).unwrap();
-        std::os::unix::fs::symlink(&target, logs.join("hook.log")).unwrap();
-        assert!(Log::new(logs.join("hook.log")).append("a line").is_err());
-        assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep\n");
-    }
-
-    #[test]
-    fn a_repeated_query_in_the_same_session_is_a_repeat_and_a_new_one_is_not() {
-        let dir = tempfile::tempdir().unwrap();
-        let env = Environment::from_pairs([("MEMRECALL_HOME", dir.path().as_os_str().to_owned())]);
-        assert!(!is_repeat(&env, Agent::QwenCode, Some("s1"), "first"));
-        assert!(is_repeat(&env, Agent::QwenCode, Some("s1"), "first"));
-        assert!(!is_repeat(&env, Agent::QwenCode, Some("s2"), "first"));
-        assert!(!is_repeat(&env, Agent::QwenCode, Some("s1"), "second"));
-        assert!(!is_repeat(&env, Agent::QwenCode, None, "second"));
-    }
 }

@@ -1,0 +1,272 @@
+//! `memrecall doctor`: one screen to paste into a bug report. The binary and its version; for
+//! each agent found, its settings file, whether the hook and the MCP server are registered and
+//! run a binary that exists, and (Codex) whether the hook is trusted; the memory roots for the
+//! directory and how many topics each holds; the server; the selector and one probe of it; the
+//! last lines of the hook's log. Each problem comes with the one command (or edit) that fixes it.
+//! Exit 0 when there is none, 1 otherwise.
+
+mod agent_extra;
+mod checks;
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use clap::Args;
+use serde::Serialize;
+
+use super::{Failure, emit};
+use crate::agent::{Agent, Environment, Layout};
+
+#[derive(Debug, Args)]
+pub(crate) struct DoctorArgs {
+    /// Look at this agent only [default: every agent whose settings directory exists].
+    #[arg(long, value_enum)]
+    agent: Option<Agent>,
+    /// The directory whose memory roots to show [default: the current directory].
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Something wrong, and what fixes it.
+#[derive(Debug, Serialize)]
+pub(crate) struct Problem {
+    problem: String,
+    fix: String,
+}
+
+impl Problem {
+    fn new(problem: String, fix: String) -> Self {
+        Self { problem, fix }
+    }
+}
+
+/// The binary `doctor` runs as.
+#[derive(Debug, Serialize)]
+struct Binary {
+    path: Option<PathBuf>,
+    version: &'static str,
+}
+
+/// Everything `doctor` found.
+#[derive(Debug, Serialize)]
+struct Report {
+    binary: Binary,
+    agents: Vec<checks::AgentReport>,
+    cwd: PathBuf,
+    roots: Vec<checks::RootReport>,
+    server: checks::ServerReport,
+    selector: checks::SelectorReport,
+    hook_log: Vec<String>,
+    problems: Vec<Problem>,
+}
+
+/// How many lines of `hook.log` the report shows.
+const LOG_LINES: usize = 10;
+
+pub(crate) fn run(args: &DoctorArgs) -> Result<(), Failure> {
+    let env = Environment::from_process();
+    let mut problems = Vec::new();
+    let path = super::install::running_binary().ok();
+    let binary_text = path
+        .as_ref()
+        .map_or_else(|| "memrecall".to_owned(), |p| p.display().to_string());
+    let agents_found = checks::agents_found(args.agent, &env);
+    if agents_found.is_empty() {
+        problems.push(Problem::new(
+            "no agent's settings directory was found".to_owned(),
+            format!("{binary_text} hook install --agent AGENT --write"),
+        ));
+    }
+    let cwd = match &args.cwd {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().unwrap_or_default(),
+    };
+    let cwd = std::path::absolute(&cwd).unwrap_or(cwd);
+    let agents: Vec<_> = agents_found
+        .iter()
+        .filter_map(|&agent| checks::agent_report(agent, &env, &cwd, &binary_text, &mut problems))
+        .collect();
+    let mut layouts: Vec<Layout> = Vec::new();
+    for &agent in &agents_found {
+        let layout = crate::agent::default_layout(agent);
+        if !layouts.contains(&layout) {
+            layouts.push(layout);
+        }
+    }
+    if layouts.is_empty() {
+        layouts.push(Layout::Memrecall);
+    }
+    let report = Report {
+        binary: Binary {
+            path,
+            version: env!("CARGO_PKG_VERSION"),
+        },
+        agents,
+        roots: checks::roots(&layouts, &cwd, &env),
+        cwd,
+        server: checks::server(&env, &mut problems),
+        selector: checks::selector(&env, &mut problems),
+        hook_log: checks::hook_log(&env, LOG_LINES),
+        problems,
+    };
+    if args.json {
+        let text = serde_json::to_string_pretty(&report).map_err(anyhow::Error::new)?;
+        emit(&format!("{text}\n"))?;
+    } else {
+        emit(&render(&report))?;
+    }
+    if report.problems.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure {
+            code: 1,
+            message: format!(
+                "{} problem(s) found, each with its fix above",
+                report.problems.len()
+            ),
+        })
+    }
+}
+
+fn found(found: Option<&PathBuf>) -> &'static str {
+    if found.is_some() {
+        "present"
+    } else {
+        "MISSING"
+    }
+}
+
+fn render(report: &Report) -> String {
+    let mut out = String::new();
+    let binary = report
+        .binary
+        .path
+        .as_ref()
+        .map_or_else(|| "unknown".to_owned(), |p| p.display().to_string());
+    let _ = writeln!(out, "binary: {binary} (version {})", report.binary.version);
+    for agent in &report.agents {
+        render_agent(&mut out, agent);
+    }
+    let _ = writeln!(out, "memory roots for {}:", report.cwd.display());
+    for root in &report.roots {
+        let state = match root.topics {
+            Some(n) => format!("{n} topic(s)"),
+            None if root.exists => "unreadable".to_owned(),
+            None => "does not exist yet".to_owned(),
+        };
+        let _ = writeln!(
+            out,
+            "  {} {}: {} ({state})",
+            root.layout.as_str(),
+            root.scope,
+            root.path.display()
+        );
+    }
+    let server = &report.server;
+    if server.running {
+        let _ = writeln!(
+            out,
+            "server: running (pid {}, version {}, {} session(s))",
+            server.pid.unwrap_or_default(),
+            server.version.as_deref().unwrap_or("?"),
+            server.sessions.unwrap_or_default()
+        );
+    } else {
+        let _ = writeln!(out, "server: not running (the next hook starts it)");
+    }
+    let selector = &report.selector;
+    match &selector.url {
+        Some(url) => {
+            let _ = writeln!(
+                out,
+                "selector: http, model {} at {url}: {}",
+                selector.model.as_deref().unwrap_or("?"),
+                selector.probe.as_deref().unwrap_or("not probed")
+            );
+        }
+        None => {
+            let _ = writeln!(out, "selector: none (lexical recall only)");
+        }
+    }
+    if report.hook_log.is_empty() {
+        let _ = writeln!(out, "hook.log: empty");
+    } else {
+        let _ = writeln!(out, "hook.log (last {} lines):", report.hook_log.len());
+        for line in &report.hook_log {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
+    if report.problems.is_empty() {
+        let _ = writeln!(out, "problems: none");
+    } else {
+        let _ = writeln!(out, "problems:");
+        for problem in &report.problems {
+            let _ = writeln!(out, "  - {}\n    fix: {}", problem.problem, problem.fix);
+        }
+    }
+    out
+}
+
+fn render_agent(out: &mut String, agent: &checks::AgentReport) {
+    let exists = if agent.settings_exist {
+        ""
+    } else {
+        " (does not exist)"
+    };
+    let _ = writeln!(
+        out,
+        "agent {}: {}{exists}",
+        agent.agent.as_str(),
+        agent.settings.display()
+    );
+    let _ = writeln!(out, "  version: {}", agent.version);
+    if agent.hooks.is_empty() {
+        let _ = writeln!(out, "  hook: not installed");
+    }
+    for hook in &agent.hooks {
+        let _ = writeln!(
+            out,
+            "  hook: runs {} ({})",
+            hook.program.display(),
+            found(hook.found.as_ref())
+        );
+    }
+    if !agent.hooks.is_empty() && !agent.missing_events.is_empty() {
+        let _ = writeln!(
+            out,
+            "  hook events missing: {}",
+            agent.missing_events.join(", ")
+        );
+    }
+    match &agent.mcp {
+        Some(mcp) => {
+            let _ = writeln!(
+                out,
+                "  mcp: runs {} ({}, in {})",
+                mcp.program.display(),
+                found(mcp.found.as_ref()),
+                mcp.file.display()
+            );
+        }
+        None => {
+            let _ = writeln!(out, "  mcp: not registered");
+        }
+    }
+    if let Some(project) = &agent.project {
+        let _ = writeln!(out, "  project settings: {}", project.path.display());
+        for hook in &project.hooks {
+            let _ = writeln!(
+                out,
+                "    hook: runs {} ({})",
+                hook.program.display(),
+                found(hook.found.as_ref())
+            );
+        }
+    }
+    if let Some(trust) = &agent.codex_trust {
+        let _ = writeln!(out, "  trust: {trust}");
+    }
+}

@@ -1,0 +1,240 @@
+//! `memrecall hook install` and `uninstall`: memrecall's entries in an agent's settings file,
+//! naming the binary by its absolute path, and the user's original bytes given back.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use super::hook::InstallArgs;
+use super::{Failure, emit};
+use crate::agent::settings::{self, Document, SettingsError, record};
+use crate::agent::{Agent, Environment};
+
+/// What Codex needs before it runs a hook, said after every Codex install.
+const CODEX_TRUST: &str = "Codex runs a hook only once you have trusted it: run `codex` in a terminal and trust the memrecall hook there (Codex then keeps a `trusted_hash` for it under `hooks.state`). Until then `codex exec` skips the hook without a word.";
+
+fn settings_failure(error: SettingsError) -> Failure {
+    Failure::from(anyhow::Error::from(error))
+}
+
+/// This process's binary, absolute and with its links resolved.
+pub(crate) fn running_binary() -> std::io::Result<PathBuf> {
+    std::env::current_exe()?.canonicalize()
+}
+
+/// Why `binary` is in a place that goes away (a build's intermediate output, the temporary
+/// directory); `None` when it is not.
+pub(crate) fn temporary_place(binary: &Path) -> Option<&'static str> {
+    let temp = std::env::temp_dir();
+    let temp = temp.canonicalize().unwrap_or(temp);
+    if binary.starts_with(&temp) {
+        return Some("the temporary directory");
+    }
+    let names: Vec<_> = binary
+        .parent()?
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    names
+        .windows(3)
+        .any(|w| w[0] == "target" && matches!(w[2].as_str(), "deps" | "build"))
+        .then_some("a build's intermediate output")
+}
+
+/// The binary the hook entry runs: `--command` as given (made absolute), else this one, refused
+/// when it is somewhere that goes away.
+fn hook_program(args: &InstallArgs) -> Result<PathBuf, Failure> {
+    if let Some(given) = &args.command {
+        return std::path::absolute(given)
+            .map_err(|e| Failure::from(anyhow::anyhow!("--command {}: {e}", given.display())));
+    }
+    let binary = running_binary().map_err(|e| {
+        Failure::from(anyhow::anyhow!(
+            "cannot tell where this binary is ({e}): name it with --command PATH"
+        ))
+    })?;
+    if let Some(place) = temporary_place(&binary) {
+        return Err(Failure::from(anyhow::anyhow!(
+            "refusing to install {}: it is in {place}, which goes away; install memrecall (cargo install --locked --path crates/memrecall) and run that, or name the binary with --command PATH",
+            binary.display()
+        )));
+    }
+    Ok(binary)
+}
+
+pub(crate) fn install(args: &InstallArgs) -> Result<(), Failure> {
+    let env = Environment::from_process();
+    let path = settings::settings_path(args.agent, args.project.as_deref(), &env)
+        .map_err(settings_failure)?;
+    let program = hook_program(args)?;
+    let command = settings::hook_command(args.agent, &program);
+    let trust = if args.agent == Agent::Codex {
+        format!("{CODEX_TRUST}\n")
+    } else {
+        String::new()
+    };
+    if !args.write {
+        emit(&settings::snippet(args.agent, &command))?;
+        eprintln!(
+            "memrecall: merge this into {} (or run again with --write)",
+            path.display()
+        );
+        if !trust.is_empty() {
+            eprint!("memrecall: {trust}");
+        }
+        return Ok(());
+    }
+    let (text, existed) = settings::read(&path).map_err(settings_failure)?;
+    let mut document = Document::parse(&text, args.agent, &path).map_err(settings_failure)?;
+    let had_entries = !document
+        .memrecall_commands(args.agent, Some(&program))
+        .is_empty();
+    let changed = document
+        .merge(args.agent, &command)
+        .map_err(settings_failure)?;
+    if !changed {
+        return emit(&format!(
+            "{} already runs the memrecall hook ({})\n{trust}",
+            path.display(),
+            program.display()
+        ));
+    }
+    let written = document.text();
+    // The backup beside the file is of the user's own file, never of an earlier install's.
+    let backup = existed && !had_entries;
+    settings::write(&path, &written, existed, backup).map_err(settings_failure)?;
+    let kept = remember(&env, &path, &text, existed, had_entries, &written);
+    let mut message = format!(
+        "added the memrecall hook to {}: the agent runs {}\n",
+        path.display(),
+        program.display()
+    );
+    if backup {
+        let _ = writeln!(
+            message,
+            "your previous file is kept in {}",
+            settings::backup_path(&path).display()
+        );
+    }
+    if !kept {
+        message.push_str("uninstall will take out memrecall's entries only: there is no record of the file before the first install\n");
+    }
+    message.push_str(&trust);
+    emit(&message)
+}
+
+/// Records what install changed in `path` (see [`record`]); `false` when uninstall will not be
+/// able to give back the original bytes.
+fn remember(
+    env: &Environment,
+    path: &Path,
+    before: &str,
+    existed: bool,
+    had_entries: bool,
+    written: &str,
+) -> bool {
+    let Some(home) = env.memrecall_home() else {
+        return false;
+    };
+    let settings = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let original = match record::load(&home, &settings) {
+        // Installed again over its own text: the original is still the one kept.
+        Some(previous) if previous.installed == record::fingerprint(before) => previous.original,
+        _ if !had_entries => existed.then(|| before.to_owned()),
+        // An entry from an install made elsewhere, or a file edited since: no original to keep.
+        _ => {
+            record::forget(&home, &settings);
+            return false;
+        }
+    };
+    let kept = record::InstallRecord {
+        settings,
+        original,
+        installed: record::fingerprint(written),
+    };
+    record::save(&home, &kept).is_ok()
+}
+
+pub(crate) fn uninstall(args: &InstallArgs) -> Result<(), Failure> {
+    let env = Environment::from_process();
+    let path = settings::settings_path(args.agent, args.project.as_deref(), &env)
+        .map_err(settings_failure)?;
+    let absolute = std::path::absolute(&path).unwrap_or_else(|_| path.clone());
+    let home = env.memrecall_home();
+    let (text, existed) = settings::read(&path).map_err(settings_failure)?;
+    let kept = home
+        .as_deref()
+        .and_then(|home| record::load(home, &absolute));
+    let forget = || {
+        if let Some(home) = &home {
+            record::forget(home, &absolute);
+        }
+    };
+    if !existed {
+        forget();
+        return emit(&format!(
+            "{} has no memrecall hook to remove\n",
+            path.display()
+        ));
+    }
+    if let Some(kept) = kept
+        .as_ref()
+        .filter(|k| k.installed == record::fingerprint(&text))
+    {
+        let message = if let Some(original) = &kept.original {
+            settings::write(&path, original, true, false).map_err(settings_failure)?;
+            let backup = settings::backup_path(&path);
+            if std::fs::read_to_string(&backup).is_ok_and(|b| &b == original) {
+                let _ = std::fs::remove_file(&backup);
+            }
+            format!("restored {} as it was before install\n", path.display())
+        } else {
+            settings::remove_created(&path).map_err(settings_failure)?;
+            format!("removed {}, which install had created\n", path.display())
+        };
+        forget();
+        return emit(&message);
+    }
+    let mut document = Document::parse(&text, args.agent, &path).map_err(settings_failure)?;
+    let program = args.command.as_deref();
+    if !document.remove(args.agent, program) {
+        return emit(&format!(
+            "{} has no memrecall hook to remove\n",
+            path.display()
+        ));
+    }
+    let created = kept.as_ref().is_some_and(|k| k.original.is_none());
+    if created && document.is_empty_object() {
+        settings::remove_created(&path).map_err(settings_failure)?;
+        forget();
+        return emit(&format!(
+            "removed {}, which install had created\n",
+            path.display()
+        ));
+    }
+    settings::write(&path, &document.text(), true, false).map_err(settings_failure)?;
+    forget();
+    let why = if kept.is_some() {
+        " (the file changed since install: the rest of it is kept as it now is)"
+    } else {
+        ""
+    };
+    emit(&format!(
+        "removed the memrecall hook from {}{why}\n",
+        path.display()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_binary_among_a_builds_dependencies_is_in_a_temporary_place() {
+        let deps = Path::new("/src/app/target/debug/deps/memrecall-0123abcd");
+        assert!(temporary_place(deps).is_some());
+        let built = Path::new("/src/app/target/debug/memrecall");
+        assert_eq!(temporary_place(built), None);
+        let installed = Path::new("/home/ana/.cargo/bin/memrecall");
+        assert_eq!(temporary_place(installed), None);
+    }
+}
