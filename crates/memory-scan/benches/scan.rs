@@ -110,6 +110,7 @@ fn read_every_file(dir: &Path) -> u64 {
 
 /// Lists the topic directory and stats every file by name in it (each thread with the directory
 /// open, as a catalog scan takes keys) on the rayon pool; returns the bytes the files hold.
+#[cfg(unix)]
 fn stat_every_file(dir: &Path) -> u64 {
     let names: Vec<_> = fs::read_dir(dir)
         .unwrap()
@@ -200,6 +201,7 @@ fn bench_scans(c: &mut Criterion) {
             &topic_dir,
             |b, topic_dir| b.iter(|| read_every_file(topic_dir)),
         );
+        #[cfg(unix)]
         group.bench_with_input(
             BenchmarkId::new("key_floor", topics),
             &topic_dir,

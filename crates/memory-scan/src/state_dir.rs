@@ -20,8 +20,11 @@
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
+#[cfg(unix)]
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
+#[cfg(unix)]
+use std::time::SystemTime;
 
 #[cfg(unix)]
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -358,6 +361,7 @@ impl StateDir {
 
     /// Off Unix there is no catalog to open.
     #[cfg(not(unix))]
+    #[allow(clippy::unused_self, reason = "the Unix method reads the directory")]
     pub(crate) fn open_catalog(&self) -> Result<Option<File>, StateDirError> {
         Err(StateDirError::Unsupported)
     }

@@ -34,6 +34,10 @@ pub struct TimedEvent {
     pub event: TelemetryEvent,
 }
 
+#[allow(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's serialize_with passes a reference; SystemTime is 8 bytes on Windows"
+)]
 fn write_time<S: Serializer>(time: &SystemTime, serializer: S) -> Result<S::Ok, S::Error> {
     serializer.collect_str(&humantime::format_rfc3339_millis(*time))
 }

@@ -1,18 +1,20 @@
 //! Reading a catalog from its file, part by part, and writing one atomically.
 
 use std::ffi::OsString;
+#[cfg(unix)]
 use std::fs::File;
+#[cfg(unix)]
 use std::io;
-#[cfg(not(unix))]
-use std::path::Component;
 use std::path::{Path, PathBuf};
 
 use lexical_score::{Bytes, PREPARED_TEXT_VERSION, QueryTokens};
 use twox_hash::XxHash3_64;
 
+#[cfg(unix)]
+use super::format::encode;
 use super::format::{
-    CHUNK_RECORD_BYTES, DirectoryIn, FIXED_HEADER_BYTES, MAGIC, Reader, decode_chunk, encode,
-    plain_name, relative_path,
+    CHUNK_RECORD_BYTES, DirectoryIn, FIXED_HEADER_BYTES, MAGIC, Reader, decode_chunk, plain_name,
+    relative_path,
 };
 use super::{CATALOG_FILE_NAME, CATALOG_FORMAT_VERSION};
 use crate::document::Scope;
@@ -270,7 +272,9 @@ pub(crate) fn save(
     #[cfg(not(unix))]
     {
         let _ = (entries, directories, StateDir::open_or_create(location)?);
-        Err(CatalogWriteError::State(StateDirError::Unsupported))
+        Err(CatalogWriteError::State(
+            crate::state_dir::StateDirError::Unsupported,
+        ))
     }
 }
 

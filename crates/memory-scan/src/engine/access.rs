@@ -12,6 +12,7 @@
 //! refused, and one that moves while it is opened is not read at all. Off Unix, files are opened
 //! by path and these guarantees do not hold.
 
+#[cfg(unix)]
 use std::ffi::OsStr;
 use std::fs::{self, File};
 use std::io;
@@ -34,6 +35,10 @@ pub(crate) struct RootDir {
 
 impl RootDir {
     /// Opens the directory at `canonical`; `absolute` is how the caller named it.
+    #[cfg_attr(
+        not(unix),
+        allow(clippy::unnecessary_wraps, reason = "only the Unix open can fail")
+    )]
     pub(crate) fn open(absolute: PathBuf, canonical: PathBuf) -> io::Result<Self> {
         #[cfg(unix)]
         {

@@ -3,8 +3,11 @@
 
 mod cache;
 mod capped;
+// Catalogs are kept on Unix only.
+#[cfg(unix)]
 mod catalog;
 mod known_changes;
+#[cfg(unix)]
 mod listings;
 mod parser;
 mod props;

@@ -207,6 +207,7 @@ fn files_not_ending_in_md_are_ignored() {
     assert_eq!(scan.report.files_seen, 1);
 }
 
+#[cfg(unix)]
 #[test]
 fn symlinked_file_inside_the_root_is_a_document_under_the_link_path() {
     let tree = Tree::new();
@@ -227,6 +228,7 @@ fn symlinked_file_inside_the_root_is_a_document_under_the_link_path() {
     );
 }
 
+#[cfg(unix)]
 #[test]
 fn a_file_reached_by_its_name_and_by_a_symlink_is_one_document_under_its_own_name() {
     let tree = Tree::new();
@@ -260,6 +262,7 @@ fn a_file_reached_by_its_name_and_by_a_symlink_is_one_document_under_its_own_nam
     }
 }
 
+#[cfg(unix)]
 #[test]
 fn two_symlinks_to_one_file_that_is_no_topic_are_one_document_under_the_first() {
     let tree = Tree::new();
@@ -283,6 +286,7 @@ fn two_symlinks_to_one_file_that_is_no_topic_are_one_document_under_the_first() 
     assert_eq!(scan.report.skipped[0].path, tree.project().join("b.md"));
 }
 
+#[cfg(unix)]
 #[test]
 fn symlinked_directories_are_not_followed_so_a_cycle_ends() {
     let tree = Tree::new();

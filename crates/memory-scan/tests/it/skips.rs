@@ -1,11 +1,14 @@
 use std::path::Path;
+#[cfg(unix)]
 use std::time::Duration;
 
 use memory_scan::{
     DocumentCache, MAX_TOPIC_BYTES, ScanReport, Scope, SkipReason, SkippedFile, scan_capped,
 };
 
-use crate::support::{Tree, finishes_within, make_fifo, topic, write, write_topic};
+#[cfg(unix)]
+use crate::support::finishes_within;
+use crate::support::{Tree, make_fifo, topic, write, write_topic};
 
 fn project_report(tree: &Tree) -> ScanReport {
     DocumentCache::new()
@@ -129,6 +132,7 @@ fn fifo_named_like_a_topic_is_not_a_file_and_is_never_opened() {
     assert_eq!(only_skip(&project_report(&tree)), &SkipReason::NotAFile);
 }
 
+#[cfg(unix)]
 #[test]
 fn symlink_to_a_fifo_is_not_a_file_and_the_scan_does_not_wait_for_a_writer() {
     let tree = Tree::new();
@@ -138,6 +142,7 @@ fn symlink_to_a_fifo_is_not_a_file_and_the_scan_does_not_wait_for_a_writer() {
     assert_eq!(only_skip(&report), &SkipReason::NotAFile);
 }
 
+#[cfg(unix)]
 #[test]
 fn symlink_leading_out_of_the_root_is_skipped() {
     let tree = Tree::new();
@@ -149,6 +154,7 @@ fn symlink_leading_out_of_the_root_is_skipped() {
     );
 }
 
+#[cfg(unix)]
 #[test]
 fn symlink_loop_is_skipped() {
     let tree = Tree::new();
@@ -167,6 +173,7 @@ fn symlink_loop_is_skipped() {
     );
 }
 
+#[cfg(unix)]
 #[test]
 fn dangling_symlink_is_skipped_as_broken() {
     let tree = Tree::new();

@@ -113,6 +113,7 @@ pub fn make_fifo(path: &Path) {
 
 /// Runs `work` on a thread of its own and returns its result, failing the test if it has not
 /// finished within a generous `limit` (a scan that blocks forever would otherwise hang the run).
+#[cfg(unix)]
 pub fn finishes_within<T: Send + 'static>(
     limit: Duration,
     work: impl FnOnce() -> T + Send + 'static,
