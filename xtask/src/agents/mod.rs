@@ -11,6 +11,7 @@
 //! leaves the settings file as it was before `install`. Requests and agent output are kept in
 //! `target/agents/logs/`.
 
+mod checks;
 mod model;
 mod npm;
 mod requests;
@@ -188,19 +189,6 @@ fn build_binary(root: &std::path::Path) -> Result<PathBuf> {
     Ok(binary)
 }
 
-/// The wall time of one `memrecall hook --agent …` process from the timing log's line
-/// (`<start ns> <end ns> <arguments>`); other invocations give `None`.
-fn hook_wall_ms(line: &str) -> Option<f64> {
-    let mut fields = line.splitn(3, ' ');
-    let start: u64 = fields.next()?.parse().ok()?;
-    let end: u64 = fields.next()?.parse().ok()?;
-    let args = fields.next()?;
-    if !args.starts_with("hook --agent") {
-        return None;
-    }
-    Some(end.checked_sub(start)? as f64 / 1e6)
-}
-
 fn table(rows: &[Row]) -> String {
     let headers = [
         "agent",
@@ -255,16 +243,6 @@ fn table(rows: &[Row]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn hook_wall_time_is_read_from_hook_lines_only() {
-        assert_eq!(
-            hook_wall_ms("1000000 13500000 hook --agent codex"),
-            Some(12.5)
-        );
-        assert_eq!(hook_wall_ms("1 2 hook install --agent codex"), None);
-        assert_eq!(hook_wall_ms("garbage"), None);
-    }
 
     #[test]
     fn table_aligns_columns_and_marks_failures() {

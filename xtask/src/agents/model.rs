@@ -8,24 +8,32 @@
 
 use std::fmt::Write as _;
 
+use std::time::Duration;
+
 use serde_json::{Value, json};
 use wiremock::{Request, Respond, ResponseTemplate};
 
-use super::requests::{Api, offered_tools, tool_results};
+use super::requests::{Api, Tool, offered_tools, tool_results};
 
 /// What every answer that is not a tool call says.
 pub const FIXED_TEXT: &str = "Noted; nothing more to add.";
 
-/// The tool the scripted call names (matched as a suffix of the agent's own name for it).
-pub const MEMORY_TOOL: &str = "recall_memories";
+/// memrecall's MCP tool that recalls memories (matched as a suffix of the agent's name for it).
+pub const RECALL_TOOL: &str = "recall_memories";
+/// memrecall's MCP tool that lists memories: titles and descriptions, never a body.
+pub const LIST_TOOL: &str = "list_memories";
 
 /// How the model answers a request in the main conversation.
 #[derive(Debug, Clone)]
 pub struct Script {
     /// The API to answer in.
     pub api: Api,
-    /// When set, the first request offering the memory tool gets a call of it with this query.
-    pub tool_query: Option<String>,
+    /// When set, the first request offering a tool whose name ends with this gets a call of it
+    /// with these arguments; later requests (carrying its result) get the fixed text.
+    pub call: Option<(&'static str, Value)>,
+    /// How long each answer offering tools takes: a real model's first token is never
+    /// instant, and the selector's later pick needs the time a real turn gives it.
+    pub latency: Duration,
 }
 
 impl Respond for Script {
@@ -41,16 +49,26 @@ impl Respond for Script {
         if path.ends_with(":countTokens") {
             return ResponseTemplate::new(200).set_body_json(json!({"totalTokens": 100}));
         }
-        let call = self.tool_query.as_ref().and_then(|query| {
+        let latency = if offered_tools(self.api, &body).is_empty() {
+            Duration::ZERO
+        } else {
+            self.latency
+        };
+        let call = self.call.as_ref().and_then(|(suffix, arguments)| {
             let tool = offered_tools(self.api, &body)
                 .into_iter()
-                .find(|name| name.ends_with(MEMORY_TOOL))?;
+                .find(|tool| tool.name.ends_with(suffix))?;
             tool_results(self.api, &body).is_empty().then(|| ToolCall {
-                name: tool,
-                arguments: json!({ "query": query }),
+                tool,
+                arguments: arguments.clone(),
             })
         });
-        let reply = call.map_or(Reply::Text(FIXED_TEXT), Reply::Call);
+        let reply = match (call, wanted_schema(self.api, &body)) {
+            (Some(call), _) => Reply::Call(call),
+            // Side queries that ask for JSON (a router's classification) get a conforming object.
+            (None, Some(schema)) => Reply::Text(sample_of(schema).to_string()),
+            (None, None) => Reply::Text(FIXED_TEXT.to_owned()),
+        };
         let streamed = match self.api {
             Api::Gemini => path.contains(":streamGenerateContent"),
             _ => body.get("stream").and_then(Value::as_bool) == Some(true),
@@ -66,7 +84,9 @@ impl Respond for Script {
                 Api::Gemini => gemini_events(&reply),
                 Api::Responses => responses_events(&reply, model),
             };
-            ResponseTemplate::new(200).set_body_raw(sse(&events), "text/event-stream")
+            ResponseTemplate::new(200)
+                .set_delay(latency)
+                .set_body_raw(sse(&events), "text/event-stream")
         } else {
             let whole = match self.api {
                 Api::Anthropic => anthropic_message(&reply, model),
@@ -74,7 +94,9 @@ impl Respond for Script {
                 Api::Gemini => gemini_response(&reply),
                 Api::Responses => responses_response(&reply, model),
             };
-            ResponseTemplate::new(200).set_body_json(whole)
+            ResponseTemplate::new(200)
+                .set_delay(latency)
+                .set_body_json(whole)
         }
     }
 }
@@ -82,8 +104,8 @@ impl Respond for Script {
 /// A scripted call of a tool.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolCall {
-    /// The tool's name as the agent offered it.
-    pub name: String,
+    /// The tool as the agent offered it.
+    pub tool: Tool,
     /// Its arguments.
     pub arguments: Value,
 }
@@ -92,12 +114,58 @@ pub struct ToolCall {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reply {
     /// Plain text, ending the turn.
-    Text(&'static str),
+    Text(String),
     /// A tool call, continuing it.
     Call(ToolCall),
 }
 
 const CALL_ID: &str = "call_loopback_1";
+
+/// The JSON schema a request asks its answer to follow, if any.
+fn wanted_schema(api: Api, body: &Value) -> Option<&Value> {
+    match api {
+        Api::Gemini => {
+            let config = body.get("generationConfig")?;
+            config
+                .get("responseJsonSchema")
+                .or_else(|| config.get("responseSchema"))
+        }
+        Api::ChatCompletions => body.pointer("/response_format/json_schema/schema"),
+        Api::Anthropic | Api::Responses => None,
+    }
+}
+
+/// The smallest value of a JSON schema's shape: every property filled, the first enum value,
+/// the minimum number, empty arrays. Type names are read in any case (Gemini writes `OBJECT`).
+pub fn sample_of(schema: &Value) -> Value {
+    if let Some(first) = schema
+        .get("enum")
+        .and_then(Value::as_array)
+        .and_then(|e| e.first())
+    {
+        return first.clone();
+    }
+    let kind = schema
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("object")
+        .to_ascii_lowercase();
+    match kind.as_str() {
+        "object" => {
+            let properties = schema.get("properties").and_then(Value::as_object);
+            let filled = properties
+                .into_iter()
+                .flatten()
+                .map(|(name, property)| (name.clone(), sample_of(property)));
+            Value::Object(filled.collect())
+        }
+        "array" => json!([]),
+        "string" => json!("loopback"),
+        "integer" | "number" => schema.get("minimum").cloned().unwrap_or(json!(1)),
+        "boolean" => json!(false),
+        _ => Value::Null,
+    }
+}
 
 /// Server-sent events: each `(event name, data)` as an `event:` line (when named), one `data:`
 /// line and a blank line.
@@ -116,7 +184,8 @@ fn anthropic_message(reply: &Reply, model: &str) -> Value {
     let (content, stop) = match reply {
         Reply::Text(text) => (json!([{"type": "text", "text": text}]), "end_turn"),
         Reply::Call(call) => (
-            json!([{"type": "tool_use", "id": CALL_ID, "name": call.name, "input": call.arguments}]),
+            json!([{"type": "tool_use", "id": CALL_ID, "name": call.tool.name,
+                     "input": call.arguments}]),
             "tool_use",
         ),
     };
@@ -135,7 +204,7 @@ fn anthropic_events(reply: &Reply, model: &str) -> Vec<(Option<&'static str>, Va
             "end_turn",
         ),
         Reply::Call(call) => (
-            json!({"type": "tool_use", "id": CALL_ID, "name": call.name, "input": {}}),
+            json!({"type": "tool_use", "id": CALL_ID, "name": call.tool.name, "input": {}}),
             json!({"type": "input_json_delta", "partial_json": call.arguments.to_string()}),
             "tool_use",
         ),
@@ -175,7 +244,7 @@ fn chat_completion(reply: &Reply, model: &str) -> Value {
         Reply::Call(call) => (
             json!({"role": "assistant", "content": null, "tool_calls": [{
                 "id": CALL_ID, "type": "function",
-                "function": {"name": call.name, "arguments": call.arguments.to_string()},
+                "function": {"name": call.tool.name, "arguments": call.arguments.to_string()},
             }]}),
             "tool_calls",
         ),
@@ -199,7 +268,7 @@ fn chat_events(reply: &Reply, model: &str) -> Vec<(Option<&'static str>, Value)>
         Reply::Call(call) => (
             json!({"role": "assistant", "tool_calls": [{
                 "index": 0, "id": CALL_ID, "type": "function",
-                "function": {"name": call.name, "arguments": call.arguments.to_string()},
+                "function": {"name": call.tool.name, "arguments": call.arguments.to_string()},
             }]}),
             "tool_calls",
         ),
@@ -217,7 +286,9 @@ fn chat_events(reply: &Reply, model: &str) -> Vec<(Option<&'static str>, Value)>
 fn gemini_response(reply: &Reply) -> Value {
     let part = match reply {
         Reply::Text(text) => json!({"text": text}),
-        Reply::Call(call) => json!({"functionCall": {"name": call.name, "args": call.arguments}}),
+        Reply::Call(call) => {
+            json!({"functionCall": {"name": call.tool.name, "args": call.arguments}})
+        }
     };
     json!({
         "candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP",
@@ -238,10 +309,17 @@ fn responses_item(reply: &Reply) -> Value {
             "type": "message", "id": "msg_loopback", "role": "assistant", "status": "completed",
             "content": [{"type": "output_text", "text": text, "annotations": []}],
         }),
-        Reply::Call(call) => json!({
-            "type": "function_call", "id": "fc_loopback", "status": "completed",
-            "call_id": CALL_ID, "name": call.name, "arguments": call.arguments.to_string(),
-        }),
+        Reply::Call(call) => {
+            let mut item = json!({
+                "type": "function_call", "id": "fc_loopback", "status": "completed",
+                "call_id": CALL_ID, "name": call.tool.name,
+                "arguments": call.arguments.to_string(),
+            });
+            if let Some(namespace) = &call.tool.namespace {
+                item["namespace"] = json!(namespace);
+            }
+            item
+        }
     }
 }
 
@@ -301,7 +379,7 @@ mod tests {
     #[test]
     fn anthropic_stream_carries_the_tool_call_as_one_json_delta() {
         let call = Reply::Call(ToolCall {
-            name: "mcp__memrecall__recall_memories".into(),
+            tool: Tool::plain("mcp__memrecall__recall_memories"),
             arguments: json!({"query": "q"}),
         });
         let events = data_lines(&sse(&anthropic_events(&call, "m")));
@@ -315,7 +393,7 @@ mod tests {
 
     #[test]
     fn chat_stream_ends_with_a_finish_reason_then_usage() {
-        let events = data_lines(&sse(&chat_events(&Reply::Text("hi"), "m")));
+        let events = data_lines(&sse(&chat_events(&Reply::Text("hi".into()), "m")));
         assert_eq!(events[0]["choices"][0]["delta"]["content"], "hi");
         assert_eq!(events[1]["choices"][0]["finish_reason"], "stop");
         assert_eq!(events[2]["usage"]["total_tokens"], 110);
@@ -323,15 +401,40 @@ mod tests {
 
     #[test]
     fn responses_stream_completes_with_the_same_item_it_announced() {
-        let events = data_lines(&sse(&responses_events(&Reply::Text("hi"), "m")));
+        let events = data_lines(&sse(&responses_events(&Reply::Text("hi".into()), "m")));
         assert_eq!(events[2]["item"]["content"][0]["text"], "hi");
         assert_eq!(events[3]["response"]["output"][0], events[2]["item"]);
     }
 
     #[test]
+    fn responses_call_of_a_namespaced_tool_names_its_namespace() {
+        let tool = Tool {
+            namespace: Some("mcp__memrecall".into()),
+            name: "recall_memories".into(),
+        };
+        let item = responses_item(&Reply::Call(ToolCall {
+            tool,
+            arguments: json!({}),
+        }));
+        assert_eq!(item["namespace"], "mcp__memrecall");
+        assert_eq!(item["name"], "recall_memories");
+    }
+
+    #[test]
+    fn a_requested_schema_gets_a_conforming_sample() {
+        let schema = json!({"type": "OBJECT", "properties": {
+            "reasoning": {"type": "STRING"}, "score": {"type": "INTEGER"},
+            "kind": {"type": "string", "enum": ["a", "b"]}, "list": {"type": "array"}}});
+        assert_eq!(
+            sample_of(&schema),
+            json!({"reasoning": "loopback", "score": 1, "kind": "a", "list": []})
+        );
+    }
+
+    #[test]
     fn gemini_function_call_keeps_arguments_as_an_object() {
         let call = Reply::Call(ToolCall {
-            name: "recall_memories".into(),
+            tool: Tool::plain("recall_memories"),
             arguments: json!({"query": "q"}),
         });
         let response = gemini_response(&call);

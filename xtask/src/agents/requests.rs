@@ -16,32 +16,76 @@ pub enum Api {
     Responses,
 }
 
-/// The names of the tools a request offers the model.
-pub fn offered_tools(api: Api, body: &Value) -> Vec<String> {
-    let tools = body.get("tools").and_then(Value::as_array);
-    let names = tools.into_iter().flatten().flat_map(|tool| match api {
-        Api::Anthropic => vec![tool.get("name")],
-        Api::ChatCompletions => vec![tool.pointer("/function/name")],
-        // Responses tools are flat (`{"type": "function", "name": …}`); a namespace groups more.
-        Api::Responses => {
-            let mut names = vec![tool.get("name")];
-            if let Some(inner) = tool.get("tools").and_then(Value::as_array) {
-                names.extend(inner.iter().map(|t| t.get("name")));
-            }
-            names
+/// A tool offered to the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tool {
+    /// The group it is offered in (Responses API namespaces), if any.
+    pub namespace: Option<String>,
+    /// Its name (within the namespace).
+    pub name: String,
+}
+
+impl Tool {
+    /// A tool outside any namespace.
+    pub fn plain(name: &str) -> Self {
+        Self {
+            namespace: None,
+            name: name.to_owned(),
         }
-        Api::Gemini => tool
-            .get("functionDeclarations")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .map(|declaration| declaration.get("name"))
-            .collect(),
-    });
-    names
+    }
+}
+
+impl std::fmt::Display for Tool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.namespace {
+            Some(namespace) => write!(f, "{namespace}.{}", self.name),
+            None => f.write_str(&self.name),
+        }
+    }
+}
+
+/// The tools a request offers the model.
+pub fn offered_tools(api: Api, body: &Value) -> Vec<Tool> {
+    let name = |value: Option<&Value>| value.and_then(Value::as_str).map(Tool::plain);
+    let tools = body.get("tools").and_then(Value::as_array);
+    tools
+        .into_iter()
         .flatten()
-        .filter_map(Value::as_str)
-        .map(str::to_owned)
+        .flat_map(|tool| match api {
+            Api::Anthropic => name(tool.get("name")).into_iter().collect(),
+            Api::ChatCompletions => name(tool.pointer("/function/name")).into_iter().collect(),
+            // Responses tools are flat (`{"type": "function", "name": …}`), or grouped in a
+            // namespace whose members are called with its name beside theirs.
+            Api::Responses => match tool.get("tools").and_then(Value::as_array) {
+                Some(members) => {
+                    let namespace = tool.get("name").and_then(Value::as_str);
+                    members
+                        .iter()
+                        .filter_map(|member| name(member.get("name")))
+                        .map(|member| Tool {
+                            namespace: namespace.map(str::to_owned),
+                            ..member
+                        })
+                        .collect()
+                }
+                None => name(tool.get("name")).into_iter().collect(),
+            },
+            Api::Gemini => tool
+                .get("functionDeclarations")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|declaration| name(declaration.get("name")))
+                .collect::<Vec<_>>(),
+        })
+        .collect()
+}
+
+/// The tools' names as shown in the report.
+pub fn tool_names(api: Api, body: &Value) -> Vec<String> {
+    offered_tools(api, body)
+        .iter()
+        .map(ToString::to_string)
         .collect()
 }
 
@@ -121,16 +165,6 @@ pub fn mentions(body: &Value, needle: &str) -> bool {
     }
 }
 
-/// How many times `needle` occurs in the body's strings.
-pub fn occurrences(body: &Value, needle: &str) -> usize {
-    match body {
-        Value::String(text) => text.matches(needle).count(),
-        Value::Array(items) => items.iter().map(|item| occurrences(item, needle)).sum(),
-        Value::Object(map) => map.values().map(|value| occurrences(value, needle)).sum(),
-        _ => 0,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -148,7 +182,7 @@ mod tests {
             ],
         });
         assert_eq!(
-            offered_tools(Api::Anthropic, &body),
+            tool_names(Api::Anthropic, &body),
             ["Bash", "mcp__memrecall__recall_memories"]
         );
         assert_eq!(tool_results(Api::Anthropic, &body), ["MARK-1"]);
@@ -160,10 +194,7 @@ mod tests {
             "tools": [{"type": "function", "function": {"name": "recall_memories"}}],
             "messages": [{"role": "user", "content": "q"}, {"role": "tool", "content": "MARK"}],
         });
-        assert_eq!(
-            offered_tools(Api::ChatCompletions, &body),
-            ["recall_memories"]
-        );
+        assert_eq!(tool_names(Api::ChatCompletions, &body), ["recall_memories"]);
         assert_eq!(tool_results(Api::ChatCompletions, &body), ["MARK"]);
     }
 
@@ -174,7 +205,7 @@ mod tests {
             "contents": [{"role": "user", "parts": [{"functionResponse": {"name": "b",
                 "response": {"output": "MARK"}}}]}],
         });
-        assert_eq!(offered_tools(Api::Gemini, &body), ["a", "b"]);
+        assert_eq!(tool_names(Api::Gemini, &body), ["a", "b"]);
         assert_eq!(tool_results(Api::Gemini, &body), ["{\"output\":\"MARK\"}"]);
     }
 
@@ -186,8 +217,8 @@ mod tests {
             "input": [{"type": "function_call_output", "call_id": "c", "output": "MARK"}],
         });
         assert_eq!(
-            offered_tools(Api::Responses, &body),
-            ["shell", "mcp", "recall_memories"]
+            tool_names(Api::Responses, &body),
+            ["shell", "mcp.recall_memories"]
         );
         assert_eq!(tool_results(Api::Responses, &body), ["MARK"]);
     }
@@ -197,11 +228,5 @@ mod tests {
         let body = serde_json::from_str::<Value>(r#"{"a": ["\u6570\u636e MARK"]}"#).unwrap();
         assert!(mentions(&body, "数据 MARK"));
         assert!(!mentions(&body, "absent"));
-    }
-
-    #[test]
-    fn occurrences_counts_across_nested_strings() {
-        let body = json!({"a": "MARK and MARK", "b": [{"c": "MARK"}], "d": 1});
-        assert_eq!(occurrences(&body, "MARK"), 3);
     }
 }

@@ -1,5 +1,5 @@
-//! One agent's checks: memory and settings in a sandbox, memrecall installed as the README says,
-//! headless runs against the loopback model, and verdicts from the requests it logged.
+//! One agent's runs: memories and settings in a sandbox, memrecall installed as the README says,
+//! headless runs against the loopback model, then the verdicts of `checks`.
 
 use std::path::Path;
 use std::process::{Child, Stdio};
@@ -11,70 +11,20 @@ use tokio::runtime::Runtime;
 use wiremock::matchers::any;
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
-use super::model::{MEMORY_TOOL, Script};
-use super::requests::{mentions, occurrences, offered_tools, parse_bodies, tool_results};
+use super::checks::{self, Markers, Outcome};
+use super::model::{LIST_TOOL, RECALL_TOOL, Script};
+use super::requests::parse_bodies;
 use super::setup::{Agent, Sandbox, configure, headless};
-use super::{Check, Row, Verdict};
+use super::{Check, Row};
 
-/// The English prompt and the memory it should bring.
-pub const PROMPT_EN: &str = "How should database migration scripts be written in this project?";
+/// The English prompt.
+const PROMPT_EN: &str = "How should database migration scripts be written in this project?";
 /// The Chinese prompt.
-pub const PROMPT_ZH: &str = "数据库迁移脚本应该怎么写？";
+const PROMPT_ZH: &str = "数据库迁移脚本应该怎么写？";
 
-/// Unique strings only the memory files hold.
-pub struct Markers {
-    /// In the English migrations memory.
-    pub en: String,
-    /// In the Chinese-titled memory.
-    pub zh: String,
-    /// In a memory only a model selector would pick for the English prompt.
-    pub picked: String,
-}
-
-impl Markers {
-    pub fn new() -> Self {
-        let unique = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos())
-            ^ std::process::id();
-        Self {
-            en: format!("ORCHARD-{unique:08x}"),
-            zh: format!("LANTERN-{unique:08x}"),
-            picked: format!("HARBOUR-{unique:08x}"),
-        }
-    }
-}
-
-/// What one headless run left behind.
-struct Outcome {
-    bodies: Vec<Value>,
-    hook_ms: Vec<f64>,
-    elapsed: Duration,
-    exit: String,
-}
-
-impl Outcome {
-    /// Requests of the main conversation: those offering the model tools.
-    fn main_requests(&self, agent: &Agent) -> Vec<&Value> {
-        self.bodies
-            .iter()
-            .filter(|body| !offered_tools(agent.api, body).is_empty())
-            .collect()
-    }
-
-    fn hook_summary(&self) -> String {
-        match self.hook_ms.as_slice() {
-            [] => "no hook ran".into(),
-            [first, rest @ ..] => {
-                let max = rest.iter().copied().fold(*first, f64::max);
-                format!(
-                    "{first:.0} ms first, {max:.0} max, {} calls",
-                    self.hook_ms.len()
-                )
-            }
-        }
-    }
-}
+/// How long the model takes over each conversation request in the selector run: the selector
+/// answers after 300 ms, so the first tool result comes after its answer, as in a real turn.
+const MODEL_LATENCY: Duration = Duration::from_millis(700);
 
 /// Runs every check for one agent; `agent_bin` is its installed command.
 pub fn check_agent(
@@ -92,26 +42,29 @@ pub fn check_agent(
     let server = runtime.block_on(MockServer::start());
     configure(&sandbox, agent, agent_bin, &server.uri())?;
     let settings = sandbox.hook_settings(agent);
-    let before = std::fs::read(&settings).ok();
+    let snapshot = |stage: &str| {
+        let bytes = std::fs::read(&settings).ok();
+        let kept = logs.join(format!("{}-settings.{stage}", agent.name));
+        match &bytes {
+            Some(bytes) => std::fs::write(kept, bytes),
+            None => std::fs::write(kept, "(no file)\n"),
+        }
+        .map(|()| bytes)
+    };
+    let before = snapshot("before")?;
     sandbox.memrecall(&["hook", "install", "--agent", agent.name, "--write"])?;
-    let installed = std::fs::read(&settings).ok();
+    let installed = snapshot("installed")?;
 
     let mut rows = Vec::new();
-    let mut row = |check: Check, verdict: Verdict, hook: String, detail: String| {
+    let mut row = |check: Check, (verdict, detail), hook: &str| {
         rows.push(Row {
             agent: agent.name,
             version: agent.version,
             check,
             verdict,
-            hook,
+            hook: hook.to_owned(),
             detail,
         });
-    };
-
-    // English prompt; the model calls the memory tool once.
-    let script = Script {
-        api: agent.api,
-        tool_query: Some("database migration scripts".into()),
     };
     let context = RunContext {
         runtime,
@@ -122,193 +75,89 @@ pub fn check_agent(
         timeout,
         logs,
     };
-    let run = |script: Script, prompt: &str, label: &str| context.run(script, prompt, label);
-    let en = run(script, PROMPT_EN, "en")?;
-    let main = en.main_requests(agent);
-    let first = main.first().copied();
+
+    // English prompt; the model calls the recall tool once.
+    let query = json!({ "query": "database migration scripts" });
+    let en = context.run(Some((RECALL_TOOL, query)), Duration::ZERO, PROMPT_EN, "en")?;
     let hook = en.hook_summary();
-    let (verdict, detail) = match first {
-        None => no_main_request(&en),
-        Some(body) if mentions(body, &markers.en) => (Verdict::Pass, took(&en)),
-        Some(_) => (
-            Verdict::Fail,
-            format!("marker absent from the first request; {}", took(&en)),
-        ),
-    };
-    row(Check::FirstPromptEn, verdict, hook.clone(), detail);
-    let tools: Vec<String> = first
-        .map(|b| offered_tools(agent.api, b))
-        .unwrap_or_default();
-    let memrecall_tools: Vec<&String> = tools
-        .iter()
-        .filter(|t| t.ends_with(MEMORY_TOOL) || t.ends_with("list_memories"))
-        .collect();
-    let listed = if memrecall_tools.len() == 2 {
-        (Verdict::Pass, format!("{}", memrecall_tools[0]))
-    } else {
-        (Verdict::Fail, format!("offered: {}", tools.join(", ")))
-    };
-    row(Check::McpListed, listed.0, String::new(), listed.1);
-    let results: Vec<String> = main
-        .iter()
-        .flat_map(|b| tool_results(agent.api, b))
-        .collect();
-    let called = if results.iter().any(|r| r.contains(&markers.en)) {
-        (Verdict::Pass, "the tool result holds the memory".to_owned())
-    } else if results.is_empty() {
-        (
-            Verdict::Fail,
-            "no tool result came back to the model".to_owned(),
-        )
-    } else {
-        (
-            Verdict::Fail,
-            format!("tool result without the memory: {}", clip(&results[0])),
-        )
-    };
-    row(Check::McpCall, called.0, String::new(), called.1);
+    row(
+        Check::FirstPromptEn,
+        checks::first_prompt(&en, &markers.en),
+        &hook,
+    );
+    row(Check::McpListed, checks::mcp_listed(&en), "");
+    row(Check::McpCall, checks::mcp_call(&en, &markers.en), "");
 
     // Chinese prompt, answered with text.
-    let script = Script {
-        api: agent.api,
-        tool_query: None,
-    };
-    let zh = run(script, PROMPT_ZH, "zh")?;
-    let (verdict, detail) = match zh.main_requests(agent).first() {
-        None => no_main_request(&zh),
-        Some(body) if mentions(body, &markers.zh) => (Verdict::Pass, took(&zh)),
-        Some(_) => (
-            Verdict::Fail,
-            format!("marker absent from the first request; {}", took(&zh)),
-        ),
-    };
-    row(Check::FirstPromptZh, verdict, zh.hook_summary(), detail);
+    let zh = context.run(None, Duration::ZERO, PROMPT_ZH, "zh")?;
+    let hook = zh.hook_summary();
+    row(
+        Check::FirstPromptZh,
+        checks::first_prompt(&zh, &markers.zh),
+        &hook,
+    );
 
-    // A selector answering after 300 ms: its extra pick arrives after the tool call.
+    // A selector answering after 300 ms; the model lists memories (no bodies) once.
     let selector = runtime.block_on(MockServer::start());
-    let picks = vec![
-        memory.join("migrations.md").display().to_string(),
-        memory.join("release-freeze.md").display().to_string(),
-    ];
+    let picks = ["migrations.md", "release-freeze.md"]
+        .map(|name| memory.join(name).display().to_string())
+        .to_vec();
     runtime.block_on(
         Mock::given(any())
             .respond_with(Selector { picks })
             .mount(&selector),
     );
-    let config = format!(
-        "[selector]\nkind = \"http\"\nurl = \"{}\"\nmodel = \"loopback\"\n",
-        selector.uri()
-    );
     let memrecall_home = sandbox.home.join(".memrecall");
     std::fs::create_dir_all(&memrecall_home)?;
-    std::fs::write(memrecall_home.join("config.toml"), config)?;
-    let script = Script {
-        api: agent.api,
-        tool_query: Some("sourdough starter feeding schedule".into()),
-    };
-    let refined = run(script, PROMPT_EN, "selector")?;
+    std::fs::write(
+        memrecall_home.join("config.toml"),
+        format!(
+            "[selector]\nkind = \"http\"\nurl = \"{}\"\nmodel = \"loopback\"\n",
+            selector.uri()
+        ),
+    )?;
+    let call = Some((LIST_TOOL, json!({})));
+    let refined = context.run(call, MODEL_LATENCY, PROMPT_EN, "selector")?;
     let asked = runtime
         .block_on(selector.received_requests())
-        .map_or(0, |r| r.len());
-    let (verdict, detail) = refined_verdict(agent, &refined, &markers, asked);
-    row(Check::Refined, verdict, refined.hook_summary(), detail);
+        .map_or(0, |requests| requests.len());
+    let hook = refined.hook_summary();
+    row(
+        Check::Refined,
+        checks::refined(&refined, &markers, asked),
+        &hook,
+    );
     std::fs::remove_file(memrecall_home.join("config.toml"))?;
 
     let _ = sandbox.memrecall(&["stop"]);
+    keep_telemetry(
+        &memrecall_home.join("telemetry"),
+        &logs.join(format!("{}-telemetry.jsonl", agent.name)),
+    )?;
+    let ran = snapshot("after-runs")?;
     let uninstall = sandbox.memrecall(&["hook", "uninstall", "--agent", agent.name]);
-    let after = std::fs::read(&settings).ok();
-    let (verdict, detail) = match uninstall {
-        Err(error) => (Verdict::Fail, format!("uninstall failed: {error:#}")),
-        Ok(_) => uninstall_verdict(before.as_deref(), installed.as_deref(), after.as_deref()),
+    let after = snapshot("after-uninstall")?;
+    let verdict = match uninstall {
+        Err(error) => (super::Verdict::Fail, format!("uninstall failed: {error:#}")),
+        Ok(_) => checks::uninstall(before.as_deref(), after.as_deref(), installed != ran),
     };
-    row(Check::Uninstall, verdict, String::new(), detail);
+    row(Check::Uninstall, verdict, "");
     Ok(rows)
 }
 
-fn took(outcome: &Outcome) -> String {
-    format!(
-        "run {:.1} s, {}",
-        outcome.elapsed.as_secs_f64(),
-        outcome.exit
-    )
-}
-
-fn no_main_request(outcome: &Outcome) -> (Verdict, String) {
-    (
-        Verdict::Fail,
-        format!(
-            "no request offered tools ({} requests); {}",
-            outcome.bodies.len(),
-            took(outcome)
-        ),
-    )
-}
-
-fn clip(text: &str) -> String {
-    let clipped: String = text.chars().take(80).collect();
-    clipped.replace('\n', " ")
-}
-
-/// The selector's pick must not be in the first request, must arrive once after the tool result,
-/// and the lexical document must not be delivered a second time.
-fn refined_verdict(
-    agent: &Agent,
-    outcome: &Outcome,
-    markers: &Markers,
-    asked: usize,
-) -> (Verdict, String) {
-    let main = outcome.main_requests(agent);
-    let (Some(first), Some(last)) = (main.first(), main.last()) else {
-        return no_main_request(outcome);
+/// Copies memrecall's telemetry of every run into one file.
+fn keep_telemetry(dir: &Path, to: &Path) -> Result<()> {
+    let mut files: Vec<_> = match std::fs::read_dir(dir) {
+        Ok(entries) => entries.filter_map(|e| e.ok().map(|e| e.path())).collect(),
+        Err(_) => Vec::new(),
     };
-    // Count deliveries outside tool results (the memory tool may show the documents too).
-    let delivered = |body: &Value, marker: &str| {
-        let in_results: usize = tool_results(agent.api, body)
-            .iter()
-            .map(|r| r.matches(marker).count())
-            .sum();
-        occurrences(body, marker).saturating_sub(in_results)
-    };
-    let early = mentions(first, &markers.picked);
-    let picked = delivered(last, &markers.picked);
-    let lexical = delivered(last, &markers.en);
-    let facts = format!(
-        "selector asked {asked}×; pick in 1st request: {early}; in last of {} requests: pick {picked}×, lexical {lexical}×",
-        main.len()
-    );
-    let pass = asked > 0 && !early && picked == 1 && lexical == 1 && main.len() > 1;
-    (if pass { Verdict::Pass } else { Verdict::Fail }, facts)
-}
-
-fn uninstall_verdict(
-    before: Option<&[u8]>,
-    installed: Option<&[u8]>,
-    after: Option<&[u8]>,
-) -> (Verdict, String) {
-    match (before, after) {
-        (None, None) => (Verdict::Pass, "created by install, removed".into()),
-        (Some(b), Some(a)) if a == b => (Verdict::Pass, "byte-identical".into()),
-        (None, Some(a)) => (
-            Verdict::Fail,
-            format!(
-                "created by install, left behind: {}",
-                clip(&String::from_utf8_lossy(a))
-            ),
-        ),
-        (Some(_), None) => (Verdict::Fail, "the settings file is gone".into()),
-        (Some(b), Some(a)) => {
-            let changed_by_install = installed != Some(b);
-            (
-                Verdict::Fail,
-                format!(
-                    "{} bytes before, {} after (install changed it: {changed_by_install}); first difference at byte {}",
-                    b.len(),
-                    a.len(),
-                    b.iter().zip(a).take_while(|(x, y)| x == y).count()
-                ),
-            )
-        }
+    files.sort();
+    let mut all = Vec::new();
+    for file in files {
+        all.extend(std::fs::read(file)?);
     }
+    std::fs::write(to, all)?;
+    Ok(())
 }
 
 /// Answers every selection request after 300 ms with the same picks.
@@ -329,6 +178,8 @@ impl Respond for Selector {
     }
 }
 
+/// Three memories: one the English prompt matches, one with a Chinese title the Chinese prompt
+/// matches, and one only the selector picks for the English prompt.
 fn write_memories(dir: &Path, markers: &Markers) -> Result<()> {
     std::fs::create_dir_all(dir)?;
     let topic = |name: &str, description: &str, body: &str| {
@@ -389,13 +240,27 @@ struct RunContext<'a> {
 impl RunContext<'_> {
     /// One headless run of the agent against a fresh request log; the requests and the agent's
     /// output are kept in `logs` as `<agent>-<label>.requests.json` and `.log`.
-    fn run(&self, script: Script, prompt: &str, label: &str) -> Result<Outcome> {
+    fn run(
+        &self,
+        call: Option<(&'static str, Value)>,
+        latency: Duration,
+        prompt: &str,
+        label: &str,
+    ) -> Result<Outcome> {
         let (server, sandbox, agent) = (self.server, self.sandbox, self.agent);
+        let script = Script {
+            api: agent.api,
+            call,
+            latency,
+        };
         self.runtime.block_on(async {
             server.reset().await;
             Mock::given(any()).respond_with(script).mount(server).await;
         });
         let _ = std::fs::remove_file(&sandbox.hook_times);
+        for entry in std::fs::read_dir(&sandbox.hook_outputs)? {
+            std::fs::remove_file(entry?.path())?;
+        }
         let mut command = headless(sandbox, agent, self.agent_bin, &server.uri(), prompt);
         let log = self.logs.join(format!("{}-{label}.log", agent.name));
         let out = std::fs::File::create(&log)?;
@@ -405,6 +270,9 @@ impl RunContext<'_> {
             .stderr(out);
         std::os::unix::process::CommandExt::process_group(&mut command, 0);
         let started = Instant::now();
+        let started_ns = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
         let child = command
             .spawn()
             .with_context(|| format!("could not start {}", self.agent_bin.display()))?;
@@ -424,17 +292,26 @@ impl RunContext<'_> {
             .logs
             .join(format!("{}-{label}.requests.json", agent.name));
         std::fs::write(&dump, serde_json::to_vec_pretty(&bodies)?)?;
-        let hook_ms = std::fs::read_to_string(&sandbox.hook_times)
+        let mut hooks = Vec::new();
+        for line in std::fs::read_to_string(&sandbox.hook_times)
             .unwrap_or_default()
             .lines()
-            .filter_map(super::hook_wall_ms)
+        {
+            if let Some((start, ms)) = checks::hook_line(line) {
+                let output = sandbox.hook_outputs.join(format!("hook-{start}.out"));
+                let at_ms = (u128::from(start).saturating_sub(started_ns) / 1_000_000) as u64;
+                let out = std::fs::read_to_string(output).unwrap_or_default();
+                hooks.push((at_ms, ms, out));
+            }
+        }
+        let kept: Vec<Value> = hooks
+            .iter()
+            .map(|(at, ms, out)| json!({"started_ms": at, "wall_ms": ms, "stdout": out}))
             .collect();
-        Ok(Outcome {
-            bodies,
-            hook_ms,
-            elapsed,
-            exit,
-        })
+        let hooks = hooks.into_iter().map(|(_, ms, out)| (ms, out)).collect();
+        let dump = self.logs.join(format!("{}-{label}.hooks.json", agent.name));
+        std::fs::write(&dump, serde_json::to_vec_pretty(&kept)?)?;
+        Ok(Outcome::new(agent.api, bodies, hooks, elapsed, exit))
     }
 }
 
@@ -443,10 +320,10 @@ fn wait(mut child: Child, timeout: Duration) -> Result<String> {
     let deadline = Instant::now() + timeout;
     loop {
         if let Some(status) = child.try_wait()? {
-            return Ok(format!(
-                "exit {}",
-                status.code().map_or("signal".into(), |c| c.to_string())
-            ));
+            let code = status
+                .code()
+                .map_or("by a signal".into(), |c| c.to_string());
+            return Ok(format!("exit {code}"));
         }
         if Instant::now() >= deadline {
             let _ = std::process::Command::new("kill")

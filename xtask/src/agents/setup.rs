@@ -69,8 +69,10 @@ pub struct Sandbox {
     pub bin: PathBuf,
     /// `XDG_RUNTIME_DIR`, so the per-user server is this sandbox's own.
     pub runtime: PathBuf,
-    /// One line per hook process: its arguments, start and end in nanoseconds.
+    /// One line per hook process: its start and end in nanoseconds, then its arguments.
     pub hook_times: PathBuf,
+    /// Each hook process's standard output, as `hook-<start>.out`.
+    pub hook_outputs: PathBuf,
 }
 
 impl Sandbox {
@@ -84,7 +86,8 @@ impl Sandbox {
             base.join("bin"),
             base.join("run"),
         );
-        for d in [&home, &repo, &bin, &runtime] {
+        let hook_outputs = base.join("hooks");
+        for d in [&home, &repo, &bin, &runtime, &hook_outputs] {
             std::fs::create_dir_all(d)?;
         }
         std::fs::set_permissions(
@@ -99,13 +102,15 @@ impl Sandbox {
             std::fs::create_dir_all(repo.join(".git"))?;
         }
         let hook_times = base.join("hook-times.log");
-        // The hook is timed by a shell in front of the binary; anything else runs the binary
-        // in the shell's place.
+        // A shell in front of the binary times each hook process and keeps what it printed;
+        // anything else runs the binary in the shell's place.
         let wrapper = format!(
             "#!/bin/sh\ncase \"$1\" in hook) ;; *) exec '{bin}' \"$@\" ;; esac\n\
-             start=$(date +%s%N)\n'{bin}' \"$@\"\nstatus=$?\nend=$(date +%s%N)\n\
+             start=$(date +%s%N)\nout='{outputs}'/hook-$start.out\n\
+             '{bin}' \"$@\" > \"$out\"\nstatus=$?\nend=$(date +%s%N)\ncat \"$out\"\n\
              echo \"$start $end $*\" >> '{log}'\nexit $status\n",
             bin = binary.display(),
+            outputs = hook_outputs.display(),
             log = hook_times.display(),
         );
         let script = bin.join("memrecall");
@@ -118,6 +123,7 @@ impl Sandbox {
             bin,
             runtime,
             hook_times,
+            hook_outputs,
         })
     }
 
