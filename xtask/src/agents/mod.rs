@@ -88,7 +88,7 @@ pub struct Row {
 
 pub fn main(args: &[String]) -> Result<()> {
     let mut names: Vec<String> = AGENTS.iter().map(|a| a.name.to_owned()).collect();
-    let mut timeout = Duration::from_secs(240);
+    let mut timeout = Duration::from_mins(4);
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {

@@ -8,11 +8,11 @@ use serde_json::Value;
 pub enum Api {
     /// Anthropic Messages (Claude Code).
     Anthropic,
-    /// OpenAI chat completions (Qwen Code).
+    /// `OpenAI` chat completions (Qwen Code).
     ChatCompletions,
     /// Gemini `generateContent` (Gemini CLI).
     Gemini,
-    /// OpenAI Responses (Codex).
+    /// `OpenAI` Responses (Codex).
     Responses,
 }
 

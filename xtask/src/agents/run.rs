@@ -15,7 +15,7 @@ use super::checks::{self, Markers, Outcome};
 use super::model::{LIST_TOOL, RECALL_TOOL, Script};
 use super::requests::parse_bodies;
 use super::setup::{Agent, Sandbox, configure, headless};
-use super::{Check, Row};
+use super::{Check, Row, Verdict};
 
 /// The English prompt.
 const PROMPT_EN: &str = "How should database migration scripts be written in this project?";
@@ -97,52 +97,52 @@ pub fn check_agent(
         &hook,
     );
 
-    // A selector answering after 300 ms; the model lists memories (no bodies) once.
-    let selector = runtime.block_on(MockServer::start());
-    let picks = ["migrations.md", "release-freeze.md"]
-        .map(|name| memory.join(name).display().to_string())
-        .to_vec();
-    runtime.block_on(
-        Mock::given(any())
-            .respond_with(Selector { picks })
-            .mount(&selector),
-    );
-    let memrecall_home = sandbox.home.join(".memrecall");
-    std::fs::create_dir_all(&memrecall_home)?;
-    std::fs::write(
-        memrecall_home.join("config.toml"),
-        format!(
-            "[selector]\nkind = \"http\"\nurl = \"{}\"\nmodel = \"loopback\"\n",
-            selector.uri()
-        ),
-    )?;
-    let call = Some((LIST_TOOL, json!({})));
-    let refined = context.run(call, MODEL_LATENCY, PROMPT_EN, "selector")?;
-    let asked = runtime
-        .block_on(selector.received_requests())
-        .map_or(0, |requests| requests.len());
-    let hook = refined.hook_summary();
-    row(
-        Check::Refined,
-        checks::refined(&refined, &markers, asked),
-        &hook,
-    );
-    std::fs::remove_file(memrecall_home.join("config.toml"))?;
+    let (verdict, hook) = context.selector_run(&memory, &markers)?;
+    row(Check::Refined, verdict, &hook);
 
     let _ = sandbox.memrecall(&["stop"]);
     keep_telemetry(
-        &memrecall_home.join("telemetry"),
+        &sandbox.home.join(".memrecall/telemetry"),
         &logs.join(format!("{}-telemetry.jsonl", agent.name)),
     )?;
     let ran = snapshot("after-runs")?;
     let uninstall = sandbox.memrecall(&["hook", "uninstall", "--agent", agent.name]);
     let after = snapshot("after-uninstall")?;
-    let verdict = match uninstall {
-        Err(error) => (super::Verdict::Fail, format!("uninstall failed: {error:#}")),
-        Ok(_) => checks::uninstall(before.as_deref(), after.as_deref(), installed != ran),
+    let verdict = if let Err(error) = uninstall {
+        (Verdict::Fail, format!("uninstall failed: {error:#}"))
+    } else {
+        let (verdict, mut detail) =
+            checks::uninstall(before.as_deref(), after.as_deref(), installed != ran);
+        if verdict == Verdict::Fail {
+            detail.push_str(&backup_note(&settings, before.as_deref()));
+        }
+        (verdict, detail)
     };
     row(Check::Uninstall, verdict, "");
     Ok(rows)
+}
+
+/// Whether a backup beside the settings file still holds the bytes from before `install`.
+fn backup_note(settings: &Path, before: Option<&[u8]>) -> String {
+    let (Some(dir), Some(name)) = (settings.parent(), settings.file_name()) else {
+        return String::new();
+    };
+    let name = name.to_string_lossy();
+    let backups: Vec<Vec<u8>> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .filter(|entry| {
+            let other = entry.file_name().to_string_lossy().into_owned();
+            other.starts_with(name.as_ref()) && other.contains("memrecall-backup")
+        })
+        .filter_map(|entry| std::fs::read(entry.path()).ok())
+        .collect();
+    let original = before.is_some_and(|b| backups.iter().any(|backup| backup == b));
+    format!(
+        "; {} backup(s) beside it, one holding the original bytes: {original}",
+        backups.len()
+    )
 }
 
 /// Copies memrecall's telemetry of every run into one file.
@@ -238,6 +238,42 @@ struct RunContext<'a> {
 }
 
 impl RunContext<'_> {
+    /// The English prompt with a selector answering after 300 ms configured, the model listing
+    /// memories (titles only, no bodies) once: the verdict and the hooks' wall times.
+    fn selector_run(
+        &self,
+        memory: &Path,
+        markers: &Markers,
+    ) -> Result<((Verdict, String), String)> {
+        let selector = self.runtime.block_on(MockServer::start());
+        let picks = ["migrations.md", "release-freeze.md"]
+            .map(|name| memory.join(name).display().to_string())
+            .to_vec();
+        self.runtime.block_on(
+            Mock::given(any())
+                .respond_with(Selector { picks })
+                .mount(&selector),
+        );
+        let memrecall_home = self.sandbox.home.join(".memrecall");
+        std::fs::create_dir_all(&memrecall_home)?;
+        let config = memrecall_home.join("config.toml");
+        let url = selector.uri();
+        let text = format!("[selector]\nkind = \"http\"\nurl = \"{url}\"\nmodel = \"loopback\"\n");
+        std::fs::write(&config, text)?;
+        let call = Some((LIST_TOOL, json!({})));
+        let refined = self.run(call, MODEL_LATENCY, PROMPT_EN, "selector");
+        std::fs::remove_file(&config)?;
+        let refined = refined?;
+        let asked = self
+            .runtime
+            .block_on(selector.received_requests())
+            .map_or(0, |requests| requests.len());
+        Ok((
+            checks::refined(&refined, markers, asked),
+            refined.hook_summary(),
+        ))
+    }
+
     /// One headless run of the agent against a fresh request log; the requests and the agent's
     /// output are kept in `logs` as `<agent>-<label>.requests.json` and `.log`.
     fn run(
@@ -299,7 +335,8 @@ impl RunContext<'_> {
         {
             if let Some((start, ms)) = checks::hook_line(line) {
                 let output = sandbox.hook_outputs.join(format!("hook-{start}.out"));
-                let at_ms = (u128::from(start).saturating_sub(started_ns) / 1_000_000) as u64;
+                let at_ns = u128::from(start).saturating_sub(started_ns);
+                let at_ms = u64::try_from(at_ns / 1_000_000).unwrap_or(u64::MAX);
                 let out = std::fs::read_to_string(output).unwrap_or_default();
                 hooks.push((at_ms, ms, out));
             }

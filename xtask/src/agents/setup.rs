@@ -225,7 +225,9 @@ pub fn configure(sandbox: &Sandbox, agent: &Agent, agent_bin: &Path, base_url: &
         }
         "qwen-code" => write_json(
             &sandbox.home.join(".qwen/settings.json"),
+            // The settings version Qwen Code writes, so that it leaves the file alone.
             &json!({
+                "$version": 4,
                 "mcpServers": mcp(agent.name),
                 "security": {"auth": {"selectedType": "openai"}},
                 "tools": {"toolSearch": {"enabled": false}},
@@ -259,11 +261,19 @@ pub fn configure(sandbox: &Sandbox, agent: &Agent, agent_bin: &Path, base_url: &
     Ok(())
 }
 
+/// Writes settings as a person editing them might: four-space indents, keys in their order.
 fn write_json(path: &Path, value: &serde_json::Value) -> Result<()> {
+    use serde::Serialize as _;
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)?;
     }
-    std::fs::write(path, serde_json::to_string_pretty(value)? + "\n")?;
+    let mut bytes = Vec::new();
+    let formatter = serde_json::ser::PrettyFormatter::with_indent(b"    ");
+    value.serialize(&mut serde_json::Serializer::with_formatter(
+        &mut bytes, formatter,
+    ))?;
+    bytes.push(b'\n');
+    std::fs::write(path, bytes)?;
     Ok(())
 }
 
@@ -282,7 +292,7 @@ pub fn headless(
                 .args([
                     "-p",
                     prompt,
-                    "--allowedTools=mcp__memrecall__recall_memories",
+                    "--allowedTools=mcp__memrecall__recall_memories,mcp__memrecall__list_memories",
                 ])
                 .env("ANTHROPIC_BASE_URL", base_url)
                 .env("ANTHROPIC_API_KEY", "loopback")
