@@ -22,7 +22,7 @@ use anyhow::{Context, Result, bail};
 const USAGE: &str = "usage: cargo xtask <command> [options]
 
 commands:
-  agents [--agents claude-code,qwen-code,gemini-cli,codex] [--timeout SECONDS]
+  agents [--agents claude-code,qwen-code,gemini-cli,codex] [--timeout SECONDS] [--model-latency MS]
                   installs the four agents from npm (pinned, cached in target/agents/), runs
                   each headless against a loopback model with memrecall installed and checks
                   what reached the model; prints that it was not run without npm

@@ -235,7 +235,7 @@ pub fn hook_line(line: &str) -> Option<(u64, f64)> {
 }
 
 fn clip(text: &str) -> String {
-    let clipped: String = text.chars().take(80).collect();
+    let clipped: String = text.trim().chars().take(80).collect();
     clipped.replace('\n', " ")
 }
 

@@ -27,7 +27,18 @@ use anyhow::{Context, Result, bail, ensure};
 
 use setup::AGENTS;
 
-const USAGE: &str = "usage: cargo xtask agents [--agents claude-code,qwen-code,gemini-cli,codex] [--timeout SECONDS]";
+const USAGE: &str = "usage: cargo xtask agents [--agents claude-code,qwen-code,gemini-cli,codex] \
+                     [--timeout SECONDS] [--model-latency MS]";
+
+/// How the runs are made.
+pub struct Options {
+    /// How long one headless run may take before it is killed.
+    timeout: Duration,
+    /// How long the loopback model takes over each conversation request in the selector run.
+    /// The selector answers after 300 ms; the default 700 ms puts the first tool result after
+    /// its answer, as in a real turn, and 0 puts it before.
+    model_latency: Duration,
+}
 
 /// One check of one agent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,7 +99,10 @@ pub struct Row {
 
 pub fn main(args: &[String]) -> Result<()> {
     let mut names: Vec<String> = AGENTS.iter().map(|a| a.name.to_owned()).collect();
-    let mut timeout = Duration::from_mins(4);
+    let mut options = Options {
+        timeout: Duration::from_mins(4),
+        model_latency: Duration::from_millis(700),
+    };
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -104,7 +118,11 @@ pub fn main(args: &[String]) -> Result<()> {
             }
             "--timeout" => {
                 let seconds = args.next().context(USAGE)?;
-                timeout = Duration::from_secs(seconds.parse().context(USAGE)?);
+                options.timeout = Duration::from_secs(seconds.parse().context(USAGE)?);
+            }
+            "--model-latency" => {
+                let ms = args.next().context(USAGE)?;
+                options.model_latency = Duration::from_millis(ms.parse().context(USAGE)?);
             }
             "-h" | "--help" => {
                 println!("{USAGE}");
@@ -133,7 +151,7 @@ pub fn main(args: &[String]) -> Result<()> {
         let started = Instant::now();
         println!("{} {}: installing and running…", agent.name, agent.version);
         let result = npm::install(&cache, agent).and_then(|agent_bin| {
-            run::check_agent(&runtime, agent, &agent_bin, &binary, timeout, &logs)
+            run::check_agent(&runtime, agent, &agent_bin, &binary, &options, &logs)
         });
         match result {
             Ok(agent_rows) => rows.extend(agent_rows),

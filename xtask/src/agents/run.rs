@@ -15,16 +15,12 @@ use super::checks::{self, Markers, Outcome};
 use super::model::{LIST_TOOL, RECALL_TOOL, Script};
 use super::requests::parse_bodies;
 use super::setup::{Agent, Sandbox, configure, headless};
-use super::{Check, Row, Verdict};
+use super::{Check, Options, Row, Verdict};
 
 /// The English prompt.
 const PROMPT_EN: &str = "How should database migration scripts be written in this project?";
 /// The Chinese prompt.
 const PROMPT_ZH: &str = "数据库迁移脚本应该怎么写？";
-
-/// How long the model takes over each conversation request in the selector run: the selector
-/// answers after 300 ms, so the first tool result comes after its answer, as in a real turn.
-const MODEL_LATENCY: Duration = Duration::from_millis(700);
 
 /// Runs every check for one agent; `agent_bin` is its installed command.
 pub fn check_agent(
@@ -32,7 +28,7 @@ pub fn check_agent(
     agent: &Agent,
     agent_bin: &Path,
     binary: &Path,
-    timeout: Duration,
+    options: &Options,
     logs: &Path,
 ) -> Result<Vec<Row>> {
     let sandbox = Sandbox::new(binary)?;
@@ -72,7 +68,7 @@ pub fn check_agent(
         sandbox: &sandbox,
         agent,
         agent_bin,
-        timeout,
+        options,
         logs,
     };
 
@@ -138,11 +134,14 @@ fn backup_note(settings: &Path, before: Option<&[u8]>) -> String {
         })
         .filter_map(|entry| std::fs::read(entry.path()).ok())
         .collect();
-    let original = before.is_some_and(|b| backups.iter().any(|backup| backup == b));
-    format!(
-        "; {} backup(s) beside it, one holding the original bytes: {original}",
-        backups.len()
-    )
+    let count = backups.len();
+    match before {
+        None => format!("; {count} backup(s) beside it"),
+        Some(b) => {
+            let original = backups.iter().any(|backup| backup == b);
+            format!("; {count} backup(s) beside it, one holding the original bytes: {original}")
+        }
+    }
 }
 
 /// Copies memrecall's telemetry of every run into one file.
@@ -233,7 +232,7 @@ struct RunContext<'a> {
     sandbox: &'a Sandbox,
     agent: &'a Agent,
     agent_bin: &'a Path,
-    timeout: Duration,
+    options: &'a Options,
     logs: &'a Path,
 }
 
@@ -261,7 +260,7 @@ impl RunContext<'_> {
         let text = format!("[selector]\nkind = \"http\"\nurl = \"{url}\"\nmodel = \"loopback\"\n");
         std::fs::write(&config, text)?;
         let call = Some((LIST_TOOL, json!({})));
-        let refined = self.run(call, MODEL_LATENCY, PROMPT_EN, "selector");
+        let refined = self.run(call, self.options.model_latency, PROMPT_EN, "selector");
         std::fs::remove_file(&config)?;
         let refined = refined?;
         let asked = self
@@ -312,7 +311,7 @@ impl RunContext<'_> {
         let child = command
             .spawn()
             .with_context(|| format!("could not start {}", self.agent_bin.display()))?;
-        let exit = wait(child, self.timeout)?;
+        let exit = wait(child, self.options.timeout)?;
         let elapsed = started.elapsed();
         let requests = self
             .runtime
