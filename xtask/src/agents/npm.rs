@@ -39,6 +39,8 @@ pub fn install(cache: &Path, agent: &Agent) -> Result<PathBuf> {
             "--no-audit",
             "--no-fund",
             "--loglevel=error",
+            // Codex's native binary is an optional dependency.
+            "--include=optional",
             "--prefix",
         ])
         .arg(&partial)

@@ -197,6 +197,18 @@ impl Sandbox {
     }
 }
 
+impl Drop for Sandbox {
+    /// Stops the per-user server the hooks started, whatever happened to the runs.
+    fn drop(&mut self) {
+        let _ = self
+            .command(self.bin.join("memrecall"))
+            .arg("stop")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
+    }
+}
+
 /// Writes the agent's own settings it needs to run headless against `base_url`, and registers
 /// memrecall's MCP server the way the README says. `agent_bin` is the installed agent command.
 pub fn configure(sandbox: &Sandbox, agent: &Agent, agent_bin: &Path, base_url: &str) -> Result<()> {
