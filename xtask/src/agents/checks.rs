@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::Verdict;
 use super::model::{LIST_TOOL, RECALL_TOOL};
-use super::requests::{Api, mentions, offered_tools, tool_names, tool_results};
+use super::requests::{Api, mentions, occurrences, offered_tools, tool_names, tool_results};
 
 /// Unique strings only the memory files hold.
 pub struct Markers {
@@ -112,7 +112,17 @@ pub fn first_prompt(outcome: &Outcome, marker: &str) -> (Verdict, String) {
     };
     let by_hook = outcome.hooks_delivering(marker) > 0;
     match (mentions(first, marker), by_hook) {
-        (true, true) => (Verdict::Pass, outcome.took()),
+        // More than once: the agent's own recall delivered the same memory too.
+        (true, true) => match occurrences(first, marker) {
+            1 => (Verdict::Pass, outcome.took()),
+            n => {
+                let took = outcome.took();
+                (
+                    Verdict::Pass,
+                    format!("{took}; the memory {n}× in the first request"),
+                )
+            }
+        },
         (in_request, by_hook) => (
             Verdict::Fail,
             format!(

@@ -165,6 +165,16 @@ pub fn mentions(body: &Value, needle: &str) -> bool {
     }
 }
 
+/// How many times `needle` occurs in the body's strings.
+pub fn occurrences(body: &Value, needle: &str) -> usize {
+    match body {
+        Value::String(text) => text.matches(needle).count(),
+        Value::Array(items) => items.iter().map(|item| occurrences(item, needle)).sum(),
+        Value::Object(map) => map.values().map(|value| occurrences(value, needle)).sum(),
+        _ => 0,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -228,5 +238,11 @@ mod tests {
         let body = serde_json::from_str::<Value>(r#"{"a": ["\u6570\u636e MARK"]}"#).unwrap();
         assert!(mentions(&body, "数据 MARK"));
         assert!(!mentions(&body, "absent"));
+    }
+
+    #[test]
+    fn occurrences_counts_across_nested_strings() {
+        let body = json!({"a": "MARK and MARK", "b": [{"c": "MARK"}], "d": 1});
+        assert_eq!(occurrences(&body, "MARK"), 3);
     }
 }
