@@ -6,6 +6,7 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod agents;
 mod class_table;
 mod eval;
 mod fuzz;
@@ -21,6 +22,10 @@ use anyhow::{Context, Result, bail};
 const USAGE: &str = "usage: cargo xtask <command> [options]
 
 commands:
+  agents [--agents claude-code,qwen-code,gemini-cli,codex] [--timeout SECONDS] [--model-latency MS]
+                  installs the four agents from npm (pinned, cached in target/agents/), runs
+                  each headless against a loopback model with memrecall installed and checks
+                  what reached the model; prints that it was not run without npm
   class-table     rewrites lexical-score's character class table from the Unicode tables
                   (after a Unicode update; a unit test checks it is fresh)
   ci              run the same checks as .ci/run (fmt, clippy, tests, eval, cargo-deny)
@@ -47,6 +52,7 @@ fn main() -> Result<()> {
     let command = args.next();
     let rest: Vec<String> = args.collect();
     match command.as_deref() {
+        Some("agents") => agents::main(&rest),
         Some("ci") => ci(),
         Some("class-table") => class_table::main(&rest),
         Some("eval") => eval::main(&rest),

@@ -1,0 +1,330 @@
+//! The verdicts, from what a run left behind: the model requests, and what each hook process
+//! printed.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::Verdict;
+use super::model::{LIST_TOOL, RECALL_TOOL};
+use super::requests::{Api, mentions, occurrences, offered_tools, tool_names, tool_results};
+
+/// Unique strings only the memory files hold.
+pub struct Markers {
+    /// In the English migrations memory.
+    pub en: String,
+    /// In the Chinese-titled memory.
+    pub zh: String,
+    /// In a memory only the model selector picks for the English prompt.
+    pub picked: String,
+}
+
+impl Markers {
+    pub fn new() -> Self {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let unique = nanos ^ std::process::id();
+        Self {
+            en: format!("ORCHARD-{unique:08x}"),
+            zh: format!("LANTERN-{unique:08x}"),
+            picked: format!("HARBOUR-{unique:08x}"),
+        }
+    }
+}
+
+/// What one headless run left behind.
+pub struct Outcome {
+    api: Api,
+    /// The model requests, in order.
+    bodies: Vec<Value>,
+    /// Each `memrecall hook` process: wall time in milliseconds and standard output.
+    hooks: Vec<(f64, String)>,
+    elapsed: Duration,
+    exit: String,
+}
+
+impl Outcome {
+    pub fn new(
+        api: Api,
+        bodies: Vec<Value>,
+        hooks: Vec<(f64, String)>,
+        elapsed: Duration,
+        exit: String,
+    ) -> Self {
+        Self {
+            api,
+            bodies,
+            hooks,
+            elapsed,
+            exit,
+        }
+    }
+
+    /// The main conversation's requests: those offering the most tools (side requests, such
+    /// as titles, classifiers and an agent's own memory picker, offer none or one).
+    fn main_requests(&self) -> Vec<&Value> {
+        let count = |body: &Value| offered_tools(self.api, body).len();
+        let most = self.bodies.iter().map(count).max().unwrap_or(0);
+        self.bodies
+            .iter()
+            .filter(|body| most > 0 && count(body) == most)
+            .collect()
+    }
+
+    /// How many hook outputs mention `marker`.
+    fn hooks_delivering(&self, marker: &str) -> usize {
+        self.hooks
+            .iter()
+            .filter(|(_, out)| out.contains(marker))
+            .count()
+    }
+
+    /// The hook processes' wall times, for the report.
+    pub fn hook_summary(&self) -> String {
+        match self.hooks.as_slice() {
+            [] => "no hook ran".into(),
+            [(first, _), rest @ ..] => {
+                let max = rest.iter().map(|(ms, _)| *ms).fold(*first, f64::max);
+                let calls = self.hooks.len();
+                format!("{first:.0} ms first, {max:.0} max, {calls} calls")
+            }
+        }
+    }
+
+    fn took(&self) -> String {
+        format!("run {:.1} s, {}", self.elapsed.as_secs_f64(), self.exit)
+    }
+
+    fn no_main_request(&self) -> (Verdict, String) {
+        let n = self.bodies.len();
+        let detail = format!("no request offered tools ({n} requests); {}", self.took());
+        (Verdict::Fail, detail)
+    }
+}
+
+/// The marker reaches the model with the first request of the conversation, delivered by the
+/// hook (not only by the agent's own recall).
+pub fn first_prompt(outcome: &Outcome, marker: &str) -> (Verdict, String) {
+    let main = outcome.main_requests();
+    let Some(first) = main.first() else {
+        return outcome.no_main_request();
+    };
+    let by_hook = outcome.hooks_delivering(marker) > 0;
+    match (mentions(first, marker), by_hook) {
+        // More than once: the agent's own recall delivered the same memory too.
+        (true, true) => match occurrences(first, marker) {
+            1 => (Verdict::Pass, outcome.took()),
+            n => {
+                let took = outcome.took();
+                (
+                    Verdict::Pass,
+                    format!("{took}; the memory {n}× in the first request"),
+                )
+            }
+        },
+        (in_request, by_hook) => (
+            Verdict::Fail,
+            format!(
+                "marker in the first request: {in_request}, in a hook's output: {by_hook}; {}",
+                outcome.took()
+            ),
+        ),
+    }
+}
+
+/// Both read tools of memrecall's MCP server are offered to the model.
+pub fn mcp_listed(outcome: &Outcome) -> (Verdict, String) {
+    let main = outcome.main_requests();
+    let Some(first) = main.first() else {
+        return outcome.no_main_request();
+    };
+    let names = tool_names(outcome.api, first);
+    let ours: Vec<&String> = names
+        .iter()
+        .filter(|name| name.ends_with(RECALL_TOOL) || name.ends_with(LIST_TOOL))
+        .collect();
+    if ours.len() == 2 {
+        let listed: Vec<&str> = ours.iter().map(|name| name.as_str()).collect();
+        (Verdict::Pass, listed.join(", "))
+    } else {
+        (Verdict::Fail, format!("offered: {}", names.join(", ")))
+    }
+}
+
+/// The scripted `recall_memories` call came back to the model with the memory's text.
+pub fn mcp_call(outcome: &Outcome, marker: &str) -> (Verdict, String) {
+    let results: Vec<String> = outcome
+        .main_requests()
+        .iter()
+        .flat_map(|body| tool_results(outcome.api, body))
+        .collect();
+    if results.iter().any(|result| result.contains(marker)) {
+        (Verdict::Pass, "the tool result holds the memory".into())
+    } else if let Some(first) = results.first() {
+        let clipped = clip(first);
+        (
+            Verdict::Fail,
+            format!("tool result without the memory: {clipped}"),
+        )
+    } else {
+        (
+            Verdict::Fail,
+            "no tool result came back to the model".into(),
+        )
+    }
+}
+
+/// With a selector answering after the first prompt's budget: the selector was asked, its pick
+/// is not in the first request, reaches the model after the tool call, and no memory is handed
+/// to the agent by more than one hook.
+pub fn refined(outcome: &Outcome, markers: &Markers, asked: usize) -> (Verdict, String) {
+    let main = outcome.main_requests();
+    let Some((first, later)) = main.split_first() else {
+        return outcome.no_main_request();
+    };
+    let early = mentions(first, &markers.picked);
+    let late = later.iter().any(|body| mentions(body, &markers.picked));
+    let picked_by = outcome.hooks_delivering(&markers.picked);
+    let lexical_by = outcome.hooks_delivering(&markers.en);
+    let detail = format!(
+        "selector asked {asked}×; pick in 1st request: {early}, in a later one: {late}; \
+         hooks delivering the pick: {picked_by}, the lexical memory: {lexical_by}"
+    );
+    let pass = asked > 0 && !early && late && picked_by == 1 && lexical_by == 1;
+    (if pass { Verdict::Pass } else { Verdict::Fail }, detail)
+}
+
+/// The settings file after `uninstall` is the file before `install`, byte for byte (absent if it
+/// was absent). `agent_changed` says the agent itself rewrote it between the two.
+pub fn uninstall(
+    before: Option<&[u8]>,
+    after: Option<&[u8]>,
+    agent_changed: bool,
+) -> (Verdict, String) {
+    let by_agent = if agent_changed {
+        " (the agent itself also rewrote the file while it ran)"
+    } else {
+        ""
+    };
+    match (before, after) {
+        (None, None) => (Verdict::Pass, "created by install, removed".into()),
+        (Some(b), Some(a)) if a == b => (Verdict::Pass, "byte-identical".into()),
+        (None, Some(a)) => {
+            let left = clip(&String::from_utf8_lossy(a));
+            (
+                Verdict::Fail,
+                format!("created by install, left behind: {left}{by_agent}"),
+            )
+        }
+        (Some(_), None) => (
+            Verdict::Fail,
+            format!("the settings file is gone{by_agent}"),
+        ),
+        (Some(b), Some(a)) => {
+            let same = b.iter().zip(a).take_while(|(x, y)| x == y).count();
+            let (nb, na) = (b.len(), a.len());
+            let detail =
+                format!("{nb} bytes before, {na} after, first difference at byte {same}{by_agent}");
+            (Verdict::Fail, detail)
+        }
+    }
+}
+
+/// One line of the hook timing log (`<start ns> <end ns> <arguments>`) of a
+/// `memrecall hook --agent …` process: its start and wall time in milliseconds. Other
+/// invocations (`hook install`, …) give `None`.
+pub fn hook_line(line: &str) -> Option<(u64, f64)> {
+    let mut fields = line.splitn(3, ' ');
+    let start: u64 = fields.next()?.parse().ok()?;
+    let end: u64 = fields.next()?.parse().ok()?;
+    if !fields.next()?.starts_with("hook --agent") {
+        return None;
+    }
+    Some((start, end.checked_sub(start)? as f64 / 1e6))
+}
+
+fn clip(text: &str) -> String {
+    let clipped: String = text.trim().chars().take(80).collect();
+    clipped.replace('\n', " ")
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn markers() -> Markers {
+        Markers {
+            en: "EN-1".into(),
+            zh: "ZH-1".into(),
+            picked: "PICK-1".into(),
+        }
+    }
+
+    fn request(text: &str) -> Value {
+        json!({"tools": [{"name": "a"}, {"name": "b"}], "messages": [{"role": "user", "content": text}]})
+    }
+
+    fn outcome(bodies: Vec<Value>, hooks: &[&str]) -> Outcome {
+        let hooks = hooks.iter().map(|out| (10.0, (*out).to_owned())).collect();
+        Outcome::new(
+            Api::Anthropic,
+            bodies,
+            hooks,
+            Duration::ZERO,
+            "exit 0".into(),
+        )
+    }
+
+    #[test]
+    fn side_requests_with_fewer_tools_are_not_the_conversation() {
+        let side = json!({"tools": [{"name": "respond_in_schema"}], "messages": []});
+        let run = outcome(vec![side, request("EN-1")], &["EN-1"]);
+        assert_eq!(first_prompt(&run, "EN-1").0, Verdict::Pass);
+    }
+
+    #[test]
+    fn a_marker_the_hook_never_printed_does_not_count() {
+        let run = outcome(vec![request("EN-1")], &[""]);
+        assert_eq!(first_prompt(&run, "EN-1").0, Verdict::Fail);
+    }
+
+    #[test]
+    fn the_pick_must_arrive_after_the_first_request_from_one_hook() {
+        let m = markers();
+        let good = outcome(
+            vec![request("EN-1"), request("EN-1 PICK-1")],
+            &["EN-1", "PICK-1", ""],
+        );
+        assert_eq!(refined(&good, &m, 1).0, Verdict::Pass);
+        let repeated = outcome(
+            vec![request("EN-1"), request("EN-1 PICK-1")],
+            &["EN-1", "EN-1 PICK-1"],
+        );
+        assert_eq!(refined(&repeated, &m, 1).0, Verdict::Fail);
+        let never = outcome(vec![request("EN-1"), request("EN-1")], &["EN-1", ""]);
+        assert_eq!(refined(&never, &m, 1).0, Verdict::Fail);
+    }
+
+    #[test]
+    fn uninstall_must_restore_bytes_or_absence() {
+        assert_eq!(uninstall(None, None, false).0, Verdict::Pass);
+        assert_eq!(uninstall(Some(b"{}"), Some(b"{}"), false).0, Verdict::Pass);
+        assert_eq!(uninstall(None, Some(b"{}"), false).0, Verdict::Fail);
+        let (verdict, detail) = uninstall(Some(b"{ }"), Some(b"{}"), false);
+        assert_eq!(verdict, Verdict::Fail);
+        assert!(detail.contains("first difference at byte 1"), "{detail}");
+    }
+
+    #[test]
+    fn hook_lines_give_start_and_wall_time_of_hook_runs_only() {
+        assert_eq!(
+            hook_line("1000000 13500000 hook --agent codex"),
+            Some((1_000_000, 12.5))
+        );
+        assert_eq!(hook_line("1 2 hook install --agent codex"), None);
+        assert_eq!(hook_line("garbage"), None);
+    }
+}

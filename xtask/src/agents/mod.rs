@@ -1,0 +1,281 @@
+//! `cargo xtask agents`: the real agents, installed from npm at pinned versions, run headless
+//! against a loopback model with memrecall installed as the README tells a user, and checked
+//! from the requests the model received.
+//!
+//! Each agent gets a temporary `HOME` and git repository with memories carrying unique markers
+//! where its layout keeps project memory, the hook from `memrecall hook install --write` and the
+//! MCP server registered as the README shows. The checks: the marker reaches the model with the
+//! first prompt (English, Chinese); memrecall's MCP tools are offered and a scripted
+//! `recall_memories` call returns the memory; with a selector answering after 300 ms, its extra
+//! pick arrives after the tool call once and the lexical pick is not repeated; `hook uninstall`
+//! leaves the settings file as it was before `install`. Requests and agent output are kept in
+//! `target/agents/logs/`.
+
+mod checks;
+mod model;
+mod npm;
+mod requests;
+mod run;
+mod setup;
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail, ensure};
+
+use setup::AGENTS;
+
+const USAGE: &str = "usage: cargo xtask agents [--agents claude-code,qwen-code,gemini-cli,codex] \
+                     [--timeout SECONDS] [--model-latency MS]";
+
+/// How the runs are made.
+pub struct Options {
+    /// How long one headless run may take before it is killed.
+    timeout: Duration,
+    /// How long the loopback model takes over each conversation request in the selector run.
+    /// The selector answers after 300 ms; the default 700 ms puts the first tool result after
+    /// its answer, as in a real turn, and 0 puts it before.
+    model_latency: Duration,
+}
+
+/// One check of one agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Check {
+    /// The memory's marker is in the first request of an English prompt.
+    FirstPromptEn,
+    /// The same for the Chinese prompt.
+    FirstPromptZh,
+    /// memrecall's MCP tools are offered to the model.
+    McpListed,
+    /// A scripted `recall_memories` call comes back with the memory.
+    McpCall,
+    /// With a slow selector, its remaining pick arrives after the tool call, once.
+    Refined,
+    /// `hook uninstall` restores the settings file's bytes.
+    Uninstall,
+}
+
+impl Check {
+    const ALL: [Self; 6] = [
+        Self::FirstPromptEn,
+        Self::FirstPromptZh,
+        Self::McpListed,
+        Self::McpCall,
+        Self::Refined,
+        Self::Uninstall,
+    ];
+
+    fn label(self) -> &'static str {
+        match self {
+            Self::FirstPromptEn => "first prompt, English",
+            Self::FirstPromptZh => "first prompt, Chinese",
+            Self::McpListed => "MCP tools listed",
+            Self::McpCall => "MCP recall_memories call",
+            Self::Refined => "selector pick after a tool",
+            Self::Uninstall => "uninstall byte-identical",
+        }
+    }
+}
+
+/// A check's result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Pass,
+    Fail,
+    NotRun,
+}
+
+/// One line of the report.
+pub struct Row {
+    agent: &'static str,
+    version: &'static str,
+    check: Check,
+    verdict: Verdict,
+    hook: String,
+    detail: String,
+}
+
+pub fn main(args: &[String]) -> Result<()> {
+    let mut names: Vec<String> = AGENTS.iter().map(|a| a.name.to_owned()).collect();
+    let mut options = Options {
+        timeout: Duration::from_mins(4),
+        model_latency: Duration::from_millis(700),
+    };
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--agents" => {
+                let list = args.next().context(USAGE)?;
+                names = list.split(',').map(str::to_owned).collect();
+                for name in &names {
+                    ensure!(
+                        AGENTS.iter().any(|a| a.name == name),
+                        "unknown agent {name:?}\n{USAGE}"
+                    );
+                }
+            }
+            "--timeout" => {
+                let seconds = args.next().context(USAGE)?;
+                options.timeout = Duration::from_secs(seconds.parse().context(USAGE)?);
+            }
+            "--model-latency" => {
+                let ms = args.next().context(USAGE)?;
+                options.model_latency = Duration::from_millis(ms.parse().context(USAGE)?);
+            }
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                return Ok(());
+            }
+            other => bail!("unknown option {other:?}\n{USAGE}"),
+        }
+    }
+    if !npm::available() {
+        println!("npm was not found: the agents check was not run");
+        return Ok(());
+    }
+    let root = crate::workspace_root()?;
+    let cache = root.join("target/agents");
+    let logs = cache.join("logs");
+    std::fs::create_dir_all(&logs)?;
+    let binary = build_binary(&root)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+
+    let mut rows = Vec::new();
+    let mut timings = Vec::new();
+    for agent in AGENTS.iter().filter(|a| names.iter().any(|n| n == a.name)) {
+        let started = Instant::now();
+        println!("{} {}: installing and running…", agent.name, agent.version);
+        let result = npm::install(&cache, agent).and_then(|agent_bin| {
+            run::check_agent(&runtime, agent, &agent_bin, &binary, &options, &logs)
+        });
+        match result {
+            Ok(agent_rows) => rows.extend(agent_rows),
+            Err(error) => rows.extend(Check::ALL.map(|check| Row {
+                agent: agent.name,
+                version: agent.version,
+                check,
+                verdict: Verdict::NotRun,
+                hook: String::new(),
+                detail: format!("{error:#}").replace('\n', " "),
+            })),
+        }
+        timings.push((agent.name, started.elapsed()));
+    }
+    print!("{}", table(&rows));
+    for (name, elapsed) in &timings {
+        println!("{name}: {:.1} s in all", elapsed.as_secs_f64());
+    }
+    println!("requests and agent output: {}", logs.display());
+    let failed: Vec<String> = rows
+        .iter()
+        .filter(|r| r.verdict == Verdict::Fail)
+        .map(|r| format!("{} / {}", r.agent, r.check.label()))
+        .collect();
+    let not_run = rows.iter().filter(|r| r.verdict == Verdict::NotRun).count();
+    if !failed.is_empty() {
+        bail!(
+            "{} check(s) failed ({not_run} not run): {}",
+            failed.len(),
+            failed.join("; ")
+        );
+    }
+    println!("every check that ran passed ({not_run} not run)");
+    Ok(())
+}
+
+/// Builds the debug `memrecall` and returns its absolute path.
+fn build_binary(root: &std::path::Path) -> Result<PathBuf> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let status = Command::new(cargo)
+        .args(["build", "--locked", "--quiet", "--package", "memrecall"])
+        .current_dir(root)
+        .status()
+        .context("could not start cargo to build memrecall")?;
+    ensure!(status.success(), "building memrecall failed with {status}");
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .filter(|d| !d.is_empty())
+        .map_or_else(|| root.join("target"), |d| root.join(d));
+    let binary = target
+        .join("debug")
+        .join(format!("memrecall{}", std::env::consts::EXE_SUFFIX));
+    ensure!(binary.is_file(), "no binary at {}", binary.display());
+    Ok(binary)
+}
+
+fn table(rows: &[Row]) -> String {
+    let headers = [
+        "agent",
+        "version",
+        "check",
+        "result",
+        "hook wall time",
+        "detail",
+    ];
+    let cells: Vec<[String; 6]> = rows
+        .iter()
+        .map(|r| {
+            let verdict = match r.verdict {
+                Verdict::Pass => "pass",
+                Verdict::Fail => "FAIL",
+                Verdict::NotRun => "not run",
+            };
+            [
+                r.agent.to_owned(),
+                r.version.to_owned(),
+                r.check.label().to_owned(),
+                verdict.to_owned(),
+                r.hook.clone(),
+                r.detail.clone(),
+            ]
+        })
+        .collect();
+    let mut widths = headers.map(|h| h.chars().count());
+    for row in &cells {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let line = |out: &mut String, cells: &[&str]| {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(widths)
+            .map(|(cell, width)| format!("{cell:<width$}"))
+            .collect();
+        let _ = writeln!(out, "{}", padded.join(" | ").trim_end());
+    };
+    line(&mut out, &headers);
+    let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+    let _ = writeln!(out, "{}", rule.join("-|-"));
+    for row in &cells {
+        line(&mut out, &row.each_ref().map(String::as_str));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_aligns_columns_and_marks_failures() {
+        let row = |verdict| Row {
+            agent: "codex",
+            version: "0.169.0",
+            check: Check::Uninstall,
+            verdict,
+            hook: String::new(),
+            detail: "d".into(),
+        };
+        let text = table(&[row(Verdict::Pass), row(Verdict::Fail)]);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].starts_with("agent | version | check"));
+        assert!(lines[3].contains("| FAIL"));
+        assert_eq!(lines[2].find("| pass"), lines[3].find("| FAIL"));
+    }
+}

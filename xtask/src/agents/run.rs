@@ -1,0 +1,373 @@
+//! One agent's runs: memories and settings in a sandbox, memrecall installed as the README says,
+//! headless runs against the loopback model, then the verdicts of `checks`.
+
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use serde_json::{Value, json};
+use tokio::runtime::Runtime;
+use wiremock::matchers::any;
+use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+
+use super::checks::{self, Markers, Outcome};
+use super::model::{LIST_TOOL, RECALL_TOOL, Script};
+use super::requests::parse_bodies;
+use super::setup::{Agent, Sandbox, configure, headless};
+use super::{Check, Options, Row, Verdict};
+
+/// The English prompt.
+const PROMPT_EN: &str = "How should database migration scripts be written in this project?";
+/// The Chinese prompt.
+const PROMPT_ZH: &str = "数据库迁移脚本应该怎么写？";
+
+/// Runs every check for one agent; `agent_bin` is its installed command.
+pub fn check_agent(
+    runtime: &Runtime,
+    agent: &Agent,
+    agent_bin: &Path,
+    binary: &Path,
+    options: &Options,
+    logs: &Path,
+) -> Result<Vec<Row>> {
+    let sandbox = Sandbox::new(binary)?;
+    let markers = Markers::new();
+    let memory = sandbox.project_memory(agent);
+    write_memories(&memory, &markers)?;
+    let server = runtime.block_on(MockServer::start());
+    configure(&sandbox, agent, agent_bin, &server.uri())?;
+    let settings = sandbox.hook_settings(agent);
+    let snapshot = |stage: &str| {
+        let bytes = std::fs::read(&settings).ok();
+        let kept = logs.join(format!("{}-settings.{stage}", agent.name));
+        match &bytes {
+            Some(bytes) => std::fs::write(kept, bytes),
+            None => std::fs::write(kept, "(no file)\n"),
+        }
+        .map(|()| bytes)
+    };
+    let before = snapshot("before")?;
+    sandbox.memrecall(&["hook", "install", "--agent", agent.name, "--write"])?;
+    let installed = snapshot("installed")?;
+
+    let mut rows = Vec::new();
+    let mut row = |check: Check, (verdict, detail), hook: &str| {
+        rows.push(Row {
+            agent: agent.name,
+            version: agent.version,
+            check,
+            verdict,
+            hook: hook.to_owned(),
+            detail,
+        });
+    };
+    let context = RunContext {
+        runtime,
+        server: &server,
+        sandbox: &sandbox,
+        agent,
+        agent_bin,
+        options,
+        logs,
+    };
+
+    // English prompt; the model calls the recall tool once.
+    let query = json!({ "query": "database migration scripts" });
+    let en = context.run(Some((RECALL_TOOL, query)), Duration::ZERO, PROMPT_EN, "en")?;
+    let hook = en.hook_summary();
+    row(
+        Check::FirstPromptEn,
+        checks::first_prompt(&en, &markers.en),
+        &hook,
+    );
+    row(Check::McpListed, checks::mcp_listed(&en), "");
+    row(Check::McpCall, checks::mcp_call(&en, &markers.en), "");
+
+    // Chinese prompt, answered with text.
+    let zh = context.run(None, Duration::ZERO, PROMPT_ZH, "zh")?;
+    let hook = zh.hook_summary();
+    row(
+        Check::FirstPromptZh,
+        checks::first_prompt(&zh, &markers.zh),
+        &hook,
+    );
+
+    let (verdict, hook) = context.selector_run(&memory, &markers)?;
+    row(Check::Refined, verdict, &hook);
+
+    let _ = sandbox.memrecall(&["stop"]);
+    keep_telemetry(
+        &sandbox.home.join(".memrecall/telemetry"),
+        &logs.join(format!("{}-telemetry.jsonl", agent.name)),
+    )?;
+    let ran = snapshot("after-runs")?;
+    let uninstall = sandbox.memrecall(&["hook", "uninstall", "--agent", agent.name]);
+    let after = snapshot("after-uninstall")?;
+    let verdict = if let Err(error) = uninstall {
+        (Verdict::Fail, format!("uninstall failed: {error:#}"))
+    } else {
+        let (verdict, mut detail) =
+            checks::uninstall(before.as_deref(), after.as_deref(), installed != ran);
+        if verdict == Verdict::Fail {
+            detail.push_str(&backup_note(&settings, before.as_deref()));
+        }
+        (verdict, detail)
+    };
+    row(Check::Uninstall, verdict, "");
+    Ok(rows)
+}
+
+/// Whether a backup beside the settings file still holds the bytes from before `install`.
+fn backup_note(settings: &Path, before: Option<&[u8]>) -> String {
+    let (Some(dir), Some(name)) = (settings.parent(), settings.file_name()) else {
+        return String::new();
+    };
+    let name = name.to_string_lossy();
+    let backups: Vec<Vec<u8>> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .filter(|entry| {
+            let other = entry.file_name().to_string_lossy().into_owned();
+            other.starts_with(name.as_ref()) && other.contains("memrecall-backup")
+        })
+        .filter_map(|entry| std::fs::read(entry.path()).ok())
+        .collect();
+    let count = backups.len();
+    match before {
+        None => format!("; {count} backup(s) beside it"),
+        Some(b) => {
+            let original = backups.iter().any(|backup| backup == b);
+            format!("; {count} backup(s) beside it, one holding the original bytes: {original}")
+        }
+    }
+}
+
+/// Copies memrecall's telemetry of every run into one file.
+fn keep_telemetry(dir: &Path, to: &Path) -> Result<()> {
+    let mut files: Vec<_> = match std::fs::read_dir(dir) {
+        Ok(entries) => entries.filter_map(|e| e.ok().map(|e| e.path())).collect(),
+        Err(_) => Vec::new(),
+    };
+    files.sort();
+    let mut all = Vec::new();
+    for file in files {
+        all.extend(std::fs::read(file)?);
+    }
+    std::fs::write(to, all)?;
+    Ok(())
+}
+
+/// Answers every selection request after 300 ms with the same picks.
+struct Selector {
+    picks: Vec<String>,
+}
+
+impl Respond for Selector {
+    fn respond(&self, _request: &Request) -> ResponseTemplate {
+        let content = json!({ "selected_memories": self.picks }).to_string();
+        ResponseTemplate::new(200)
+            .set_delay(Duration::from_millis(300))
+            .set_body_json(json!({
+                "id": "chatcmpl-selector", "object": "chat.completion",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                             "finish_reason": "stop"}],
+            }))
+    }
+}
+
+/// Three memories: one the English prompt matches, one with a Chinese title the Chinese prompt
+/// matches, and one only the selector picks for the English prompt.
+fn write_memories(dir: &Path, markers: &Markers) -> Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let topic = |name: &str, description: &str, body: &str| {
+        format!("---\nname: {name}\ndescription: {description}\ntype: project\n---\n\n{body}\n")
+    };
+    let files = [
+        (
+            "migrations.md",
+            topic(
+                "Database migration conventions",
+                "How database migration scripts are written and reviewed in this project",
+                &format!(
+                    "Every migration script is reversible and carries the review tag {}.",
+                    markers.en
+                ),
+            ),
+        ),
+        (
+            "migrations-zh.md",
+            topic(
+                "数据库迁移脚本规范",
+                "数据库迁移脚本的写法与审查",
+                &format!(
+                    "每个迁移脚本都必须可以回滚，并带有审查标记 {}。",
+                    markers.zh
+                ),
+            ),
+        ),
+        (
+            "release-freeze.md",
+            topic(
+                "Release freeze calendar",
+                "Weeks when nothing ships to production",
+                &format!(
+                    "No release ships in the last week of a quarter; freeze code {}.",
+                    markers.picked
+                ),
+            ),
+        ),
+    ];
+    for (name, text) in files {
+        std::fs::write(dir.join(name), text).with_context(|| format!("could not write {name}"))?;
+    }
+    Ok(())
+}
+
+/// What a headless run needs besides its script and prompt.
+struct RunContext<'a> {
+    runtime: &'a Runtime,
+    server: &'a MockServer,
+    sandbox: &'a Sandbox,
+    agent: &'a Agent,
+    agent_bin: &'a Path,
+    options: &'a Options,
+    logs: &'a Path,
+}
+
+impl RunContext<'_> {
+    /// The English prompt with a selector answering after 300 ms configured, the model listing
+    /// memories (titles only, no bodies) once: the verdict and the hooks' wall times.
+    fn selector_run(
+        &self,
+        memory: &Path,
+        markers: &Markers,
+    ) -> Result<((Verdict, String), String)> {
+        let selector = self.runtime.block_on(MockServer::start());
+        let picks = ["migrations.md", "release-freeze.md"]
+            .map(|name| memory.join(name).display().to_string())
+            .to_vec();
+        self.runtime.block_on(
+            Mock::given(any())
+                .respond_with(Selector { picks })
+                .mount(&selector),
+        );
+        let memrecall_home = self.sandbox.home.join(".memrecall");
+        std::fs::create_dir_all(&memrecall_home)?;
+        let config = memrecall_home.join("config.toml");
+        let url = selector.uri();
+        let text = format!("[selector]\nkind = \"http\"\nurl = \"{url}\"\nmodel = \"loopback\"\n");
+        std::fs::write(&config, text)?;
+        let call = Some((LIST_TOOL, json!({})));
+        let refined = self.run(call, self.options.model_latency, PROMPT_EN, "selector");
+        std::fs::remove_file(&config)?;
+        let refined = refined?;
+        let asked = self
+            .runtime
+            .block_on(selector.received_requests())
+            .map_or(0, |requests| requests.len());
+        Ok((
+            checks::refined(&refined, markers, asked),
+            refined.hook_summary(),
+        ))
+    }
+
+    /// One headless run of the agent against a fresh request log; the requests and the agent's
+    /// output are kept in `logs` as `<agent>-<label>.requests.json` and `.log`.
+    fn run(
+        &self,
+        call: Option<(&'static str, Value)>,
+        latency: Duration,
+        prompt: &str,
+        label: &str,
+    ) -> Result<Outcome> {
+        let (server, sandbox, agent) = (self.server, self.sandbox, self.agent);
+        let script = Script {
+            api: agent.api,
+            call,
+            latency,
+        };
+        self.runtime.block_on(async {
+            server.reset().await;
+            Mock::given(any()).respond_with(script).mount(server).await;
+        });
+        let _ = std::fs::remove_file(&sandbox.hook_times);
+        for entry in std::fs::read_dir(&sandbox.hook_outputs)? {
+            std::fs::remove_file(entry?.path())?;
+        }
+        let mut command = headless(sandbox, agent, self.agent_bin, &server.uri(), prompt);
+        let log = self.logs.join(format!("{}-{label}.log", agent.name));
+        let out = std::fs::File::create(&log)?;
+        command
+            .stdin(Stdio::null())
+            .stdout(out.try_clone()?)
+            .stderr(out);
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        let started = Instant::now();
+        let started_ns = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let child = command
+            .spawn()
+            .with_context(|| format!("could not start {}", self.agent_bin.display()))?;
+        let exit = wait(child, self.options.timeout)?;
+        let elapsed = started.elapsed();
+        let requests = self
+            .runtime
+            .block_on(server.received_requests())
+            .unwrap_or_default();
+        let bodies: Vec<Vec<u8>> = requests
+            .into_iter()
+            .filter(|r| r.method.as_str() == "POST")
+            .map(|r| r.body)
+            .collect();
+        let bodies = parse_bodies(&bodies);
+        let dump = self
+            .logs
+            .join(format!("{}-{label}.requests.json", agent.name));
+        std::fs::write(&dump, serde_json::to_vec_pretty(&bodies)?)?;
+        let mut hooks = Vec::new();
+        for line in std::fs::read_to_string(&sandbox.hook_times)
+            .unwrap_or_default()
+            .lines()
+        {
+            if let Some((start, ms)) = checks::hook_line(line) {
+                let output = sandbox.hook_outputs.join(format!("hook-{start}.out"));
+                let at_ns = u128::from(start).saturating_sub(started_ns);
+                let at_ms = u64::try_from(at_ns / 1_000_000).unwrap_or(u64::MAX);
+                let out = std::fs::read_to_string(output).unwrap_or_default();
+                hooks.push((at_ms, ms, out));
+            }
+        }
+        let kept: Vec<Value> = hooks
+            .iter()
+            .map(|(at, ms, out)| json!({"started_ms": at, "wall_ms": ms, "stdout": out}))
+            .collect();
+        let hooks = hooks.into_iter().map(|(_, ms, out)| (ms, out)).collect();
+        let dump = self.logs.join(format!("{}-{label}.hooks.json", agent.name));
+        std::fs::write(&dump, serde_json::to_vec_pretty(&kept)?)?;
+        Ok(Outcome::new(agent.api, bodies, hooks, elapsed, exit))
+    }
+}
+
+/// Waits for the agent, killing its process group at the deadline.
+fn wait(mut child: Child, timeout: Duration) -> Result<String> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            let code = status
+                .code()
+                .map_or("by a signal".into(), |c| c.to_string());
+            return Ok(format!("exit {code}"));
+        }
+        if Instant::now() >= deadline {
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", "--", &format!("-{}", child.id())])
+                .status();
+            let _ = child.wait();
+            return Ok(format!("killed after {} s", timeout.as_secs()));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
