@@ -13,6 +13,7 @@ use crate::support::binary;
 
 mod doctor;
 mod install;
+mod user_root;
 
 /// The binary `install` names in a hook entry: the one under test, by its canonical path.
 fn installed_binary() -> PathBuf {
