@@ -18,6 +18,7 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 use crate::support::binary;
 
 mod hostile_clients;
+mod problems;
 
 /// How long a test waits for something that should happen soon, on a machine that may stall.
 const PATIENCE: Duration = Duration::from_secs(30);

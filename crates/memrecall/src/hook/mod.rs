@@ -211,7 +211,12 @@ fn ask_server(
         answer_within: ANSWER_BUDGET,
     };
     match client::exchange(&paths, request, autostart, budget)? {
-        Response::Delivery(answer) => Ok(answer.context),
+        Response::Delivery(answer) => {
+            for notice in &answer.notices {
+                log(env, agent, &format!("server: {notice}"));
+            }
+            Ok(answer.context)
+        }
         other => Err(ClientError::Server(format!("unexpected answer {other:?}"))),
     }
 }
@@ -279,6 +284,24 @@ fn recall_here(
     // After printing: the selector (if still thinking) is cancelled and the catalogs this call
     // brought up to date are written, so the next call starts warm.
     recall.end_turn();
+    let failure = recall
+        .session()
+        .latest_recall()
+        .and_then(|state| state.settled)
+        .and_then(|settled| crate::serve::server::selector_failure(&settled));
+    if let Some(failure) = failure {
+        log(
+            env,
+            agent,
+            &format!(
+                "the selector failed ({}): {}; the lexical result stood in",
+                failure.kind, failure.message
+            ),
+        );
+        telemetry
+            .sink
+            .emit(&recall_facade::TelemetryEvent::SelectorError(failure));
+    }
     let deadline = tokio::time::Instant::now() + CATALOG_GRACE;
     runtime.block_on(async {
         let _ = tokio::time::timeout_at(deadline, recall.write_catalogs()).await;
