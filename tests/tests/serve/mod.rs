@@ -445,6 +445,26 @@ fn a_second_session_on_the_same_project_is_given_what_the_first_was_given() {
 }
 
 #[test]
+fn a_session_end_starts_a_new_session_that_is_given_the_memory_again() {
+    let mut world = World::new();
+    deploy_memories(&world.claude_memory(&world.path("repo")));
+    world.start_server();
+    let prompt = prompt_event("a", &world.path("repo"), QUERY);
+
+    let first = world.hook("claude-code", &prompt);
+    let again = world.hook("claude-code", &prompt);
+    world.hook(
+        "claude-code",
+        &json!({"session_id": "a", "hook_event_name": "SessionEnd"}),
+    );
+    let after_end = world.hook("claude-code", &prompt);
+
+    assert!(!first.is_empty());
+    assert_eq!(again, "", "a session is not given a document twice");
+    assert_eq!(titles(&after_end), titles(&first));
+}
+
+#[test]
 fn hooks_racing_with_no_server_running_start_one() {
     let world = World::new();
     deploy_memories(&world.claude_memory(&world.path("repo")));
