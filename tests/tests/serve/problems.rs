@@ -94,6 +94,26 @@ fn a_selector_failure_is_logged_once_in_both_logs_with_the_servers_message() {
 }
 
 #[test]
+fn a_selector_failure_in_the_logs_names_the_unset_key_variable() {
+    let (world, _runtime, _model) = world_with_a_refusing_selector();
+
+    world.turns_until_logged(FAILURE, 0);
+
+    let line = world
+        .hook_log()
+        .lines()
+        .find(|l| l.contains(FAILURE))
+        .unwrap()
+        .to_owned();
+    assert!(
+        line.contains(
+            "api_key_env names MEMRECALL_E2E_KEY_THAT_IS_NEVER_SET, which is not set, so no API key was sent"
+        ),
+        "{line}"
+    );
+}
+
+#[test]
 fn status_shows_the_last_selector_failure_and_when() {
     let (world, _runtime, _model) = world_with_a_refusing_selector();
     world.turns_until_logged(FAILURE, 0);

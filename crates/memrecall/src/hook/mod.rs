@@ -247,6 +247,10 @@ fn recall_here(
         );
         RecallSettings::default()
     });
+    // Said with a selector failure: asked without a key.
+    let key_note = crate::serve::server::unset_key_note(&settings.selector)
+        .map(|note| format!("; {note}"))
+        .unwrap_or_default();
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -294,7 +298,7 @@ fn recall_here(
             env,
             agent,
             &format!(
-                "the selector failed ({}): {}; the lexical result stood in",
+                "the selector failed ({}): {}{key_note}; the lexical result stood in",
                 failure.kind, failure.message
             ),
         );

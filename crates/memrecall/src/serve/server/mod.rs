@@ -38,7 +38,7 @@ use tokio::time::Instant;
 
 use self::limits::{Burst, Limits};
 pub use self::limits::{MAX_CONNECTIONS, REQUEST_DEADLINE};
-pub(crate) use self::problems::selector_failure;
+pub(crate) use self::problems::{selector_failure, unset_key_note};
 use self::sessions::{RootsKey, Sessions, Slot};
 use super::{PrivacyError, ServerPaths, check_private_dir, try_lock};
 use crate::agent::Environment;
@@ -313,7 +313,6 @@ impl Server {
         }
         settings.stamp = stamp;
         settings.generation += 1;
-        lock(&self.problems).new_generation();
         let loaded = Config::load(home)
             .map_err(|e| e.to_string())
             .and_then(|config| {
@@ -323,6 +322,7 @@ impl Server {
                     .unwrap_or(IdleExit::DEFAULT)
                     .duration();
                 let chosen = crate::hook::RecallSettings::from(config);
+                lock(&self.problems).new_generation(problems::unset_key_note(&chosen.selector));
                 let selector = chosen.selector.build().map_err(|e| e.to_string())?;
                 Ok((selector, chosen.design, chosen.rule, idle))
             });
@@ -336,7 +336,9 @@ impl Server {
             Err(message) => {
                 let line = format!("{message}; recalling without a selector");
                 log(&line);
-                lock(&self.problems).config_error(line);
+                let mut problems = lock(&self.problems);
+                problems.new_generation(None);
+                problems.config_error(line);
                 settings.selector = None;
                 settings.design = DeliveryDesign::FastPath;
                 settings.rule = DeliveryRule::SHIPPED;

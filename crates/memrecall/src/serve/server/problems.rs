@@ -20,15 +20,19 @@ pub(super) struct Problems {
     told: HashSet<String>,
     /// This generation's configuration error, until a hook has been told.
     config_error: Option<String>,
+    /// Said with a failure: the configured key variable is not set (see [`unset_key_note`]).
+    key_note: Option<String>,
     /// The last selector failure, for `status`.
     pub(super) last_selector_error: Option<SelectorFailure>,
 }
 
 impl Problems {
-    /// `config.toml` changed: every problem may be said again.
-    pub(super) fn new_generation(&mut self) {
+    /// `config.toml` changed: every problem may be said again; `key_note` is said with each
+    /// selector failure of the new configuration.
+    pub(super) fn new_generation(&mut self, key_note: Option<String>) {
         self.told.clear();
         self.config_error = None;
+        self.key_note = key_note;
     }
 
     /// The configuration of this generation cannot be used, for the next hook to log.
@@ -43,13 +47,34 @@ impl Problems {
             kind: failure.kind.clone(),
             message: failure.message.clone(),
         });
+        let key_note = self
+            .key_note
+            .as_ref()
+            .map(|note| format!("; {note}"))
+            .unwrap_or_default();
         self.told.insert(failure.kind.clone()).then(|| {
             format!(
-                "the selector failed ({}): {}; the lexical result stands in (said once per kind until config.toml changes)",
+                "the selector failed ({}): {}{key_note}; the lexical result stands in (said once per kind until config.toml changes)",
                 failure.kind, failure.message
             )
         })
     }
+}
+
+/// A word for the logs when the HTTP selector's `api_key_env` names a variable this process
+/// does not have: then no key is sent, which a failure may well be about.
+pub(crate) fn unset_key_note(choice: &recall_facade::SelectorChoice) -> Option<String> {
+    let recall_facade::SelectorChoice::Http(http) = choice else {
+        return None;
+    };
+    std::env::var_os(&http.api_key_env)
+        .is_none_or(|value| value.is_empty())
+        .then(|| {
+            format!(
+                "api_key_env names {}, which is not set, so no API key was sent",
+                http.api_key_env
+            )
+        })
 }
 
 /// The selector failure a settled recall carries, as its telemetry event; `None` when the
