@@ -167,3 +167,26 @@ fn recall_says_a_missing_default_root_does_not_exist_yet() {
         run.stdout
     );
 }
+
+#[test]
+fn recall_and_mcp_say_a_config_error_in_the_same_one_line() {
+    let tree = Tree::standard();
+    tree.write(
+        "home/config.toml",
+        "[selector]\nkind = \"http\"\nurl = \"http://127.0.0.1:9\"\nmodle = \"qwen3-4b\"\n",
+    );
+    let mut mcp = vec!["mcp".to_owned()];
+    mcp.extend(tree.root_args());
+
+    let recall = tree.run_with_roots("recall", QUERY, &[]);
+    let served = tree.run(&mcp);
+
+    let expected = format!(
+        "memrecall: {}: line 4, key `modle`: unknown field `modle`, expected one of `kind`, `url`, `model`, `api_key_env`\n",
+        tree.base().join("home/config.toml").display()
+    );
+    for run in [&recall, &served] {
+        assert_eq!(run.code, Some(4), "{}", run.stderr);
+        assert_eq!(run.stderr, expected);
+    }
+}
