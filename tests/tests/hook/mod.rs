@@ -12,6 +12,7 @@ use tempfile::TempDir;
 use crate::support::binary;
 
 mod doctor;
+mod in_process;
 mod install;
 mod user_root;
 

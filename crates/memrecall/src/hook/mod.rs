@@ -43,6 +43,7 @@ use crate::serve::client::{self, Autostart, Budget, ClientError};
 use crate::serve::protocol::{EventRequest, Point, PromptEvent, Request, Response};
 
 mod log;
+mod told;
 mod turn_state;
 
 pub(crate) use log::Log;
@@ -294,14 +295,16 @@ fn recall_here(
         .and_then(|state| state.settled)
         .and_then(|settled| crate::serve::server::selector_failure(&settled));
     if let Some(failure) = failure {
-        log(
-            env,
-            agent,
-            &format!(
-                "the selector failed ({}): {}{key_note}; the lexical result stood in",
-                failure.kind, failure.message
-            ),
-        );
+        if told::first_time(env, &failure.kind) {
+            log(
+                env,
+                agent,
+                &format!(
+                    "the selector failed ({}): {}{key_note}; the lexical result stood in (said once per kind until config.toml changes)",
+                    failure.kind, failure.message
+                ),
+            );
+        }
         telemetry
             .sink
             .emit(&recall_facade::TelemetryEvent::SelectorError(failure));
