@@ -251,6 +251,10 @@ fn delivery_choice(args: &RecallArgs) -> Result<(DeliveryDesign, DeliveryRule), 
     ))
 }
 
+/// The note for a selector whose answer came after the turn ended.
+const TURN_ENDED_FIRST: &str =
+    "the turn ended before the selector answered; its answer was not used";
+
 /// Which selector a recall asked, for what its output says about it.
 enum SelectorUsed {
     None,
@@ -280,10 +284,11 @@ impl SelectorUsed {
             }
             SelectorUsed::Http { .. } => {}
         }
+        let cancelled = settled
+            .is_some_and(|s| matches!(s.selector_error, Some(selector::SelectorError::Cancelled)));
         match settled {
-            None => notes.push(
-                "the turn ended before the selector answered; its answer was not used".to_owned(),
-            ),
+            None => notes.push(TURN_ENDED_FIRST.to_owned()),
+            Some(_) if cancelled => notes.push(TURN_ENDED_FIRST.to_owned()),
             Some(settled)
                 if settled.selector_error.is_none() && settled.timings.selector.is_none() =>
             {

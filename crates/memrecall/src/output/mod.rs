@@ -211,6 +211,9 @@ pub struct RecallOutput {
     catalog_used: bool,
     strategy: Option<delivery_telemetry::Strategy>,
     selector_error: Option<String>,
+    /// Whether that error is only the turn ending first (the selector note says so instead).
+    #[serde(skip)]
+    selector_cancelled: bool,
     /// What the selector did besides failing: skipped, cut short by the turn's end, a stand-in.
     #[serde(skip_serializing_if = "Option::is_none")]
     selector_note: Option<String>,
@@ -267,6 +270,9 @@ impl RecallOutput {
             selector_error: settled
                 .as_ref()
                 .and_then(|s| s.selector_error.as_ref().map(ToString::to_string)),
+            selector_cancelled: settled.as_ref().is_some_and(|s| {
+                matches!(s.selector_error, Some(selector::SelectorError::Cancelled))
+            }),
             selector_note: None,
             scan_error: settled
                 .as_ref()
@@ -360,7 +366,11 @@ impl RecallOutput {
         if self.end_of_turn.outcome == "discarded" {
             s.push_str(&self.end_of_turn.text("end of turn", false));
         }
-        if let Some(error) = &self.selector_error {
+        if let Some(error) = self
+            .selector_error
+            .as_ref()
+            .filter(|_| !self.selector_cancelled)
+        {
             let _ = writeln!(
                 s,
                 "note: the selector failed ({}); the lexical fallback was used",
