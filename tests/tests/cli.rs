@@ -7,6 +7,7 @@ mod hook;
 mod hostile;
 mod mcp;
 mod rank_keywords;
+mod recall_notes;
 mod serve;
 mod stats;
 mod support;

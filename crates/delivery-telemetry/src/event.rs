@@ -289,6 +289,19 @@ pub enum TelemetryEvent {
     /// A `memory.recall.delivery` event.
     #[serde(rename = "memory.recall.delivery")]
     Delivery(DeliveryEvent),
+    /// A `memory.selector.error` event.
+    #[serde(rename = "memory.selector.error")]
+    SelectorError(SelectorErrorEvent),
+}
+
+/// The model selector failed and the lexical result stood in; recorded by whoever runs the
+/// recall, once per failed recall (a turn ending before the answer is not a failure).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SelectorErrorEvent {
+    /// One stable word for the kind of failure: `timeout`, `transport`, `http_401`, …
+    pub kind: String,
+    /// The failure as one line, with secrets already redacted.
+    pub message: String,
 }
 
 impl TelemetryEvent {
@@ -296,12 +309,15 @@ impl TelemetryEvent {
     pub const RECALL: &'static str = "memory.recall";
     /// Name of the delivery event.
     pub const DELIVERY: &'static str = "memory.recall.delivery";
+    /// Name of the selector error event.
+    pub const SELECTOR_ERROR: &'static str = "memory.selector.error";
 
-    /// The event name: `memory.recall` or `memory.recall.delivery`.
+    /// The event name: `memory.recall`, `memory.recall.delivery` or `memory.selector.error`.
     pub fn name(&self) -> &'static str {
         match self {
             Self::Recall(_) => Self::RECALL,
             Self::Delivery(_) => Self::DELIVERY,
+            Self::SelectorError(_) => Self::SELECTOR_ERROR,
         }
     }
 }

@@ -70,7 +70,7 @@ pub use delivery::{DeliveryTelemetry, FastDelivery, TerminalDelivery};
 pub use error::TelemetryError;
 pub use event::{
     DeliveredAt, DeliveryEvent, DeliveryPoint, DiscardReason, FastWait, InitialWait, Phase,
-    RecallEvent, Strategy, TelemetryEvent, duration_ms,
+    RecallEvent, SelectorErrorEvent, Strategy, TelemetryEvent, duration_ms,
 };
 pub use rotating::{
     DEFAULT_KEEP_FILES, DEFAULT_MAX_FILE_BYTES, RotatingSink, RotatingSinkError, RotationPolicy,

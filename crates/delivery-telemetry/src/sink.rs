@@ -112,6 +112,15 @@ impl TelemetrySink for TracingSink {
                 },
                 "memory.recall.delivery"
             ),
+            TelemetryEvent::SelectorError(e) => tracing::info!(
+                target: "memory_recall",
+                {
+                event.name = TelemetryEvent::SELECTOR_ERROR,
+                kind = e.kind.as_str(),
+                message = e.message.as_str(),
+                },
+                "memory.selector.error"
+            ),
         }
     }
 }
@@ -139,7 +148,7 @@ impl RecordingSink {
             .iter()
             .filter_map(|event| match event {
                 TelemetryEvent::Delivery(d) => Some(d.clone()),
-                TelemetryEvent::Recall(_) => None,
+                TelemetryEvent::Recall(_) | TelemetryEvent::SelectorError(_) => None,
             })
             .collect()
     }
@@ -150,7 +159,7 @@ impl RecordingSink {
             .iter()
             .filter_map(|event| match event {
                 TelemetryEvent::Recall(r) => Some(r.clone()),
-                TelemetryEvent::Delivery(_) => None,
+                TelemetryEvent::Delivery(_) | TelemetryEvent::SelectorError(_) => None,
             })
             .collect()
     }

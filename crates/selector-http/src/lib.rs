@@ -65,6 +65,8 @@
 
 #![forbid(unsafe_code)]
 
+mod refusal;
+
 use std::fmt;
 use std::time::Duration;
 
@@ -237,8 +239,9 @@ impl HttpSelector {
 
     /// Posts the request and returns the first choice's message content.
     ///
-    /// No error built here carries text the server sent (a body, a message), so an API key a
-    /// server echoes back cannot reach an error message or a log.
+    /// The only text the server sent that an error carries is the message of an error status
+    /// ([`refusal::server_message`]): bounded, on one line, with the key and anything that looks
+    /// like one redacted, so an API key a server echoes back cannot reach a message or a log.
     async fn exchange(&self, body: &Value) -> Result<String, SelectorError> {
         let mut builder = self.client.post(self.endpoint.clone()).json(body);
         if let Some(authorization) = &self.authorization {
@@ -247,8 +250,23 @@ impl HttpSelector {
         let mut response = builder.send().await.map_err(transport)?;
         let status = response.status();
         if !status.is_success() {
-            return Err(SelectorError::Http {
-                status: status.as_u16(),
+            let status = status.as_u16();
+            let mut body = Vec::new();
+            // The message is a courtesy: a body that cannot be read leaves the status alone.
+            while body.len() < refusal::MAX_ERROR_BODY_BYTES
+                && let Ok(Some(chunk)) = response.chunk().await
+            {
+                body.extend_from_slice(&chunk);
+            }
+            body.truncate(refusal::MAX_ERROR_BODY_BYTES);
+            let key = self
+                .authorization
+                .as_ref()
+                .and_then(|value| value.to_str().ok())
+                .and_then(|value| value.strip_prefix("Bearer "));
+            return Err(match refusal::server_message(&body, key) {
+                Some(message) => SelectorError::HttpMessage { status, message },
+                None => SelectorError::Http { status },
             });
         }
         let mut bytes = Vec::new();

@@ -192,26 +192,56 @@ async fn status_of(code: u16) -> Result<Vec<String>, SelectorError> {
 }
 
 #[tokio::test]
-async fn http_400_is_reported_with_its_status() {
+async fn http_400_is_reported_with_its_status_and_the_servers_message() {
     assert_eq!(
         status_of(400).await,
-        Err(SelectorError::Http { status: 400 })
+        Err(SelectorError::HttpMessage {
+            status: 400,
+            message: "nope".to_owned()
+        })
     );
 }
 
 #[tokio::test]
-async fn http_401_is_reported_with_its_status() {
+async fn http_401_is_reported_with_its_status_and_the_servers_message() {
     assert_eq!(
         status_of(401).await,
-        Err(SelectorError::Http { status: 401 })
+        Err(SelectorError::HttpMessage {
+            status: 401,
+            message: "nope".to_owned()
+        })
     );
 }
 
 #[tokio::test]
-async fn http_429_is_reported_with_its_status() {
+async fn http_401_keeps_the_servers_message_with_the_key_redacted() {
+    let server = server_answering(ResponseTemplate::new(401).set_body_json(json!({
+        "error": {
+            "message": format!("Incorrect API key provided: {SECRET}. Check your key."),
+            "type": "invalid_request_error"
+        }
+    })))
+    .await;
+    let error = ask(&server).await.unwrap_err();
+    assert_eq!(
+        error,
+        SelectorError::HttpMessage {
+            status: 401,
+            message: "Incorrect API key provided: [redacted]. Check your key.".to_owned()
+        }
+    );
+    assert_eq!(error.kind(), "http_401");
+    assert!(!error.to_string().contains("4f9a"), "{error}");
+}
+
+#[tokio::test]
+async fn http_429_is_reported_with_its_status_and_the_servers_message() {
     assert_eq!(
         status_of(429).await,
-        Err(SelectorError::Http { status: 429 })
+        Err(SelectorError::HttpMessage {
+            status: 429,
+            message: "nope".to_owned()
+        })
     );
 }
 
@@ -240,10 +270,13 @@ async fn a_redirect_is_reported_with_its_status_and_not_followed() {
 }
 
 #[tokio::test]
-async fn http_500_is_reported_with_its_status() {
+async fn http_500_is_reported_with_its_status_and_the_servers_message() {
     assert_eq!(
         status_of(500).await,
-        Err(SelectorError::Http { status: 500 })
+        Err(SelectorError::HttpMessage {
+            status: 500,
+            message: "nope".to_owned()
+        })
     );
 }
 

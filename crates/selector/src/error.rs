@@ -33,6 +33,15 @@ pub enum SelectorError {
         /// The HTTP status code.
         status: u16,
     },
+    /// The server answered with a non-success HTTP status and said why in its body (one line,
+    /// bounded, with anything that looks like a key redacted by the adapter).
+    #[error("selector answered HTTP {status}: {message}")]
+    HttpMessage {
+        /// The HTTP status code.
+        status: u16,
+        /// The server's own message.
+        message: String,
+    },
     /// The answer broke the shared rules (shape, limit or manifest membership), or the reply
     /// held no readable answer.
     #[error("selector answer rejected: {0}")]
@@ -43,6 +52,18 @@ impl SelectorError {
     /// A transport failure caused by `error`.
     pub fn transport(error: impl Error + Send + Sync + 'static) -> Self {
         Self::Transport(SharedError::new(error))
+    }
+
+    /// The kind of failure, one stable word for logs and counts: `timeout`, `cancelled`,
+    /// `transport`, `http_<status>` or `invalid_answer`.
+    pub fn kind(&self) -> String {
+        match self {
+            Self::Timeout(_) => "timeout".to_owned(),
+            Self::Cancelled => "cancelled".to_owned(),
+            Self::Transport(_) => "transport".to_owned(),
+            Self::Http { status } | Self::HttpMessage { status, .. } => format!("http_{status}"),
+            Self::InvalidAnswer(_) => "invalid_answer".to_owned(),
+        }
     }
 }
 

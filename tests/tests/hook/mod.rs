@@ -12,7 +12,9 @@ use tempfile::TempDir;
 use crate::support::binary;
 
 mod doctor;
+mod in_process;
 mod install;
+mod user_root;
 
 /// The binary `install` names in a hook entry: the one under test, by its canonical path.
 fn installed_binary() -> PathBuf {

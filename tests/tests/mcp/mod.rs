@@ -190,6 +190,48 @@ async fn read_only_offers_no_save_tool() {
     client.cancel().await.unwrap();
 }
 
+/// The arguments the README's Claude Code registration line gives `memrecall`.
+fn readme_claude_code_mcp_arguments() -> Vec<String> {
+    let readme = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"),
+    )
+    .unwrap();
+    let line = readme
+        .lines()
+        .find(|l| l.starts_with("| Claude Code | `claude mcp add memrecall -- memrecall "))
+        .expect("the README registers memrecall's MCP server with Claude Code");
+    let command = line
+        .split('`')
+        .nth(1)
+        .and_then(|c| c.split_once("-- memrecall "))
+        .map(|(_, args)| args)
+        .unwrap();
+    command.split_whitespace().map(str::to_owned).collect()
+}
+
+#[tokio::test]
+async fn the_readmes_claude_code_registration_never_writes_into_claude_codes_memory() {
+    let args = readme_claude_code_mcp_arguments();
+    assert!(args.contains(&"--read-only".to_owned()), "{args:?}");
+    let tree = Tree::standard();
+    let home = tree.base().join("home");
+    let transport =
+        TokioChildProcess::builder(tokio::process::Command::new(binary()).configure(|cmd| {
+            cmd.args(&args)
+                .env("MEMRECALL_HOME", &home)
+                .env("HOME", &home)
+                .current_dir(tree.base());
+        }))
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("memrecall mcp starts")
+        .0;
+    let client = ().serve(transport).await.expect("the MCP session starts");
+    let tools = client.list_all_tools().await.unwrap();
+    assert!(tools.iter().all(|t| t.name != "save_memory"), "{tools:?}");
+    client.cancel().await.unwrap();
+}
+
 #[tokio::test]
 async fn recall_returns_the_best_memory_first_with_its_text() {
     let tree = Tree::standard();

@@ -18,6 +18,7 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 use crate::support::binary;
 
 mod hostile_clients;
+mod problems;
 
 /// How long a test waits for something that should happen soon, on a machine that may stall.
 const PATIENCE: Duration = Duration::from_secs(30);
@@ -441,6 +442,26 @@ fn a_second_session_on_the_same_project_is_given_what_the_first_was_given() {
     assert!(!first.is_empty());
     assert_eq!(again, "", "a session is not given a document twice");
     assert_eq!(titles(&second), titles(&first));
+}
+
+#[test]
+fn a_session_end_starts_a_new_session_that_is_given_the_memory_again() {
+    let mut world = World::new();
+    deploy_memories(&world.claude_memory(&world.path("repo")));
+    world.start_server();
+    let prompt = prompt_event("a", &world.path("repo"), QUERY);
+
+    let first = world.hook("claude-code", &prompt);
+    let again = world.hook("claude-code", &prompt);
+    world.hook(
+        "claude-code",
+        &json!({"session_id": "a", "hook_event_name": "SessionEnd"}),
+    );
+    let after_end = world.hook("claude-code", &prompt);
+
+    assert!(!first.is_empty());
+    assert_eq!(again, "", "a session is not given a document twice");
+    assert_eq!(titles(&after_end), titles(&first));
 }
 
 #[test]

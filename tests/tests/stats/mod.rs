@@ -662,3 +662,127 @@ fn stats_svg_draws_each_latency_curve_and_the_budget_once_and_a_bar_per_row() {
         assert_eq!(texts.iter().filter(|t| t.2 == label).count(), 1, "{label}");
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// counts that reconcile
+
+#[test]
+fn stats_totals_line_adds_up_to_the_recalls() {
+    let tree = Tree::new();
+    let recalls = known_recalls();
+    write_fixture(
+        &tree,
+        "2026-12-02.0000.jsonl",
+        &fixture_lines(&recalls, "2026-12-02"),
+    );
+
+    let run = tree.run(&["stats"]);
+    run.success();
+    let ended = |point: &str| recalls.iter().filter(|r| r.terminal.0 == point).count();
+    let fast = recalls.iter().filter(|r| r.fast_ms.is_some()).count();
+    let expected = format!(
+        "recalls: {} = {} delivered at the initial point + {} at the tool-result point + {} discarded; besides, {fast} fast result(s) delivered at the initial point",
+        recalls.len(),
+        ended("initial"),
+        ended("tool_result"),
+        ended("discarded"),
+    );
+    assert!(
+        run.stdout.lines().any(|l| l == expected),
+        "{expected}\n{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn stats_shares_of_how_each_recall_ended_sum_to_a_hundred_percent() {
+    let tree = Tree::new();
+    let recalls = known_recalls();
+    write_fixture(
+        &tree,
+        "2026-12-02.0000.jsonl",
+        &fixture_lines(&recalls, "2026-12-02"),
+    );
+
+    let run = tree.run(&["stats"]);
+    run.success();
+    let heading = format!(
+        "how each recall ended (one row each; shares of the {} recalls, summing to 100%)",
+        recalls.len()
+    );
+    let section: Vec<&str> = run
+        .stdout
+        .lines()
+        .skip_while(|l| *l != heading)
+        .skip(2)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert!(!section.is_empty(), "{}", run.stdout);
+    let total: f64 = section
+        .iter()
+        .map(|l| {
+            l.split_whitespace()
+                .last()
+                .unwrap()
+                .trim_end_matches('%')
+                .parse::<f64>()
+                .unwrap()
+        })
+        .sum();
+    assert!((total - 100.0).abs() < 0.5, "{total}\n{}", run.stdout);
+    assert!(
+        section
+            .iter()
+            .all(|l| l.trim_start().starts_with("refined"))
+    );
+}
+
+#[test]
+fn stats_counts_selector_errors_by_kind() {
+    let tree = Tree::new();
+    let mut lines = fixture_lines(&known_recalls()[..2], "2026-12-02");
+    for kind in ["http_401", "http_401", "timeout"] {
+        lines.push(
+            json!({
+                "time": "2026-12-02T11:00:00.000Z", "event": "memory.selector.error",
+                "kind": kind, "message": "selector answered HTTP 401"
+            })
+            .to_string(),
+        );
+    }
+    write_fixture(&tree, "2026-12-02.0000.jsonl", &lines);
+
+    let run = tree.run(&["stats"]);
+    run.success();
+    assert!(
+        run.stdout
+            .lines()
+            .any(|l| l == "selector errors: 3 (http_401 2, timeout 1)"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(stats_json(&tree, &[])["skipped"]["malformed_lines"], 0);
+}
+
+#[test]
+fn stats_svg_names_the_file_it_wrote() {
+    let tree = Tree::new();
+    write_fixture(
+        &tree,
+        "2026-12-02.0000.jsonl",
+        &fixture_lines(&known_recalls(), "2026-12-02"),
+    );
+    let svg_path = tree.base().join("stats.svg");
+
+    let run = tree.run(&["stats", "--svg", svg_path.to_str().unwrap()]);
+
+    run.success();
+    assert!(
+        run.stdout
+            .lines()
+            .any(|l| l == format!("wrote the chart to {}", svg_path.display())),
+        "{}",
+        run.stdout
+    );
+    assert!(svg_path.is_file());
+}

@@ -30,7 +30,8 @@ pub const fn default_layout(agent: Agent) -> Layout {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Layout {
-    /// `~/.claude/projects/<dir>/memory/`, no user root.
+    /// `~/.claude/projects/<dir>/memory/`, and memrecall's user root (the agent keeps no user
+    /// memory of its own).
     ClaudeCode,
     /// `~/.qwen/projects/<dir>/memory/` and `~/.qwen/memories/`.
     QwenCode,

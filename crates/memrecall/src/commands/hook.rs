@@ -16,7 +16,7 @@ pub(crate) struct HookArgs {
     #[arg(long, value_enum, required = true)]
     pub(crate) agent: Option<Agent>,
     /// Whose memory layout to read [default: the agent's own where it keeps memory (Claude
-    /// Code, Qwen Code), memrecall's otherwise].
+    /// Code's project memory, Qwen Code), memrecall's otherwise].
     #[arg(long, value_enum)]
     pub(crate) layout: Option<Layout>,
 }
@@ -47,6 +47,10 @@ pub(crate) struct InstallArgs {
     /// The memrecall binary the agent should run [default: this one, by its absolute path].
     #[arg(long, value_name = "PATH")]
     pub(crate) command: Option<PathBuf>,
+    /// Whose memory layout the installed hook reads, written into its command [default: the
+    /// hook's own default for the agent]. Only for install.
+    #[arg(long, value_enum)]
+    pub(crate) layout: Option<Layout>,
 }
 
 /// Whether the command line asks to run a hook (not to install or uninstall one). Read as

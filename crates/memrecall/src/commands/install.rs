@@ -66,7 +66,7 @@ pub(crate) fn install(args: &InstallArgs) -> Result<(), Failure> {
     let path = settings::settings_path(args.agent, args.project.as_deref(), &env)
         .map_err(settings_failure)?;
     let program = hook_program(args)?;
-    let command = settings::hook_command(args.agent, &program);
+    let command = settings::hook_command(args.agent, &program, args.layout);
     let trust = if args.agent == Agent::Codex {
         format!("{CODEX_TRUST}\n")
     } else {

@@ -61,7 +61,8 @@ enum SelectorKind {
     None,
     /// An OpenAI-compatible chat-completions server (needs --selector-url and --selector-model).
     Http,
-    /// A stand-in model that picks nothing after --mock-latency-ms (to watch the timing).
+    /// A stand-in model that picks nothing after --mock-latency-ms (to watch the timing): what
+    /// arrives is the lexical result.
     Mock,
 }
 
@@ -121,7 +122,7 @@ pub(crate) struct RecallArgs {
 pub(crate) fn run(args: &RecallArgs) -> Result<(), Failure> {
     let recall_roots = resolve_roots(&args.roots)?;
     let roots = recall_roots.memory_roots();
-    let selector = selector_choice(args)?;
+    let (selector, used) = selector_choice(args)?;
     let (design, rule) = delivery_choice(args)?;
     let recording = Arc::new(RecordingSink::new());
     let sinks = recall_sinks(args.telemetry.as_deref(), &recording)?;
@@ -176,6 +177,17 @@ pub(crate) fn run(args: &RecallArgs) -> Result<(), Failure> {
         };
         let end = recall.end_turn();
         let state = recall.session().latest_recall();
+        if let Some(failure) = state
+            .as_ref()
+            .and_then(|s| s.settled.as_deref())
+            .and_then(crate::serve::server::selector_failure)
+        {
+            sinks
+                .all
+                .sink
+                .emit(&delivery_telemetry::TelemetryEvent::SelectorError(failure));
+        }
+        let note = used.note(state.as_ref().and_then(|s| s.settled.as_deref()));
         let output = RecallOutput::build(
             &args.query,
             turn,
@@ -186,7 +198,8 @@ pub(crate) fn run(args: &RecallArgs) -> Result<(), Failure> {
             &end,
             state.as_ref(),
             &recording.events(),
-        );
+        )
+        .with_selector_note(note);
         Ok::<_, Failure>((recall, output, scan_shown))
     });
     let (recall, printed) = match ran {
@@ -238,8 +251,60 @@ fn delivery_choice(args: &RecallArgs) -> Result<(DeliveryDesign, DeliveryRule), 
     ))
 }
 
+/// The note for a selector whose answer came after the turn ended.
+const TURN_ENDED_FIRST: &str =
+    "the turn ended before the selector answered; its answer was not used";
+
+/// Which selector a recall asked, for what its output says about it.
+enum SelectorUsed {
+    None,
+    Mock { latency_ms: u64 },
+    Http { api_key_env: String },
+}
+
+impl SelectorUsed {
+    /// What the text output should say about the selector besides a failure (which it says
+    /// on its own): why it was not asked or not heard, or what a stand-in does.
+    fn note(&self, settled: Option<&recall_facade::SettledRecall>) -> Option<String> {
+        let mut notes = Vec::new();
+        match self {
+            SelectorUsed::None => return None,
+            SelectorUsed::Mock { latency_ms } => notes.push(format!(
+                "the mock selector stands in for a model and picks nothing unless scripted: it answers with no memory after {latency_ms} ms, so what arrives is the lexical result"
+            )),
+            // Local servers need no key, so an unset variable is worth a word only when the
+            // selector failed.
+            SelectorUsed::Http { api_key_env }
+                if settled.and_then(|s| s.selector_error.as_ref()).is_some()
+                    && std::env::var_os(api_key_env).is_none_or(|v| v.is_empty()) =>
+            {
+                notes.push(format!(
+                    "api_key_env names {api_key_env}, which is not set, so the request carried no API key"
+                ));
+            }
+            SelectorUsed::Http { .. } => {}
+        }
+        let cancelled = settled
+            .is_some_and(|s| matches!(s.selector_error, Some(selector::SelectorError::Cancelled)));
+        match settled {
+            None => notes.push(TURN_ENDED_FIRST.to_owned()),
+            Some(_) if cancelled => notes.push(TURN_ENDED_FIRST.to_owned()),
+            Some(settled)
+                if settled.selector_error.is_none() && settled.timings.selector.is_none() =>
+            {
+                notes.push(
+                    "the selector was not asked: no memory matched the query, so there was nothing to choose from"
+                        .to_owned(),
+                );
+            }
+            Some(_) => {}
+        }
+        (!notes.is_empty()).then(|| notes.join("; "))
+    }
+}
+
 /// The selector: the command line's flags, each falling back to `[selector]` in config.toml.
-fn selector_choice(args: &RecallArgs) -> Result<SelectorChoice, Failure> {
+fn selector_choice(args: &RecallArgs) -> Result<(SelectorChoice, SelectorUsed), Failure> {
     let needs_config = !matches!(args.selector, Some(SelectorKind::None | SelectorKind::Mock))
         && (args.selector_url.is_none()
             || args.selector_model.is_none()
@@ -257,14 +322,19 @@ fn selector_choice(args: &RecallArgs) -> Result<SelectorChoice, Failure> {
         ConfigSelectorKind::Http => SelectorKind::Http,
     });
     match kind {
-        SelectorKind::None => Ok(SelectorChoice::None),
+        SelectorKind::None => Ok((SelectorChoice::None, SelectorUsed::None)),
         SelectorKind::Mock => {
             let mock = MockSelector::new();
             mock.push(MockStep {
                 after: Duration::from_millis(args.mock_latency_ms),
                 answer: MockAnswer::Ids(Vec::new()),
             });
-            Ok(SelectorChoice::Custom(Arc::new(mock)))
+            Ok((
+                SelectorChoice::Custom(Arc::new(mock)),
+                SelectorUsed::Mock {
+                    latency_ms: args.mock_latency_ms,
+                },
+            ))
         }
         SelectorKind::Http => {
             let table = config.selector;
@@ -280,7 +350,10 @@ fn selector_choice(args: &RecallArgs) -> Result<SelectorChoice, Failure> {
             if let Some(var) = args.api_key_env.clone().or(table.api_key_env) {
                 http.api_key_env = var;
             }
-            Ok(SelectorChoice::Http(http))
+            let used = SelectorUsed::Http {
+                api_key_env: http.api_key_env.clone(),
+            };
+            Ok((SelectorChoice::Http(http), used))
         }
     }
 }

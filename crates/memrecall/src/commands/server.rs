@@ -131,6 +131,15 @@ pub(crate) fn run_status(args: &StatusArgs) -> Result<(), Failure> {
         kib(status.peak_rss_kib)
     );
     println!("watch: {}", crate::output::one_line(&status.watch));
+    match &status.last_selector_error {
+        None => println!("selector: no failure since the server started"),
+        Some(failure) => println!(
+            "selector: last failed at {} ({}): {}",
+            failure.at,
+            crate::output::one_line(&failure.kind),
+            crate::output::one_line(&failure.message)
+        ),
+    }
     if status.roots.is_empty() {
         println!("roots: none yet");
     }

@@ -43,6 +43,7 @@ use crate::serve::client::{self, Autostart, Budget, ClientError};
 use crate::serve::protocol::{EventRequest, Point, PromptEvent, Request, Response};
 
 mod log;
+mod told;
 mod turn_state;
 
 pub(crate) use log::Log;
@@ -211,7 +212,12 @@ fn ask_server(
         answer_within: ANSWER_BUDGET,
     };
     match client::exchange(&paths, request, autostart, budget)? {
-        Response::Delivery(answer) => Ok(answer.context),
+        Response::Delivery(answer) => {
+            for notice in &answer.notices {
+                log(env, agent, &format!("server: {notice}"));
+            }
+            Ok(answer.context)
+        }
         other => Err(ClientError::Server(format!("unexpected answer {other:?}"))),
     }
 }
@@ -242,6 +248,10 @@ fn recall_here(
         );
         RecallSettings::default()
     });
+    // Said with a selector failure: asked without a key.
+    let key_note = crate::serve::server::unset_key_note(&settings.selector)
+        .map(|note| format!("; {note}"))
+        .unwrap_or_default();
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -279,6 +289,26 @@ fn recall_here(
     // After printing: the selector (if still thinking) is cancelled and the catalogs this call
     // brought up to date are written, so the next call starts warm.
     recall.end_turn();
+    let failure = recall
+        .session()
+        .latest_recall()
+        .and_then(|state| state.settled)
+        .and_then(|settled| crate::serve::server::selector_failure(&settled));
+    if let Some(failure) = failure {
+        if told::first_time(env, &failure.kind) {
+            log(
+                env,
+                agent,
+                &format!(
+                    "the selector failed ({}): {}{key_note}; the lexical result stood in (said once per kind until config.toml changes)",
+                    failure.kind, failure.message
+                ),
+            );
+        }
+        telemetry
+            .sink
+            .emit(&recall_facade::TelemetryEvent::SelectorError(failure));
+    }
     let deadline = tokio::time::Instant::now() + CATALOG_GRACE;
     runtime.block_on(async {
         let _ = tokio::time::timeout_at(deadline, recall.write_catalogs()).await;

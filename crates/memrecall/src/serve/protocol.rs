@@ -179,6 +179,10 @@ pub struct DeliveryAnswer {
     /// How the turn's recall ended, on `turn_end` and `session_end`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn_ended: Option<String>,
+    /// Problems the server met serving the agent (a selector failure, a configuration error),
+    /// each once per kind until `config.toml` changes, for the hook to write in its own log.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notices: Vec<String>,
 }
 
 /// The server's state.
@@ -208,6 +212,20 @@ pub struct Status {
     pub rss_kib: Option<u64>,
     /// Peak resident memory, in KiB (`None` where it cannot be read).
     pub peak_rss_kib: Option<u64>,
+    /// The last selector failure, if any since the server started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_selector_error: Option<SelectorFailure>,
+}
+
+/// One selector failure the server saw.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SelectorFailure {
+    /// When, RFC 3339 (UTC, whole seconds).
+    pub at: String,
+    /// The kind: `timeout`, `transport`, `http_401`, …
+    pub kind: String,
+    /// The failure as one line, secrets redacted.
+    pub message: String,
 }
 
 /// Why a line could not be read or written.

@@ -90,6 +90,13 @@ pub(crate) fn run(args: &StatsArgs) -> Result<(), Failure> {
             std::fs::write(path, svg).map_err(|e| {
                 Failure::from(anyhow::anyhow!("cannot write {}: {e}", path.display()))
             })?;
+            let line = format!("wrote the chart to {}", path.display());
+            // Standard output holds only the JSON when JSON was asked for.
+            if args.json {
+                eprintln!("memrecall: {line}");
+            } else {
+                emit(&format!("\n{line}\n"))?;
+            }
         }
     }
     Ok(())

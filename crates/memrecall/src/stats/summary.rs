@@ -42,6 +42,13 @@ pub(super) struct LatencyRow {
     pub(super) within_budget: usize,
 }
 
+/// How many selector failures of one kind were recorded.
+#[derive(Debug, Clone, Serialize)]
+pub(super) struct SelectorErrorRow {
+    pub(super) kind: String,
+    pub(super) count: usize,
+}
+
 /// What was skipped while reading.
 #[derive(Debug, Clone, Serialize)]
 pub(super) struct Skipped {
@@ -67,6 +74,8 @@ pub(super) struct Summary {
     pub(super) recall_events: usize,
     pub(super) deliveries: Vec<DeliveryRow>,
     pub(super) discard_reasons: Vec<DiscardRow>,
+    /// `memory.selector.error` events by kind, most frequent first.
+    pub(super) selector_errors: Vec<SelectorErrorRow>,
     pub(super) budget_ms: f64,
     pub(super) latency: Vec<LatencyRow>,
     pub(super) skipped: Skipped,
@@ -108,6 +117,25 @@ pub(super) fn latencies(events: &[TelemetryEvent]) -> [(&'static str, Vec<f64>);
         ("model answer", settled(Strategy::Model)),
         ("delivered", delivered),
     ]
+}
+
+/// The `memory.selector.error` events counted by kind, most frequent first.
+fn selector_errors(events: &[TelemetryEvent]) -> Vec<SelectorErrorRow> {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for event in events {
+        if let TelemetryEvent::SelectorError(e) = event {
+            *counts.entry(e.kind.as_str()).or_default() += 1;
+        }
+    }
+    let mut rows: Vec<SelectorErrorRow> = counts
+        .into_iter()
+        .map(|(kind, count)| SelectorErrorRow {
+            kind: kind.to_owned(),
+            count,
+        })
+        .collect();
+    rows.sort_by_key(|row| std::cmp::Reverse(row.count));
+    rows
 }
 
 /// The nearest-rank percentile `percent` of ascending `sorted`: the smallest value with at
@@ -207,6 +235,7 @@ impl Summary {
                 })
                 .collect(),
             discard_reasons,
+            selector_errors: selector_errors(&read.events),
             budget_ms: BUDGET_MS,
             latency,
             skipped: Skipped {

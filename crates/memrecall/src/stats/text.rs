@@ -1,5 +1,7 @@
 //! The text `memrecall stats` prints (its JSON is the summary serialised as is).
 
+use delivery_telemetry::{DeliveryPoint, Phase};
+
 use super::BUDGET_MS;
 use super::summary::Summary;
 
@@ -33,28 +35,38 @@ impl Summary {
             self.files_read,
             self.events
         );
-        let _ = writeln!(
-            out,
-            "recalls: {} ({} memory.recall event(s))",
-            self.recalls, self.recall_events
-        );
-        let _ = writeln!(out, "\ndelivery per recall");
-        let _ = writeln!(
-            out,
-            "  {:<8} {:<10} {:<12} {:>6} {:>7}",
-            "phase", "strategy", "point", "count", "share"
-        );
-        for row in &self.deliveries {
+        let _ = writeln!(out, "{}", self.totals_line());
+        let _ = writeln!(out, "{}", self.selector_errors_line());
+        let rows = |out: &mut String, phase: Phase| {
             let _ = writeln!(
                 out,
-                "  {:<8} {:<10} {:<12} {:>6} {:>6.1}%",
-                row.phase.as_str(),
-                row.strategy.as_str(),
-                row.delivery_point.as_str(),
-                row.count,
-                row.share * 100.0
+                "  {:<8} {:<10} {:<12} {:>6} {:>7}",
+                "phase", "strategy", "point", "count", "share"
             );
-        }
+            for row in self.deliveries.iter().filter(|row| row.phase == phase) {
+                let _ = writeln!(
+                    out,
+                    "  {:<8} {:<10} {:<12} {:>6} {:>6.1}%",
+                    row.phase.as_str(),
+                    row.strategy.as_str(),
+                    row.delivery_point.as_str(),
+                    row.count,
+                    row.share * 100.0
+                );
+            }
+        };
+        let _ = writeln!(
+            out,
+            "\nhow each recall ended (one row each; shares of the {} recalls, summing to 100%)",
+            self.recalls
+        );
+        rows(&mut out, Phase::Refined);
+        let _ = writeln!(
+            out,
+            "\nfast results delivered before their recall ended (shares of the {} recalls)",
+            self.recalls
+        );
+        rows(&mut out, Phase::Fast);
         let _ = writeln!(out, "\ndiscard reasons");
         if self.discard_reasons.is_empty() {
             let _ = writeln!(out, "  none");
@@ -96,6 +108,51 @@ impl Summary {
         }
         out.push_str(&self.skipped_text());
         out
+    }
+
+    /// The totals anyone can check: every recall ends once, delivered at one point or discarded;
+    /// fast results come on top.
+    fn totals_line(&self) -> String {
+        let ended = |point: DeliveryPoint| -> usize {
+            self.deliveries
+                .iter()
+                .filter(|row| row.phase == Phase::Refined && row.delivery_point == point)
+                .map(|row| row.count)
+                .sum()
+        };
+        let fast: usize = self
+            .deliveries
+            .iter()
+            .filter(|row| row.phase == Phase::Fast)
+            .map(|row| row.count)
+            .sum();
+        let unsettled = self.recalls.saturating_sub(self.recall_events);
+        let unsettled = if unsettled == 0 {
+            String::new()
+        } else {
+            format!("; {unsettled} ended before settling, so without a memory.recall event")
+        };
+        format!(
+            "recalls: {} = {} delivered at the initial point + {} at the tool-result point + {} discarded; besides, {fast} fast result(s) delivered at the initial point{unsettled}",
+            self.recalls,
+            ended(DeliveryPoint::Initial),
+            ended(DeliveryPoint::ToolResult),
+            ended(DeliveryPoint::Discarded),
+        )
+    }
+
+    /// The selector failures recorded, by kind.
+    fn selector_errors_line(&self) -> String {
+        if self.selector_errors.is_empty() {
+            return "selector errors: none".to_owned();
+        }
+        let total: usize = self.selector_errors.iter().map(|row| row.count).sum();
+        let kinds: Vec<String> = self
+            .selector_errors
+            .iter()
+            .map(|row| format!("{} {}", crate::output::one_line(&row.kind), row.count))
+            .collect();
+        format!("selector errors: {total} ({})", kinds.join(", "))
     }
 
     /// The skipped files and lines, or nothing when none were.

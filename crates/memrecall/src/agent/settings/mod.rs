@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 pub use document::Document;
 pub use file::{backup_path, read, remove_created, write};
 
-use super::{Agent, Environment, hook_io};
+use super::{Agent, Environment, Layout, hook_io};
 
 /// Why a settings file cannot be changed.
 #[derive(Debug, thiserror::Error)]
@@ -122,9 +122,22 @@ pub const fn hook_timeout(agent: Agent) -> u64 {
 }
 
 /// The command an agent runs: `program` (quoted for the shell when it needs to be) with the hook's
-/// arguments.
-pub fn hook_command(agent: Agent, program: &Path) -> String {
-    format!("{} {}", shell_quoted(program), hook_arguments(agent))
+/// arguments, and `--layout` when one is chosen.
+pub fn hook_command(agent: Agent, program: &Path, layout: Option<Layout>) -> String {
+    let mut command = format!("{} {}", shell_quoted(program), hook_arguments(agent));
+    if let Some(layout) = layout {
+        command.push_str(" --layout ");
+        command.push_str(layout.as_str());
+    }
+    command
+}
+
+/// `command` without a trailing `--layout NAME` naming a known layout.
+fn without_layout(command: &str) -> &str {
+    [Layout::ClaudeCode, Layout::QwenCode, Layout::Memrecall]
+        .iter()
+        .find_map(|layout| command.strip_suffix(&format!(" --layout {}", layout.as_str())))
+        .unwrap_or(command)
 }
 
 fn hook_arguments(agent: Agent) -> String {
@@ -169,10 +182,11 @@ pub fn program_of(command: &str) -> String {
         .to_owned()
 }
 
-/// Whether `command` is memrecall's hook for `agent`: the hook's arguments after a program named
+/// Whether `command` is memrecall's hook for `agent` (with or without `--layout`): the hook's
+/// arguments after a program named
 /// `memrecall` (any directory, or none), or after `program` when one is named.
 pub fn is_memrecall_hook(command: &str, agent: Agent, program: Option<&Path>) -> bool {
-    let Some(head) = command.strip_suffix(&hook_arguments(agent)) else {
+    let Some(head) = without_layout(command).strip_suffix(&hook_arguments(agent)) else {
         return false;
     };
     if !head.ends_with(' ') {
@@ -234,13 +248,27 @@ mod tests {
     #[test]
     fn a_program_path_with_a_space_or_a_quote_is_quoted_and_still_recognised() {
         let program = Path::new("/opt/my tools/it's/memrecall");
-        let command = hook_command(Agent::Codex, program);
+        let command = hook_command(Agent::Codex, program, None);
         assert_eq!(
             command,
             r"'/opt/my tools/it'\''s/memrecall' hook --agent codex"
         );
         assert_eq!(program_of(&command), program.to_string_lossy());
         assert!(is_memrecall_hook(&command, Agent::Codex, None));
+    }
+
+    #[test]
+    fn a_hook_command_with_a_layout_names_it_and_is_still_recognised() {
+        let command = hook_command(
+            Agent::ClaudeCode,
+            Path::new("/bin/memrecall"),
+            Some(Layout::Memrecall),
+        );
+        assert_eq!(
+            command,
+            "/bin/memrecall hook --agent claude-code --layout memrecall"
+        );
+        assert!(is_memrecall_hook(&command, Agent::ClaudeCode, None));
     }
 
     #[test]

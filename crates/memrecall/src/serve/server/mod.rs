@@ -15,6 +15,7 @@
 
 mod connection;
 mod limits;
+mod problems;
 mod sessions;
 mod status;
 #[cfg(test)]
@@ -37,6 +38,7 @@ use tokio::time::Instant;
 
 use self::limits::{Burst, Limits};
 pub use self::limits::{MAX_CONNECTIONS, REQUEST_DEADLINE};
+pub(crate) use self::problems::{selector_failure, unset_key_note};
 use self::sessions::{RootsKey, Sessions, Slot};
 use super::{PrivacyError, ServerPaths, check_private_dir, try_lock};
 use crate::agent::Environment;
@@ -232,6 +234,8 @@ struct Server {
     caches: Mutex<HashMap<RootsKey, Arc<WatchedCache>>>,
     /// Refusals already logged (see `Server::log_refusal`).
     refusals_logged: Mutex<std::collections::HashSet<String>>,
+    /// Selector and configuration problems, for the logs and `status`.
+    problems: Mutex<problems::Problems>,
     sink: Arc<CountingSink>,
     served: AtomicU64,
     last_request: Mutex<Instant>,
@@ -275,6 +279,7 @@ impl Server {
             sessions: Mutex::new(Sessions::default()),
             caches: Mutex::new(HashMap::new()),
             refusals_logged: Mutex::new(std::collections::HashSet::new()),
+            problems: Mutex::new(problems::Problems::default()),
             served: AtomicU64::new(0),
             last_request: Mutex::new(Instant::now()),
             stop: Notify::new(),
@@ -317,6 +322,7 @@ impl Server {
                     .unwrap_or(IdleExit::DEFAULT)
                     .duration();
                 let chosen = crate::hook::RecallSettings::from(config);
+                lock(&self.problems).new_generation(problems::unset_key_note(&chosen.selector));
                 let selector = chosen.selector.build().map_err(|e| e.to_string())?;
                 Ok((selector, chosen.design, chosen.rule, idle))
             });
@@ -328,7 +334,11 @@ impl Server {
                 settings.idle_exit = self.options.idle_exit.unwrap_or(idle);
             }
             Err(message) => {
-                log(&format!("{message}; recalling without a selector"));
+                let line = format!("{message}; recalling without a selector");
+                log(&line);
+                let mut problems = lock(&self.problems);
+                problems.new_generation(None);
+                problems.config_error(line);
                 settings.selector = None;
                 settings.design = DeliveryDesign::FastPath;
                 settings.rule = DeliveryRule::SHIPPED;

@@ -31,6 +31,8 @@ pub(super) struct Entry {
     pub(super) generation: u64,
     /// The query of the open turn, until the turn ends.
     pub(super) turn: Option<String>,
+    /// The latest settled recall already checked for a selector failure.
+    pub(super) reported: Option<Arc<recall_facade::SettledRecall>>,
 }
 
 impl Entry {
@@ -44,6 +46,7 @@ impl Entry {
             },
             generation: 0,
             turn: None,
+            reported: None,
         }
     }
 }
@@ -81,7 +84,8 @@ impl Server {
                 return DeliveryAnswer::default();
             };
             let mut entry = slot.entry.lock().await;
-            let ended = end_turn(&mut entry);
+            let mut ended = end_turn(&mut entry);
+            ended.notices = self.notices(&mut entry);
             if let Some(recall) = entry.recall.take() {
                 recall.shutdown();
             }
@@ -91,12 +95,14 @@ impl Server {
             return DeliveryAnswer::default();
         };
         let mut entry = slot.lock().await;
-        match event.point {
+        let mut answer = match event.point {
             Point::Prompt(prompt) => self.prompt(&mut entry, event.agent, prompt).await,
             Point::ToolResult => tool_result(&mut entry),
             Point::TurnEnd => end_turn(&mut entry),
             Point::SessionEnd => DeliveryAnswer::default(),
-        }
+        };
+        answer.notices = self.notices(&mut entry);
+        answer
     }
 
     /// The session's entry, created when `create` (evicting the least recently used one when

@@ -77,6 +77,7 @@ impl Server {
             recalls_ended: self.sink.ended.load(Ordering::Relaxed),
             rss_kib,
             peak_rss_kib,
+            last_selector_error: lock(&self.problems).last_selector_error.clone(),
         }
     }
 }

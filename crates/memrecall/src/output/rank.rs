@@ -1,0 +1,238 @@
+//! What `rank` and `scan` print.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::time::Duration;
+
+use lexical_score::measurement::frozen;
+use lexical_score::{
+    DeliveryRule, FALLBACK_LIMIT, QueryEvidence, QueryTokens, ScoreBreakdown, TokenVerdict,
+    Uninformative,
+};
+use memory_scan::{MemoryRoots, RecallScan, ScanReport, ScannedDocument};
+use serde::Serialize;
+
+use super::{DocumentOut, RootsOut, enum_word, ms, one_line};
+use crate::commands::Failure;
+
+/// One row of the `rank` command.
+#[derive(Debug, Serialize)]
+pub struct RankRow {
+    #[serde(flatten)]
+    document: DocumentOut,
+    score: u32,
+    /// Per-field contributions (shipped scorer only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    breakdown: Option<ScoreBreakdown>,
+    /// Whether the delivery rule sends it (shipped scorer only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    delivered: Option<bool>,
+}
+
+/// Each query token with whether the delivery rule counts it as evidence, and why not.
+pub fn token_verdicts(query: &str, docs: &[Arc<ScannedDocument>]) -> Vec<TokenVerdict> {
+    let prepared: Vec<&ScannedDocument> = docs.iter().map(AsRef::as_ref).collect();
+    QueryEvidence::judge(
+        &QueryTokens::new(query),
+        &DeliveryRule::SHIPPED.evidence,
+        &prepared,
+    )
+    .verdicts()
+    .to_vec()
+}
+
+impl RankRow {
+    /// Ranks `docs` for `query`, best first, every match.
+    pub fn rank(query: &str, docs: &[Arc<ScannedDocument>], use_frozen: bool) -> Vec<RankRow> {
+        if use_frozen {
+            let frozen_docs: Vec<frozen::FrozenDocument<'_>> = docs
+                .iter()
+                .map(|d| frozen::FrozenDocument {
+                    memory_type: d.memory_type(),
+                    title: d.title(),
+                    description: d.description(),
+                    body: d.body(),
+                })
+                .collect();
+            return frozen::rank(query, &frozen_docs)
+                .into_iter()
+                .filter_map(|r| {
+                    docs.get(r.index).map(|d| RankRow {
+                        document: DocumentOut::new(d),
+                        score: r.score,
+                        breakdown: None,
+                        delivered: None,
+                    })
+                })
+                .collect();
+        }
+        let tokens = QueryTokens::new(query);
+        let prepared: Vec<&ScannedDocument> = docs.iter().map(AsRef::as_ref).collect();
+        let ranked = lexical_score::rank(&tokens, &prepared);
+        let rule = DeliveryRule::SHIPPED;
+        let evidence = QueryEvidence::judge(&tokens, &rule.evidence, &prepared);
+        let top = ranked.get(..FALLBACK_LIMIT).unwrap_or(&ranked);
+        let kept = rule.deliver(&evidence, top, &prepared);
+        ranked
+            .into_iter()
+            .filter_map(|r| {
+                prepared.get(r.index).map(|d| RankRow {
+                    document: DocumentOut::new(d),
+                    score: r.score,
+                    breakdown: Some(lexical_score::explain(&tokens, *d)),
+                    delivered: Some(kept.contains(&r)),
+                })
+            })
+            .collect()
+    }
+
+    /// Readable text for a ranking.
+    pub fn to_text(
+        query: &str,
+        rows: &[RankRow],
+        verdicts: &[TokenVerdict],
+        scanned: usize,
+        use_frozen: bool,
+    ) -> String {
+        let mut s = String::new();
+        let scorer = if use_frozen {
+            "frozen pre-change"
+        } else {
+            "shipped"
+        };
+        let _ = writeln!(
+            s,
+            "query: {}\nscorer: {scorer} · {scanned} document(s) scanned · {} shown",
+            one_line(query),
+            rows.len()
+        );
+        if !use_frozen {
+            let tokens = QueryTokens::new(query);
+            let _ = writeln!(
+                s,
+                "query tokens: {}",
+                one_line(&tokens.as_slice().join(" "))
+            );
+            let uninformative: Vec<String> = verdicts
+                .iter()
+                .filter_map(|v| {
+                    v.uninformative.map(|why| {
+                        let why = match why {
+                            Uninformative::FunctionWord => "function word".to_owned(),
+                            Uninformative::Request => "request".to_owned(),
+                            Uninformative::Common {
+                                in_documents,
+                                of_documents,
+                            } => format!("in {in_documents} of {of_documents} documents"),
+                        };
+                        format!("{} ({why})", v.token)
+                    })
+                })
+                .collect();
+            if !uninformative.is_empty() {
+                let _ = writeln!(s, "uninformative: {}", one_line(&uninformative.join(", ")));
+            }
+        }
+        if rows.is_empty() {
+            s.push_str("\nno document matches this query\n");
+        }
+        for (i, row) in rows.iter().enumerate() {
+            let d = &row.document;
+            let mark = if row.delivered == Some(true) {
+                " · delivered"
+            } else {
+                ""
+            };
+            let _ = writeln!(
+                s,
+                "\n{}. score {} · {}{mark}",
+                i + 1,
+                row.score,
+                d.describe()
+            );
+            if let Some(b) = &row.breakdown {
+                let hits = |label: &str, weight: u32, hits: &[String]| {
+                    if hits.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            "   {label} +{} ({})\n",
+                            weight * u32::try_from(hits.len()).unwrap_or(u32::MAX),
+                            one_line(&hits.join(", "))
+                        )
+                    }
+                };
+                s.push_str(&hits("title", 4, &b.title_hits));
+                s.push_str(&hits("keywords", 4, &b.keyword_hits));
+                s.push_str(&hits("description", 3, &b.description_hits));
+                s.push_str(&hits("usage scenarios", 3, &b.usage_scenario_hits));
+                s.push_str(&hits("body", 1, &b.body_hits));
+                if b.type_boost > 0 {
+                    let _ = writeln!(s, "   type boost +{}", b.type_boost);
+                }
+            }
+        }
+        s
+    }
+}
+
+/// The `scan` command's result.
+#[derive(Debug, Serialize)]
+pub struct ScanOutput {
+    roots: RootsOut,
+    scan_ms: f64,
+    documents: Vec<DocumentOut>,
+    report: ScanReport,
+}
+
+impl ScanOutput {
+    /// Gathers a scan's facts.
+    pub fn new(roots: &MemoryRoots, scan: &RecallScan, elapsed: Duration) -> Self {
+        Self {
+            roots: RootsOut::new(roots),
+            scan_ms: ms(elapsed),
+            documents: scan.documents.iter().map(|d| DocumentOut::new(d)).collect(),
+            report: scan.report.clone(),
+        }
+    }
+
+    /// Pretty JSON.
+    pub fn to_json(&self) -> Result<String, Failure> {
+        serde_json::to_string_pretty(self).map_err(|e| Failure::from(anyhow::Error::from(e)))
+    }
+
+    /// Readable text.
+    pub fn to_text(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "{} document(s) in {:.1} ms ({} file(s) seen, {} skipped)",
+            self.documents.len(),
+            self.scan_ms,
+            self.report.files_seen,
+            self.report.skipped.len()
+        );
+        for d in &self.documents {
+            let _ = writeln!(
+                s,
+                "  {:<8} {:<10} {}  ({})",
+                enum_word(Some(&d.scope)),
+                enum_word(Some(&d.memory_type)),
+                d.relative_path.text(),
+                one_line(&d.title)
+            );
+        }
+        for skip in &self.report.skipped {
+            let reason = serde_json::to_value(&skip.reason)
+                .ok()
+                .and_then(|v| v.get("reason").and_then(|r| r.as_str().map(str::to_owned)))
+                .unwrap_or_default();
+            let path = one_line(&skip.path.display().to_string());
+            let _ = writeln!(s, "  skipped  {path}: {reason}");
+        }
+        for warning in &self.report.warnings {
+            let _ = writeln!(s, "  warning  {}", one_line(warning));
+        }
+        s
+    }
+}

@@ -1,0 +1,75 @@
+//! A hook that cannot reach a server recalls in its own process, and still says a selector
+//! failure in `hook.log`, once per kind until `config.toml` changes.
+
+use super::*;
+
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+const FAILURE: &str = "claude-code: the selector failed (http_401): selector answered HTTP 401: Incorrect API key provided";
+
+/// A loopback model refusing every request with HTTP 401 and an OpenAI-compatible error body,
+/// on a runtime of its own.
+fn refusing_model() -> (tokio::runtime::Runtime, MockServer) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let server = runtime.block_on(async {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .and(path("/v1/chat/completions"))
+            .respond_with(ResponseTemplate::new(401).set_body_json(
+                json!({"error": {"message": "Incorrect API key provided: sk-abc1***wxyz."}}),
+            ))
+            .mount(&server)
+            .await;
+        server
+    });
+    (runtime, server)
+}
+
+#[cfg(unix)]
+#[test]
+fn a_hook_recalling_in_its_own_process_logs_a_selector_failure_once_per_configuration() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let world = World::new();
+    deploy_memories(&world.claude_memory(&world.repo()));
+    let (_runtime, model) = refusing_model();
+    write(
+        &world.path("mr/config.toml"),
+        &format!(
+            "[selector]\nkind = \"http\"\nurl = \"{}\"\nmodel = \"m\"\napi_key_env = \"MEMRECALL_E2E_KEY_THAT_IS_NEVER_SET\"\n",
+            model.uri()
+        ),
+    );
+    // A run directory open to others is refused, so no server is started or asked.
+    let run_dir = world.path("xdg/memrecall");
+    std::fs::create_dir_all(&run_dir).unwrap();
+    std::fs::set_permissions(&run_dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let xdg = world.path("xdg");
+    let env = [("XDG_RUNTIME_DIR", xdg.to_str().unwrap())];
+    let prompt = claude_prompt(&world.repo(), "release checklist");
+
+    let deadline = std::time::Instant::now() + std::time::Duration::from_mins(1);
+    let mut after = 0;
+    while after < 3 {
+        world.hook("claude-code", &prompt, &env);
+        let _ = std::fs::remove_dir_all(world.path("mr/state/claude-code"));
+        if world.log().contains(FAILURE) {
+            after += 1;
+        } else {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "never logged; hook.log:\n{}",
+                world.log()
+            );
+        }
+    }
+
+    let log = world.log();
+    assert!(log.contains("recalling in this process"), "{log}");
+    assert_eq!(log.matches(FAILURE).count(), 1, "{log}");
+    assert!(!log.contains("abc1"), "{log}");
+}
