@@ -7,6 +7,7 @@ mod hook;
 mod hostile;
 mod mcp;
 mod rank_keywords;
+mod readme_walkthrough;
 mod recall_notes;
 mod serve;
 mod stats;

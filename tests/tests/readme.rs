@@ -1,6 +1,6 @@
-//! The README's examples are files of the repository, byte for byte, so they cannot drift: the
-//! memory file is one of the demo tree's, and the library example is the facade's example, which
-//! the facade's tests run.
+//! The README's and the guides' examples are files of the repository, byte for byte, so they
+//! cannot drift: the memory file is one of the demo tree's, and the library guide's example is the facade's example,
+//! which the facade's tests run.
 
 use std::path::{Path, PathBuf};
 
@@ -16,11 +16,12 @@ fn read(relative: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// The text of the one block fenced as ```` ```{info} ```` in the README section headed
-/// `## {section}`, each line ending in a newline.
-fn fenced_block(section: &str, info: &str) -> String {
-    let readme = read("README.md");
-    let heading = format!("## {section}\n");
+/// The text of the one block fenced as ```` ```{info} ```` in the section of `file` under
+/// `heading` (up to the next second-level heading), each line ending in a newline.
+fn fenced_block(file: &str, heading: &str, info: &str) -> String {
+    let readme = read(file);
+    let section = heading;
+    let heading = format!("{heading}\n");
     let start = readme
         .find(&heading)
         .unwrap_or_else(|| panic!("the README has no section {section:?}"))
@@ -45,15 +46,15 @@ fn fenced_block(section: &str, info: &str) -> String {
 #[test]
 fn the_readme_memory_file_is_the_demo_rollback_runbook() {
     assert_eq!(
-        fenced_block("Memory files", "markdown"),
+        fenced_block("README.md", "## Memory files", "markdown"),
         read("corpus/demo/project/release-rollback.md")
     );
 }
 
 #[test]
-fn the_readme_library_example_is_the_facade_example_the_tests_run() {
+fn the_library_guide_example_is_the_facade_example_the_tests_run() {
     assert_eq!(
-        fenced_block("Use it as a library", "rust"),
+        fenced_block("docs/library.md", "# Use memrecall as a library", "rust"),
         read("crates/recall-facade/examples/library.rs")
     );
 }

@@ -22,7 +22,7 @@ use super::figures::{ANSWERABLE, DeliveryFigures, KEPT_RECALL, TurnCount, recall
 pub const MAX_CHATTER_DOCS: f64 = 0.2;
 
 /// The shipped rule's delivered precision over every answerable turn with no selector, as
-/// measured and published when the rule was chosen (README, "What reaches the model").
+/// measured and published when the rule was chosen (`docs/measurements.md`, "What reaches the model").
 pub const PUBLISHED_PRECISION: f64 = 0.773;
 
 /// How far below [`PUBLISHED_PRECISION`] the shipped rule may fall before the gate fails.

@@ -161,7 +161,7 @@ impl PointOut {
                     let _ = writeln!(s, "  {}. {}", i + 1, d.describe());
                 }
                 if show_prompt && let Some(prompt) = &self.prompt {
-                    let _ = writeln!(s, "\n{}", prompt.trim_end());
+                    let _ = writeln!(s, "\n{}\n", prompt.trim_end());
                 }
             }
             "pending" => {
