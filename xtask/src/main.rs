@@ -6,12 +6,15 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+// The agents' runs and the server's latency need Unix (sockets, modes, shell scripts).
+#[cfg(unix)]
 mod agents;
 mod class_table;
 mod eval;
 mod fuzz;
 mod hook_latency;
 mod scan_latency;
+#[cfg(unix)]
 mod serve_latency;
 mod unused_deps;
 
@@ -52,6 +55,7 @@ fn main() -> Result<()> {
     let command = args.next();
     let rest: Vec<String> = args.collect();
     match command.as_deref() {
+        #[cfg(unix)]
         Some("agents") => agents::main(&rest),
         Some("ci") => ci(),
         Some("class-table") => class_table::main(&rest),
@@ -65,7 +69,10 @@ fn main() -> Result<()> {
         Some("scan-latency") => scan_latency::main(&rest),
         Some("hook-latency") => hook_latency::main(&rest),
         Some("unused-deps") => unused_deps::main(&rest),
+        #[cfg(unix)]
         Some("serve-latency") => serve_latency::main(&rest),
+        #[cfg(not(unix))]
+        Some(command @ ("agents" | "serve-latency")) => bail!("{command} needs a Unix system"),
         // Started by `scan-latency` itself, once per new-process run; not for direct use.
         Some("scan-latency-process") => scan_latency::process_main(&rest),
         Some("-h" | "--help") | None => {

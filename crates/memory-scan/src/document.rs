@@ -102,7 +102,7 @@ impl Document {
         Self {
             scope,
             path,
-            relative_path,
+            relative_path: with_forward_slashes(relative_path),
             topic,
             mtime,
         }
@@ -224,6 +224,34 @@ impl std::ops::Deref for ScannedDocument {
     }
 }
 
+/// `relative` with `/` between its names on every platform, as prompts, JSON and memory URIs
+/// show it (Windows accepts `/` in a path as it accepts `\`).
+#[cfg(windows)]
+#[allow(
+    clippy::needless_pass_by_value,
+    reason = "the signature the Unix version has"
+)]
+fn with_forward_slashes(relative: PathBuf) -> PathBuf {
+    let mut joined = std::ffi::OsString::new();
+    for (i, name) in relative.iter().enumerate() {
+        if i > 0 {
+            joined.push("/");
+        }
+        joined.push(name);
+    }
+    PathBuf::from(joined)
+}
+
+/// `relative` as it is: `/` already separates its names.
+#[cfg(not(windows))]
+#[allow(
+    clippy::missing_const_for_fn,
+    reason = "the Windows version is not const"
+)]
+fn with_forward_slashes(relative: PathBuf) -> PathBuf {
+    relative
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -241,7 +269,13 @@ mod tests {
 
     #[test]
     fn a_document_needs_an_absolute_path_ending_with_a_plain_relative_path() {
-        assert!(document("/memory/notes/a.md", "notes/a.md").is_ok());
+        let absolute = if cfg!(windows) {
+            "C:/memory/notes/a.md"
+        } else {
+            "/memory/notes/a.md"
+        };
+        assert!(document(absolute, "notes/a.md").is_ok());
+        let root = absolute.trim_end_matches("/memory/notes/a.md");
         assert!(matches!(
             document("memory/a.md", "a.md"),
             Err(DocumentError::PathNotAbsolute(_))
@@ -253,6 +287,7 @@ mod tests {
             ("/memory/../a.md", "../a.md"),
             ("/memory/./a.md", "./a.md"),
         ] {
+            let path = &format!("{root}{path}");
             assert!(
                 matches!(
                     document(path, relative),

@@ -252,7 +252,18 @@ fn open(path: &Path, links: Links) -> Result<File, ForeignFileError> {
                 kind: NotRegular::Symlink,
             });
         }
-        File::open(path).map_err(failed)
+        // Windows opens a directory only when asked with a flag of its own; refused, it is named
+        // as what it is.
+        File::open(path).map_err(|source| {
+            if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+                ForeignFileError::NotRegular {
+                    path: path.to_path_buf(),
+                    kind: NotRegular::Directory,
+                }
+            } else {
+                failed(source)
+            }
+        })
     }
 }
 

@@ -25,6 +25,8 @@ mod config;
 mod hook;
 mod mcp;
 mod output;
+// Without a server on this platform, only the parts the hook shares with it are used.
+#[cfg_attr(not(unix), allow(dead_code, unused_variables))]
 mod serve;
 mod stats;
 #[cfg(test)]

@@ -30,7 +30,6 @@ fn refusing_model() -> (tokio::runtime::Runtime, MockServer) {
     (runtime, server)
 }
 
-#[cfg(unix)]
 #[test]
 fn a_hook_recalling_in_its_own_process_logs_a_selector_failure_once_per_configuration() {
     use std::os::unix::fs::PermissionsExt as _;

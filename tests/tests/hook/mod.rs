@@ -12,6 +12,7 @@ use tempfile::TempDir;
 use crate::support::binary;
 
 mod doctor;
+#[cfg(unix)]
 mod in_process;
 mod install;
 mod user_root;
@@ -814,6 +815,7 @@ fn a_qwen_code_continuation_repeating_the_prompt_is_not_a_new_query() {
 }
 
 /// A Qwen Code prompt event of session `q8`.
+#[cfg(unix)]
 fn qwen_prompt(cwd: &Path, prompt: &str) -> Value {
     json!({
         "session_id": "q8", "prompt_id": "q8########1", "cwd": cwd,

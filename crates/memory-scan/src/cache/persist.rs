@@ -202,7 +202,8 @@ impl DocumentCache {
     }
 }
 
-#[cfg(test)]
+// Catalogs are kept on Unix only.
+#[cfg(all(test, unix))]
 mod tests {
     use std::ffi::OsString;
     use std::fs;

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use memory_scan::{DocumentCache, MemoryType, Topic, parse_topic, render_topic};
 
-use crate::support::{Tree, at, make_stable, set_mtime, write};
+use crate::support::{Tree, at, set_mtime, write};
 
 #[test]
 fn a_modified_timestamp_is_read_as_the_topics_saved_time() {
@@ -71,8 +71,11 @@ fn a_documents_saved_time_is_modified_when_present_and_the_file_mtime_otherwise(
     );
 }
 
+// Catalogs are kept on Unix only.
+#[cfg(unix)]
 #[test]
 fn a_catalog_gives_back_the_modified_saved_time() {
+    use crate::support::make_stable;
     let tree = Tree::new();
     write(
         &tree.project(),

@@ -8,7 +8,9 @@ use memory_scan::{
 
 #[cfg(unix)]
 use crate::support::finishes_within;
-use crate::support::{Tree, make_fifo, topic, write, write_topic};
+#[cfg(unix)]
+use crate::support::make_fifo;
+use crate::support::{Tree, topic, write, write_topic};
 
 fn project_report(tree: &Tree) -> ScanReport {
     DocumentCache::new()
@@ -125,6 +127,8 @@ fn directory_named_like_a_topic_is_not_a_file_but_is_still_walked() {
     );
 }
 
+// FIFOs are made with mkfifo(1), a Unix tool.
+#[cfg(unix)]
 #[test]
 fn fifo_named_like_a_topic_is_not_a_file_and_is_never_opened() {
     let tree = Tree::new();

@@ -93,7 +93,23 @@ pub fn make_stable(root: &Path) {
     }
     // Directories too, so their listings can be remembered; after the entries, which do not move
     // a directory's mtime anyway.
-    backdate(&fs::File::open(root).unwrap());
+    backdate(&open_directory(root));
+}
+
+/// A directory opened so that its times can be set.
+fn open_directory(path: &Path) -> fs::File {
+    #[cfg(windows)]
+    {
+        use std::os::windows::fs::OpenOptionsExt as _;
+        // FILE_FLAG_BACKUP_SEMANTICS: Windows opens a directory only with it.
+        fs::File::options()
+            .write(true)
+            .custom_flags(0x0200_0000)
+            .open(path)
+            .unwrap()
+    }
+    #[cfg(not(windows))]
+    fs::File::open(path).unwrap()
 }
 
 /// Moves a file's or directory's mtime an hour back.
@@ -103,6 +119,7 @@ fn backdate(file: &fs::File) {
 }
 
 /// Makes a FIFO (named pipe) at `path`; opening it for reading the usual way waits for a writer.
+#[cfg(unix)]
 pub fn make_fifo(path: &Path) {
     let status = std::process::Command::new("mkfifo")
         .arg(path)

@@ -51,16 +51,46 @@ impl Layout {
 }
 
 /// The environment variables layouts and settings read, captured once so that resolution is a
-/// pure function of them (and testable without touching the process environment).
+/// pure function of them (and testable without touching the process environment), with the
+/// platform whose rules apply to them.
 #[derive(Debug, Clone, Default)]
 pub struct Environment {
     vars: BTreeMap<&'static str, OsString>,
+    platform: Platform,
+}
+
+/// Whose rules the agents' layouts follow: where the home is, and how a project's folder is
+/// named. The agents are Node programs, so they take these from Node: on Windows the home is
+/// `%USERPROFILE%` (then `HOME`), and Qwen Code lowercases a project's folder name there, as
+/// Windows paths differ only in case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Platform {
+    /// Linux, macOS and the other Unix systems.
+    Unix,
+    /// Windows.
+    Windows,
+}
+
+impl Platform {
+    /// The platform this binary runs on.
+    pub const CURRENT: Self = if cfg!(windows) {
+        Self::Windows
+    } else {
+        Self::Unix
+    };
+}
+
+impl Default for Platform {
+    fn default() -> Self {
+        Self::CURRENT
+    }
 }
 
 /// Every variable [`Environment`] captures.
-const VARIABLES: [&str; 9] = [
+const VARIABLES: [&str; 10] = [
     "CODEX_HOME",
     "HOME",
+    "USERPROFILE",
     "MEMRECALL_HOME",
     "CLAUDE_CONFIG_DIR",
     "CLAUDE_CODE_PROJECT_DIR_NAME",
@@ -90,7 +120,20 @@ impl Environment {
                 .filter(|(name, _)| VARIABLES.contains(name))
                 .map(|(name, value)| (name, value.into()))
                 .collect(),
+            platform: Platform::CURRENT,
         }
+    }
+
+    /// The same variables under `platform`'s rules.
+    #[cfg(test)]
+    #[must_use]
+    pub fn on(self, platform: Platform) -> Self {
+        Self { platform, ..self }
+    }
+
+    /// The platform whose rules apply.
+    pub fn platform(&self) -> Platform {
+        self.platform
     }
 
     /// An environment holding the captured variables among `pairs`, named at run time (as a
@@ -135,9 +178,12 @@ impl Environment {
         })
     }
 
-    /// The user's home directory (`HOME`).
+    /// The user's home directory: `HOME`; on Windows `USERPROFILE`, else `HOME`.
     pub fn home(&self) -> Option<PathBuf> {
-        self.path("HOME")
+        match self.platform {
+            Platform::Unix => self.path("HOME"),
+            Platform::Windows => self.path("USERPROFILE").or_else(|| self.path("HOME")),
+        }
     }
 
     /// memrecall's home: `$MEMRECALL_HOME`, else `~/.memrecall`.

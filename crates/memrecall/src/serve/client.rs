@@ -8,11 +8,10 @@
 //! when two clients race to start one.
 
 use std::io::BufReader;
-use std::os::unix::net::UnixStream;
-use std::os::unix::process::CommandExt as _;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use super::local::{self, Stream};
 use super::protocol::{self, Request, RequestLine, Response, VERSION, WireError};
 use super::{PrivacyError, ServerPaths, check_private_dir, check_socket, try_lock};
 
@@ -40,6 +39,9 @@ pub struct Budget {
 /// Why no answer came from a server.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
+    /// This platform has no server (the reason).
+    #[error("{0}")]
+    Unavailable(&'static str),
     /// No server is running (and none was to be started).
     #[error("no server is running")]
     NotRunning,
@@ -103,7 +105,10 @@ fn connect(
     paths: &ServerPaths,
     autostart: Autostart,
     connect_by: Instant,
-) -> Result<UnixStream, ClientError> {
+) -> Result<Stream, ClientError> {
+    if let Some(why) = local::UNAVAILABLE {
+        return Err(ClientError::Unavailable(why));
+    }
     if let Some(stream) = try_connect(paths)? {
         return Ok(stream);
     }
@@ -123,11 +128,11 @@ fn connect(
 }
 
 /// Connects when a server of this user listens; `None` when none does.
-fn try_connect(paths: &ServerPaths) -> Result<Option<UnixStream>, ClientError> {
+fn try_connect(paths: &ServerPaths) -> Result<Option<Stream>, ClientError> {
     if !check_private_dir(&paths.dir)? || !check_socket(&paths.socket)? {
         return Ok(None);
     }
-    match UnixStream::connect(&paths.socket) {
+    match local::connect(&paths.socket) {
         Ok(stream) => Ok(Some(stream)),
         Err(e)
             if matches!(
@@ -160,11 +165,8 @@ fn start(paths: &ServerPaths) -> Result<(), ClientError> {
         .map_err(ClientError::Start)?;
     let err = log.try_clone().map_err(ClientError::Start)?;
     let exe = std::env::current_exe().map_err(ClientError::Start)?;
-    // Its own process group: the agent's signals to the hook's group do not reach it. The
-    // child is not waited for; it outlives this process and is adopted by init.
-    Command::new(exe)
-        .arg("serve")
-        .process_group(0)
+    // The child is not waited for; it outlives this process and is adopted by init.
+    local::detach(Command::new(exe).arg("serve"))
         .stdin(Stdio::null())
         .stdout(log)
         .stderr(err)
@@ -173,7 +175,7 @@ fn start(paths: &ServerPaths) -> Result<(), ClientError> {
     Ok(())
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt as _;
@@ -245,5 +247,28 @@ mod tests {
         };
         let error = exchange(&paths, Request::Status, Autostart::No, budget).unwrap_err();
         assert!(matches!(error, ClientError::Timeout), "{error}");
+    }
+}
+
+#[cfg(all(test, not(unix)))]
+mod tests_without_a_server {
+    use super::*;
+
+    #[test]
+    fn without_a_server_on_this_platform_a_client_says_why_and_starts_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = ServerPaths {
+            dir: dir.path().join("run"),
+            socket: dir.path().join("run/serve.sock"),
+            lock: dir.path().join("run/serve.lock"),
+            log: dir.path().join("serve.log"),
+        };
+        let budget = Budget {
+            connect_by: Instant::now(),
+            answer_within: Duration::ZERO,
+        };
+        let error = exchange(&paths, Request::Status, Autostart::Yes, budget).unwrap_err();
+        assert!(matches!(error, ClientError::Unavailable(_)), "{error}");
+        assert!(!paths.log.exists(), "a server was started");
     }
 }

@@ -12,12 +12,16 @@
 
 pub mod client;
 pub mod frame;
+mod local;
 pub mod protocol;
 pub mod server;
 
+#[cfg(unix)]
+pub use local::current_uid;
+pub use local::{UNAVAILABLE, check_private_dir, check_socket};
+
 use std::fs::File;
-use std::os::unix::fs::{FileTypeExt as _, MetadataExt as _};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::agent::Environment;
 
@@ -94,87 +98,21 @@ pub enum PrivacyError {
     },
 }
 
-/// This process's real user id.
-pub fn current_uid() -> u32 {
-    rustix::process::getuid().as_raw()
-}
-
-/// Checks that `path`, when it exists, is a directory of this user that no one else may open;
-/// `false` when it does not exist.
-pub fn check_private_dir(path: &Path) -> Result<bool, PrivacyError> {
-    let Some(meta) = metadata(path)? else {
-        return Ok(false);
-    };
-    if !meta.file_type().is_dir() {
-        return Err(PrivacyError::WrongType {
-            path: path.to_path_buf(),
-            expected: "directory",
-        });
-    }
-    check_owner(path, &meta)?;
-    let mode = meta.mode() & 0o777;
-    if mode & 0o077 != 0 {
-        return Err(PrivacyError::OpenToOthers {
-            path: path.to_path_buf(),
-            mode,
-        });
-    }
-    Ok(true)
-}
-
-/// Checks that `path`, when it exists, is a socket of this user; `false` when it does not exist.
-pub fn check_socket(path: &Path) -> Result<bool, PrivacyError> {
-    let Some(meta) = metadata(path)? else {
-        return Ok(false);
-    };
-    if !meta.file_type().is_socket() {
-        return Err(PrivacyError::WrongType {
-            path: path.to_path_buf(),
-            expected: "socket",
-        });
-    }
-    check_owner(path, &meta)?;
-    Ok(true)
-}
-
-fn metadata(path: &Path) -> Result<Option<std::fs::Metadata>, PrivacyError> {
-    match std::fs::symlink_metadata(path) {
-        Ok(meta) => Ok(Some(meta)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(PrivacyError::Io {
-            path: path.to_path_buf(),
-            source,
-        }),
-    }
-}
-
-fn check_owner(path: &Path, meta: &std::fs::Metadata) -> Result<(), PrivacyError> {
-    let uid = current_uid();
-    if meta.uid() == uid {
-        Ok(())
-    } else {
-        Err(PrivacyError::ForeignOwner {
-            path: path.to_path_buf(),
-            owner: meta.uid(),
-            uid,
-        })
-    }
-}
-
 /// Tries to take the exclusive lock on `file` without waiting: `Ok(false)` when another process
 /// holds it.
 pub fn try_lock(file: &File) -> std::io::Result<bool> {
-    match rustix::fs::flock(file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+    match file.try_lock() {
         Ok(()) => Ok(true),
-        Err(rustix::io::Errno::WOULDBLOCK) => Ok(false),
-        Err(errno) => Err(errno.into()),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(false),
+        Err(std::fs::TryLockError::Error(e)) => Err(e),
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use super::*;
-    use std::os::unix::fs::PermissionsExt as _;
 
     #[test]
     fn the_run_directory_is_under_xdg_runtime_dir_when_set() {
@@ -190,43 +128,6 @@ mod tests {
         let paths = ServerPaths::from_env(&env).unwrap();
         assert_eq!(paths.dir, Path::new("/m/run"));
         assert_eq!(paths.lock, Path::new("/m/run/serve.lock"));
-    }
-
-    #[test]
-    fn a_run_directory_others_may_open_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-        let error = check_private_dir(dir.path()).unwrap_err();
-        assert!(
-            matches!(error, PrivacyError::OpenToOthers { mode: 0o755, .. }),
-            "{error}"
-        );
-    }
-
-    #[test]
-    fn a_private_run_directory_is_accepted_and_a_missing_one_reported() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
-        assert!(check_private_dir(dir.path()).unwrap());
-        assert!(!check_private_dir(&dir.path().join("missing")).unwrap());
-    }
-
-    #[test]
-    fn a_regular_file_in_place_of_the_socket_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("serve.sock");
-        std::fs::write(&path, "").unwrap();
-        let error = check_socket(&path).unwrap_err();
-        assert!(
-            matches!(
-                error,
-                PrivacyError::WrongType {
-                    expected: "socket",
-                    ..
-                }
-            ),
-            "{error}"
-        );
     }
 
     #[test]

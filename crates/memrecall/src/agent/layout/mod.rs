@@ -235,6 +235,16 @@ pub fn js_sanitise(path: &str) -> String {
     out
 }
 
+/// Qwen Code's folder name for a project directory: sanitised as Claude Code's, and lowercased
+/// on Windows.
+fn qwen_project_name(dir: &Path, platform: super::Platform) -> String {
+    let name = js_sanitise(&dir.to_string_lossy());
+    match platform {
+        super::Platform::Unix => name,
+        super::Platform::Windows => name.to_lowercase(),
+    }
+}
+
 fn claude_code(
     cwd: &Path,
     repository: Option<&git::GitRoot>,
@@ -405,9 +415,7 @@ fn qwen_code(
             format!("inside {source}: QWEN_CODE_MEMORY_LOCAL is set"),
         )
     } else {
-        let name = js_sanitise(&dir.to_string_lossy());
-        #[cfg(windows)]
-        let name = name.to_lowercase();
+        let name = qwen_project_name(&dir, env.platform());
         RootChoice::at(
             home.0.join("projects").join(name).join("memory"),
             format!("in {}, named after {source}", home.1),

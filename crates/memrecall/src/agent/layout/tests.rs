@@ -149,3 +149,38 @@ fn no_home_is_a_clear_error() {
         "cannot find the Qwen Code home: set QWEN_HOME or HOME"
     );
 }
+
+#[test]
+fn a_windows_project_folder_name_turns_the_drive_colon_and_backslashes_into_dashes() {
+    assert_eq!(js_sanitise(r"C:\Users\Ana\shop"), "C--Users-Ana-shop");
+    assert_eq!(
+        recall_facade::sanitise_project_path(Path::new(r"C:\Users\Ana\shop")),
+        "C--Users-Ana-shop"
+    );
+}
+
+#[test]
+fn qwen_code_lowercases_a_project_folder_name_on_windows_only() {
+    let dir = Path::new(r"C:\Users\Ana\Shop");
+    assert_eq!(
+        qwen_project_name(dir, crate::agent::Platform::Windows),
+        "c--users-ana-shop"
+    );
+    assert_eq!(
+        qwen_project_name(Path::new("/home/Ana/Shop"), crate::agent::Platform::Unix),
+        "-home-Ana-Shop"
+    );
+}
+
+#[test]
+fn on_windows_the_home_is_userprofile_and_home_only_without_it() {
+    use crate::agent::Platform;
+    let both = Environment::from_pairs([("USERPROFILE", r"C:\Users\ana"), ("HOME", "/h")]);
+    assert_eq!(
+        both.clone().on(Platform::Windows).home(),
+        Some(PathBuf::from(r"C:\Users\ana"))
+    );
+    assert_eq!(both.on(Platform::Unix).home(), Some(PathBuf::from("/h")));
+    let home_only = Environment::from_pairs([("HOME", "/h")]).on(Platform::Windows);
+    assert_eq!(home_only.home(), Some(PathBuf::from("/h")));
+}

@@ -101,13 +101,12 @@ fn link_target(path: &Path) -> std::io::Result<PathBuf> {
     )))
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use crate::agent::Agent;
     use crate::agent::settings::Document;
 
-    #[cfg(unix)]
     #[test]
     fn writing_a_symlinked_settings_file_replaces_its_target_and_keeps_the_link() {
         let dir = tempfile::tempdir().unwrap();
@@ -147,7 +146,6 @@ mod tests {
         assert_eq!(leftovers.len(), 1, "{leftovers:?}");
     }
 
-    #[cfg(unix)]
     #[test]
     fn a_settings_file_that_is_a_fifo_is_refused_without_blocking() {
         let dir = tempfile::tempdir().unwrap();

@@ -13,6 +13,7 @@
 //! caches, `status` reports. The log (`serve.log`) is kept under the hook log's bound, with one
 //! older copy (`serve.log.1`).
 
+#[cfg(unix)]
 mod connection;
 mod limits;
 mod problems;
@@ -32,7 +33,6 @@ use recall_facade::{
     DeliveryDesign, DeliveryRule, Phase, TelemetryEvent, TelemetrySink, TracingSink,
 };
 use selector::Selector;
-use tokio::net::UnixListener;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
@@ -40,7 +40,9 @@ use self::limits::{Burst, Limits};
 pub use self::limits::{MAX_CONNECTIONS, REQUEST_DEADLINE};
 pub(crate) use self::problems::{selector_failure, unset_key_note};
 use self::sessions::{RootsKey, Sessions, Slot};
-use super::{PrivacyError, ServerPaths, check_private_dir, try_lock};
+use super::PrivacyError;
+#[cfg(unix)]
+use super::{ServerPaths, check_private_dir, try_lock};
 use crate::agent::Environment;
 use crate::config::{Config, IdleExit};
 
@@ -64,6 +66,9 @@ pub enum ServeError {
     /// The run directory is not safe to use.
     #[error(transparent)]
     Privacy(#[from] PrivacyError),
+    /// This platform has no server (the reason).
+    #[error("{0}")]
+    Unavailable(&'static str),
     /// Another server holds the lock.
     #[error("a server is already running for this user")]
     AlreadyRunning,
@@ -99,6 +104,18 @@ pub struct ServeOptions {
 
 /// Runs the server until it is idle for its idle time or asked to stop.
 pub fn run(options: ServeOptions, env: &Environment) -> Result<(), ServeError> {
+    match super::UNAVAILABLE {
+        Some(why) => Err(ServeError::Unavailable(why)),
+        #[cfg(unix)]
+        None => serve(options, env),
+        #[cfg(not(unix))]
+        None => unreachable!("a platform without a server says why"),
+    }
+}
+
+/// Serves on the user's socket.
+#[cfg(unix)]
+fn serve(options: ServeOptions, env: &Environment) -> Result<(), ServeError> {
     let paths = ServerPaths::from_env(env).ok_or(ServeError::NoRunDirectory)?;
     let _ = LOG.set(Mutex::new(crate::hook::Log::new(paths.log.clone())));
     if !check_private_dir(&paths.dir)? {
@@ -153,10 +170,11 @@ pub fn run(options: ServeOptions, env: &Environment) -> Result<(), ServeError> {
     served
 }
 
-fn bind(socket: &Path) -> Result<UnixListener, ServeError> {
+#[cfg(unix)]
+fn bind(socket: &Path) -> Result<tokio::net::UnixListener, ServeError> {
     use std::os::unix::fs::PermissionsExt as _;
-    let listener =
-        UnixListener::bind(socket).map_err(ServeError::io("cannot listen on", socket))?;
+    let listener = tokio::net::UnixListener::bind(socket)
+        .map_err(ServeError::io("cannot listen on", socket))?;
     std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o600))
         .map_err(ServeError::io("cannot restrict", socket))?;
     Ok(listener)

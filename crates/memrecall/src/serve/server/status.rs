@@ -82,11 +82,24 @@ impl Server {
     }
 }
 
-/// Resident and peak resident memory in KiB, from `/proc/self/status` (Linux).
+/// Resident and peak resident memory in KiB: from `/proc/self/status` on Linux; elsewhere (macOS)
+/// the resident size from `ps(1)`, the peak unknown.
 pub(super) fn memory() -> (Option<u64>, Option<u64>) {
-    let Ok(status) = std::fs::read_to_string("/proc/self/status") else {
-        return (None, None);
-    };
+    if let Ok(status) = std::fs::read_to_string("/proc/self/status") {
+        return from_proc_status(&status);
+    }
+    let resident = std::process::Command::new("ps")
+        .args(["-o", "rss=", "-p", &std::process::id().to_string()])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()
+        .filter(|output| output.status.success())
+        .and_then(|output| rss_from_ps(&String::from_utf8_lossy(&output.stdout)));
+    (resident, None)
+}
+
+/// `VmRSS` and `VmHWM` of a `/proc/<pid>/status` text, in KiB.
+pub(super) fn from_proc_status(status: &str) -> (Option<u64>, Option<u64>) {
     let field = |name: &str| {
         status
             .lines()
@@ -94,4 +107,9 @@ pub(super) fn memory() -> (Option<u64>, Option<u64>) {
             .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
     };
     (field("VmRSS:"), field("VmHWM:"))
+}
+
+/// The resident size `ps -o rss= -p PID` printed, in KiB (its unit on macOS and Linux).
+pub(super) fn rss_from_ps(output: &str) -> Option<u64> {
+    output.trim().parse().ok()
 }

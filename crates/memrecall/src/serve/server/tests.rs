@@ -11,7 +11,7 @@ use recall_facade::TelemetrySink;
 use recall_lifecycle::{RecallSession, SessionConfig};
 
 use super::sessions::{Entry, end_turn};
-use super::status::memory;
+use super::status::{from_proc_status, rss_from_ps};
 use super::{CountingSink, MAX_SESSIONS, ServeOptions, Server, lock};
 use crate::agent::{Agent, Environment, Layout, layout};
 use crate::serve::protocol::{EventRequest, Point, PromptEvent};
@@ -170,16 +170,25 @@ fn a_changed_config_file_is_reloaded() {
     assert_eq!(server.idle_exit(), Duration::from_hours(1));
 }
 
+#[cfg(target_os = "linux")]
 #[test]
 fn memory_figures_are_read_from_proc_on_linux() {
-    let (rss, peak) = memory();
-    if !Path::new("/proc/self/status").exists() {
-        println!("no /proc here: memory figures are not reported");
-        assert_eq!((rss, peak), (None, None));
-        return;
-    }
+    let (rss, peak) = super::status::memory();
     assert!(
         rss.is_some_and(|r| r > 0) && peak >= rss,
         "{rss:?} {peak:?}"
     );
+}
+
+#[test]
+fn resident_and_peak_memory_are_the_vmrss_and_vmhwm_lines_of_proc_status() {
+    let status = "Name:\tmemrecall\nVmHWM:\t   61440 kB\nVmRSS:\t   51200 kB\nThreads:\t3\n";
+    assert_eq!(from_proc_status(status), (Some(51_200), Some(61_440)));
+}
+
+#[test]
+fn without_proc_the_resident_size_is_what_ps_prints_in_kib() {
+    // `ps -o rss= -p PID` on macOS: the size right-aligned, no header.
+    assert_eq!(rss_from_ps("  48732\n"), Some(48_732));
+    assert_eq!(rss_from_ps(""), None);
 }
