@@ -14,6 +14,7 @@ use crate::support::binary;
 mod doctor;
 mod in_process;
 mod install;
+mod packages;
 mod user_root;
 
 /// The binary `install` names in a hook entry: the one under test, by its canonical path.
