@@ -27,8 +27,9 @@ const USAGE: &str = "usage: cargo xtask <command> [options]
 commands:
   agents [--agents claude-code,qwen-code,gemini-cli,codex] [--timeout SECONDS] [--model-latency MS]
                   installs the four agents from npm (pinned, cached in target/agents/), runs
-                  each headless against a loopback model with memrecall installed and checks
-                  what reached the model; prints that it was not run without npm
+                  each headless against a loopback model with memrecall installed (hook install,
+                  then its plugin or extension through the agent's own command) and checks what
+                  reached the model; prints that it was not run without npm
   class-table     rewrites lexical-score's character class table from the Unicode tables
                   (after a Unicode update; a unit test checks it is fresh)
   ci              run the same checks as .ci/run (fmt, clippy, tests, eval, cargo-deny)

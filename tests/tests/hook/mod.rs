@@ -15,6 +15,7 @@ mod doctor;
 #[cfg(unix)]
 mod in_process;
 mod install;
+mod packages;
 mod user_root;
 
 /// The binary `install` names in a hook entry: the one under test, by its canonical path.

@@ -33,13 +33,35 @@ impl Markers {
     }
 }
 
+/// One `memrecall hook` process the agent ran.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hook {
+    /// When it started, in milliseconds from the agent's start.
+    pub at_ms: u64,
+    /// Its wall time in milliseconds.
+    pub wall_ms: f64,
+    /// The event the agent named in its input (`hook_event_name`).
+    pub event: String,
+    /// What it printed.
+    pub out: String,
+}
+
+impl Hook {
+    /// Whether the event ends a turn or a session (nothing it prints reaches the model).
+    fn is_end(&self) -> bool {
+        matches!(self.event.as_str(), "Stop" | "AfterAgent" | "SessionEnd")
+    }
+}
+
 /// What one headless run left behind.
 pub struct Outcome {
     api: Api,
     /// The model requests, in order.
     bodies: Vec<Value>,
-    /// Each `memrecall hook` process: wall time in milliseconds and standard output.
-    hooks: Vec<(f64, String)>,
+    /// Each `memrecall hook` process, in the order they started.
+    hooks: Vec<Hook>,
+    /// When the agent started, in nanoseconds since the Unix epoch.
+    started_ns: u128,
     elapsed: Duration,
     exit: String,
 }
@@ -48,17 +70,23 @@ impl Outcome {
     pub fn new(
         api: Api,
         bodies: Vec<Value>,
-        hooks: Vec<(f64, String)>,
-        elapsed: Duration,
+        hooks: Vec<Hook>,
+        (started_ns, elapsed): (u128, Duration),
         exit: String,
     ) -> Self {
         Self {
             api,
             bodies,
             hooks,
+            started_ns,
             elapsed,
             exit,
         }
+    }
+
+    /// `at_ns` (nanoseconds since the Unix epoch) in milliseconds from the agent's start.
+    pub fn ms_from_start(&self, at_ns: u128) -> u64 {
+        u64::try_from(at_ns.saturating_sub(self.started_ns) / 1_000_000).unwrap_or(u64::MAX)
     }
 
     /// The main conversation's requests: those offering the most tools (side requests, such
@@ -76,7 +104,7 @@ impl Outcome {
     fn hooks_delivering(&self, marker: &str) -> usize {
         self.hooks
             .iter()
-            .filter(|(_, out)| out.contains(marker))
+            .filter(|hook| hook.out.contains(marker))
             .count()
     }
 
@@ -84,8 +112,9 @@ impl Outcome {
     pub fn hook_summary(&self) -> String {
         match self.hooks.as_slice() {
             [] => "no hook ran".into(),
-            [(first, _), rest @ ..] => {
-                let max = rest.iter().map(|(ms, _)| *ms).fold(*first, f64::max);
+            [first, rest @ ..] => {
+                let first = first.wall_ms;
+                let max = rest.iter().map(|h| h.wall_ms).fold(first, f64::max);
                 let calls = self.hooks.len();
                 format!("{first:.0} ms first, {max:.0} max, {calls} calls")
             }
@@ -175,24 +204,85 @@ pub fn mcp_call(outcome: &Outcome, marker: &str) -> (Verdict, String) {
     }
 }
 
-/// With a selector answering after the first prompt's budget: the selector was asked, its pick
-/// is not in the first request, reaches the model after the tool call, and no memory is handed
-/// to the agent by more than one hook.
-pub fn refined(outcome: &Outcome, markers: &Markers, asked: usize) -> (Verdict, String) {
+/// With a selector answering after the first prompt's budget, its remaining pick reaches the
+/// model after the first tool call, handed over by a tool-result hook, and no document is
+/// delivered twice: the selector was asked; the pick is not in the first request but is in a
+/// later one; exactly one hook printed the pick, and it was not the prompt's hook; exactly one
+/// hook printed the lexical memory; and neither marker occurs more often in the last request
+/// than where it first arrived (no hook repeated it). `answered_ms` is when the selector first
+/// answered, from the agent's start: the detail says whether the first tool result came after
+/// it, which is what lets the pick land.
+pub fn refined(
+    outcome: &Outcome,
+    markers: &Markers,
+    asked: usize,
+    answered_ms: Option<u64>,
+) -> (Verdict, String) {
     let main = outcome.main_requests();
     let Some((first, later)) = main.split_first() else {
         return outcome.no_main_request();
     };
     let early = mentions(first, &markers.picked);
-    let late = later.iter().any(|body| mentions(body, &markers.picked));
-    let picked_by = outcome.hooks_delivering(&markers.picked);
+    let arrived = later.iter().find(|body| mentions(body, &markers.picked));
+    let last = main.last().copied().unwrap_or(first);
+    let repeated = |marker: &str, at: &Value| occurrences(last, marker) > occurrences(at, marker);
+    let repeats =
+        arrived.is_some_and(|at| repeated(&markers.picked, at)) || repeated(&markers.en, first);
+    let picked_by: Vec<&Hook> = outcome
+        .hooks
+        .iter()
+        .filter(|hook| hook.out.contains(&markers.picked))
+        .collect();
+    let prompt_hook = outcome.hooks.first();
+    let by_tool_result = matches!(picked_by.as_slice(), [hook] if Some(*hook) != prompt_hook);
     let lexical_by = outcome.hooks_delivering(&markers.en);
+    let tool_result = outcome.hooks.iter().skip(1).find(|hook| !hook.is_end());
+    let timing = match (answered_ms, tool_result) {
+        (Some(answered), Some(hook)) => format!(
+            "selector answered at {answered} ms, first tool result hook at {} ms ({} {})",
+            hook.at_ms,
+            hook.event,
+            if hook.at_ms >= answered {
+                "after"
+            } else {
+                "BEFORE: the pick had no later point"
+            }
+        ),
+        (None, _) => "the selector never answered".into(),
+        (_, None) => "no tool-result hook ran".into(),
+    };
+    let event = picked_by.first().map_or("none", |hook| hook.event.as_str());
     let detail = format!(
-        "selector asked {asked}×; pick in 1st request: {early}, in a later one: {late}; \
-         hooks delivering the pick: {picked_by}, the lexical memory: {lexical_by}"
+        "{timing}; selector asked {asked}×; pick in 1st request: {early}, later: {}, \
+         printed by {} hook(s) ({event}); lexical memory printed by {lexical_by}; \
+         repeated in the last request: {repeats}",
+        arrived.is_some(),
+        picked_by.len()
     );
-    let pass = asked > 0 && !early && late && picked_by == 1 && lexical_by == 1;
+    let pass =
+        asked > 0 && !early && arrived.is_some() && by_tool_result && lexical_by == 1 && !repeats;
     (if pass { Verdict::Pass } else { Verdict::Fail }, detail)
+}
+
+/// Installed as the agent's own package (`installed` says how), memrecall reached the model:
+/// the marker in the first request from a hook, and the MCP tools offered.
+pub fn package(outcome: &Outcome, marker: &str, installed: &str) -> (Verdict, String) {
+    let (prompt, prompt_detail) = first_prompt(outcome, marker);
+    let (listed, listed_detail) = mcp_listed(outcome);
+    let verdict = if prompt == Verdict::Pass && listed == Verdict::Pass {
+        Verdict::Pass
+    } else {
+        Verdict::Fail
+    };
+    let prompt_detail = if prompt == Verdict::Pass {
+        "first prompt delivered".to_owned()
+    } else {
+        prompt_detail
+    };
+    (
+        verdict,
+        format!("{installed}; {prompt_detail}; MCP: {listed_detail}"),
+    )
 }
 
 /// The settings file after `uninstall` is the file before `install`, byte for byte (absent if it
@@ -268,12 +358,23 @@ mod tests {
     }
 
     fn outcome(bodies: Vec<Value>, hooks: &[&str]) -> Outcome {
-        let hooks = hooks.iter().map(|out| (10.0, (*out).to_owned())).collect();
+        let events = ["UserPromptSubmit", "PostToolUse", "Stop"];
+        let hooks = hooks
+            .iter()
+            .zip(events.iter().cycle())
+            .zip(0..)
+            .map(|((out, event), i)| Hook {
+                at_ms: 400 * i,
+                wall_ms: 10.0,
+                event: (*event).to_owned(),
+                out: (*out).to_owned(),
+            })
+            .collect();
         Outcome::new(
             Api::Anthropic,
             bodies,
             hooks,
-            Duration::ZERO,
+            (0, Duration::ZERO),
             "exit 0".into(),
         )
     }
@@ -298,14 +399,49 @@ mod tests {
             vec![request("EN-1"), request("EN-1 PICK-1")],
             &["EN-1", "PICK-1", ""],
         );
-        assert_eq!(refined(&good, &m, 1).0, Verdict::Pass);
+        assert_eq!(refined(&good, &m, 1, Some(300)).0, Verdict::Pass);
         let repeated = outcome(
             vec![request("EN-1"), request("EN-1 PICK-1")],
             &["EN-1", "EN-1 PICK-1"],
         );
-        assert_eq!(refined(&repeated, &m, 1).0, Verdict::Fail);
+        assert_eq!(refined(&repeated, &m, 1, Some(300)).0, Verdict::Fail);
         let never = outcome(vec![request("EN-1"), request("EN-1")], &["EN-1", ""]);
-        assert_eq!(refined(&never, &m, 1).0, Verdict::Fail);
+        assert_eq!(refined(&never, &m, 1, Some(300)).0, Verdict::Fail);
+    }
+
+    #[test]
+    fn a_pick_the_prompt_hook_printed_is_not_a_refined_remainder() {
+        let run = outcome(
+            vec![request("EN-1"), request("EN-1 PICK-1")],
+            &["EN-1 PICK-1", ""],
+        );
+        assert_eq!(refined(&run, &markers(), 1, Some(300)).0, Verdict::Fail);
+    }
+
+    #[test]
+    fn a_memory_occurring_more_often_in_the_last_request_is_a_repeat() {
+        let run = outcome(
+            vec![
+                request("EN-1"),
+                request("EN-1 PICK-1"),
+                request("EN-1 PICK-1 PICK-1"),
+            ],
+            &["EN-1", "PICK-1", ""],
+        );
+        let (verdict, detail) = refined(&run, &markers(), 1, Some(300));
+        assert_eq!(verdict, Verdict::Fail);
+        assert!(
+            detail.contains("repeated in the last request: true"),
+            "{detail}"
+        );
+    }
+
+    #[test]
+    fn the_detail_says_when_the_tool_result_came_before_the_selector_answered() {
+        let run = outcome(vec![request("EN-1"), request("EN-1")], &["EN-1", "", ""]);
+        let (verdict, detail) = refined(&run, &markers(), 1, Some(900));
+        assert_eq!(verdict, Verdict::Fail);
+        assert!(detail.contains("at 400 ms (PostToolUse BEFORE"), "{detail}");
     }
 
     #[test]

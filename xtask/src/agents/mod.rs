@@ -6,14 +6,19 @@
 //! where its layout keeps project memory, the hook from `memrecall hook install --write` and the
 //! MCP server registered as the README shows. The checks: the marker reaches the model with the
 //! first prompt (English, Chinese); memrecall's MCP tools are offered and a scripted
-//! `recall_memories` call returns the memory; with a selector answering after 300 ms, its extra
-//! pick arrives after the tool call once and the lexical pick is not repeated; `hook uninstall`
-//! leaves the settings file as it was before `install`. Requests and agent output are kept in
-//! `target/agents/logs/`.
+//! `recall_memories` call returns the memory; with a selector answering after 300 ms, its
+//! remaining pick arrives after the tool call, from the tool-result hook, once, and no delivered
+//! document is repeated; `hook uninstall` leaves the settings file as it was before `install`;
+//! and, in a second sandbox, memrecall installed only as the agent's own plugin or extension
+//! (`plugins/`, through the agent's own install command, offline) reaches the model with the
+//! first prompt and offers its MCP tools. Hooks run through a timing script (`install
+//! --command`, and `memrecall` on the sandbox's `PATH`), which gives their wall time. Requests,
+//! hook inputs and outputs, and agent output are kept in `target/agents/logs/`.
 
 mod checks;
 mod model;
 mod npm;
+mod package;
 mod requests;
 mod run;
 mod setup;
@@ -55,16 +60,19 @@ pub enum Check {
     Refined,
     /// `hook uninstall` restores the settings file's bytes.
     Uninstall,
+    /// Installed only as the agent's own plugin or extension, memrecall reaches the model.
+    Package,
 }
 
 impl Check {
-    const ALL: [Self; 6] = [
+    const ALL: [Self; 7] = [
         Self::FirstPromptEn,
         Self::FirstPromptZh,
         Self::McpListed,
         Self::McpCall,
         Self::Refined,
         Self::Uninstall,
+        Self::Package,
     ];
 
     fn label(self) -> &'static str {
@@ -75,6 +83,7 @@ impl Check {
             Self::McpCall => "MCP recall_memories call",
             Self::Refined => "selector pick after a tool",
             Self::Uninstall => "uninstall byte-identical",
+            Self::Package => "plugin/extension install",
         }
     }
 }

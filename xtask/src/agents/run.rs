@@ -5,14 +5,15 @@ use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, ensure};
 use serde_json::{Value, json};
 use tokio::runtime::Runtime;
 use wiremock::matchers::any;
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
-use super::checks::{self, Markers, Outcome};
+use super::checks::{self, Hook, Markers, Outcome};
 use super::model::{LIST_TOOL, RECALL_TOOL, Script};
+use super::package;
 use super::requests::parse_bodies;
 use super::setup::{Agent, Sandbox, configure, headless};
 use super::{Check, Options, Row, Verdict};
@@ -36,7 +37,7 @@ pub fn check_agent(
     let memory = sandbox.project_memory(agent);
     write_memories(&memory, &markers)?;
     let server = runtime.block_on(MockServer::start());
-    configure(&sandbox, agent, agent_bin, &server.uri())?;
+    configure(&sandbox, agent, agent_bin, &server.uri(), true)?;
     let settings = sandbox.hook_settings(agent);
     let snapshot = |stage: &str| {
         let bytes = std::fs::read(&settings).ok();
@@ -48,8 +49,20 @@ pub fn check_agent(
         .map(|()| bytes)
     };
     let before = snapshot("before")?;
-    sandbox.memrecall(&["hook", "install", "--agent", agent.name, "--write"])?;
+    // The entry names the timing script, so that each hook's wall time is measured; without
+    // `--command` it would name the built binary itself.
+    let wrapper = sandbox.bin.join("memrecall");
+    let wrapper = wrapper.to_string_lossy();
+    let install = ["hook", "install", "--agent", agent.name, "--write"];
+    sandbox.memrecall(&[&install[..], &["--command", &wrapper]].concat())?;
     let installed = snapshot("installed")?;
+    ensure!(
+        installed
+            .as_deref()
+            .is_some_and(|bytes| String::from_utf8_lossy(bytes).contains(wrapper.as_ref())),
+        "hook install did not name {wrapper} in {}",
+        settings.display()
+    );
 
     let mut rows = Vec::new();
     let mut row = |check: Check, (verdict, detail), hook: &str| {
@@ -115,7 +128,40 @@ pub fn check_agent(
         (verdict, detail)
     };
     row(Check::Uninstall, verdict, "");
+
+    let (verdict, hook) = package_run(&context, binary)?;
+    row(Check::Package, verdict, &hook);
     Ok(rows)
+}
+
+/// A fresh sandbox with memrecall installed only as the agent's own package, through the
+/// agent's own command (no `hook install`, no MCP registration of ours), the timing script in
+/// front of the built binary on `PATH` as `memrecall`, and the English prompt: the verdict and
+/// the hooks' wall times.
+fn package_run(context: &RunContext<'_>, binary: &Path) -> Result<((Verdict, String), String)> {
+    let agent = context.agent;
+    let sandbox = Sandbox::new(binary)?;
+    let markers = Markers::new();
+    write_memories(&sandbox.project_memory(agent), &markers)?;
+    configure(
+        &sandbox,
+        agent,
+        context.agent_bin,
+        &context.server.uri(),
+        false,
+    )?;
+    let installed = match package::install(&sandbox, agent, context.agent_bin)? {
+        package::Installed::Done(how) => how,
+        package::Installed::NoPackage(why) => return Ok(((Verdict::NotRun, why), String::new())),
+        package::Installed::Failed(why) => return Ok(((Verdict::Fail, why), String::new())),
+    };
+    let context = RunContext {
+        sandbox: &sandbox,
+        ..*context
+    };
+    let run = context.run(None, Duration::ZERO, PROMPT_EN, "package")?;
+    let hook = run.hook_summary();
+    Ok((checks::package(&run, &markers.en, &installed), hook))
 }
 
 /// Whether a backup beside the settings file still holds the bytes from before `install`.
@@ -159,16 +205,25 @@ fn keep_telemetry(dir: &Path, to: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Answers every selection request after 300 ms with the same picks.
+/// How long the selector takes to answer.
+const SELECTOR_DELAY: Duration = Duration::from_millis(300);
+
+/// Answers every selection request after [`SELECTOR_DELAY`] with the same picks, noting when
+/// each answer went out (nanoseconds since the Unix epoch).
 struct Selector {
     picks: Vec<String>,
+    answered: std::sync::Arc<std::sync::Mutex<Vec<u128>>>,
 }
 
 impl Respond for Selector {
     fn respond(&self, _request: &Request) -> ResponseTemplate {
+        let at = unix_ns() + SELECTOR_DELAY.as_nanos();
+        if let Ok(mut answered) = self.answered.lock() {
+            answered.push(at);
+        }
         let content = json!({ "selected_memories": self.picks }).to_string();
         ResponseTemplate::new(200)
-            .set_delay(Duration::from_millis(300))
+            .set_delay(SELECTOR_DELAY)
             .set_body_json(json!({
                 "id": "chatcmpl-selector", "object": "chat.completion",
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
@@ -226,6 +281,7 @@ fn write_memories(dir: &Path, markers: &Markers) -> Result<()> {
 }
 
 /// What a headless run needs besides its script and prompt.
+#[derive(Clone, Copy)]
 struct RunContext<'a> {
     runtime: &'a Runtime,
     server: &'a MockServer,
@@ -248,11 +304,13 @@ impl RunContext<'_> {
         let picks = ["migrations.md", "release-freeze.md"]
             .map(|name| memory.join(name).display().to_string())
             .to_vec();
-        self.runtime.block_on(
-            Mock::given(any())
-                .respond_with(Selector { picks })
-                .mount(&selector),
-        );
+        let answered = std::sync::Arc::default();
+        let responder = Selector {
+            picks,
+            answered: std::sync::Arc::clone(&answered),
+        };
+        self.runtime
+            .block_on(Mock::given(any()).respond_with(responder).mount(&selector));
         let memrecall_home = self.sandbox.home.join(".memrecall");
         std::fs::create_dir_all(&memrecall_home)?;
         let config = memrecall_home.join("config.toml");
@@ -267,8 +325,13 @@ impl RunContext<'_> {
             .runtime
             .block_on(selector.received_requests())
             .map_or(0, |requests| requests.len());
+        let answered_ms = answered
+            .lock()
+            .ok()
+            .and_then(|a| a.first().copied())
+            .map(|at| refined.ms_from_start(at));
         Ok((
-            checks::refined(&refined, markers, asked),
+            checks::refined(&refined, markers, asked, answered_ms),
             refined.hook_summary(),
         ))
     }
@@ -305,9 +368,7 @@ impl RunContext<'_> {
             .stderr(out);
         std::os::unix::process::CommandExt::process_group(&mut command, 0);
         let started = Instant::now();
-        let started_ns = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
+        let started_ns = unix_ns();
         let child = command
             .spawn()
             .with_context(|| format!("could not start {}", self.agent_bin.display()))?;
@@ -332,23 +393,47 @@ impl RunContext<'_> {
             .unwrap_or_default()
             .lines()
         {
-            if let Some((start, ms)) = checks::hook_line(line) {
-                let output = sandbox.hook_outputs.join(format!("hook-{start}.out"));
+            if let Some((start, wall_ms)) = checks::hook_line(line) {
+                let kept = sandbox.hook_outputs.join(format!("hook-{start}"));
+                let input = std::fs::read(kept.with_extension("in")).unwrap_or_default();
+                let event = serde_json::from_slice::<Value>(&input)
+                    .ok()
+                    .and_then(|v| v["hook_event_name"].as_str().map(str::to_owned))
+                    .unwrap_or_default();
                 let at_ns = u128::from(start).saturating_sub(started_ns);
-                let at_ms = u64::try_from(at_ns / 1_000_000).unwrap_or(u64::MAX);
-                let out = std::fs::read_to_string(output).unwrap_or_default();
-                hooks.push((at_ms, ms, out));
+                hooks.push(Hook {
+                    at_ms: u64::try_from(at_ns / 1_000_000).unwrap_or(u64::MAX),
+                    wall_ms,
+                    event,
+                    out: std::fs::read_to_string(kept.with_extension("out")).unwrap_or_default(),
+                });
             }
         }
+        hooks.sort_by_key(|hook| hook.at_ms);
         let kept: Vec<Value> = hooks
             .iter()
-            .map(|(at, ms, out)| json!({"started_ms": at, "wall_ms": ms, "stdout": out}))
+            .map(|h| {
+                json!({"started_ms": h.at_ms, "wall_ms": h.wall_ms, "event": h.event,
+                       "stdout": h.out})
+            })
             .collect();
-        let hooks = hooks.into_iter().map(|(_, ms, out)| (ms, out)).collect();
         let dump = self.logs.join(format!("{}-{label}.hooks.json", agent.name));
         std::fs::write(&dump, serde_json::to_vec_pretty(&kept)?)?;
-        Ok(Outcome::new(agent.api, bodies, hooks, elapsed, exit))
+        Ok(Outcome::new(
+            agent.api,
+            bodies,
+            hooks,
+            (started_ns, elapsed),
+            exit,
+        ))
     }
+}
+
+/// Now, in nanoseconds since the Unix epoch.
+fn unix_ns() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos())
 }
 
 /// Waits for the agent, killing its process group at the deadline.

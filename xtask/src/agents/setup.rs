@@ -65,13 +65,14 @@ pub struct Sandbox {
     pub home: PathBuf,
     /// The git repository the agent runs in.
     pub repo: PathBuf,
-    /// Where the `memrecall` the agent finds on `PATH` lives.
+    /// Where the `memrecall` the agent finds on `PATH` lives: the timing script in front of the
+    /// built binary.
     pub bin: PathBuf,
     /// `XDG_RUNTIME_DIR`, so the per-user server is this sandbox's own.
     pub runtime: PathBuf,
     /// One line per hook process: its start and end in nanoseconds, then its arguments.
     pub hook_times: PathBuf,
-    /// Each hook process's standard output, as `hook-<start>.out`.
+    /// Each hook process's standard input and output, as `hook-<start>.in` and `.out`.
     pub hook_outputs: PathBuf,
 }
 
@@ -102,13 +103,15 @@ impl Sandbox {
             std::fs::create_dir_all(repo.join(".git"))?;
         }
         let hook_times = base.join("hook-times.log");
-        // A shell in front of the binary times each hook process and keeps what it printed;
-        // anything else runs the binary in the shell's place.
+        // A shell in front of the binary times each hook process and keeps its input and what
+        // it printed; anything else runs the binary in the shell's place. `install` is given
+        // this script with `--command`, and the packages find it on `PATH`, so the time measured
+        // is the time the agent waits for the hook, this shell's few milliseconds included.
         let wrapper = format!(
             "#!/bin/sh\ncase \"$1\" in hook) ;; *) exec '{bin}' \"$@\" ;; esac\n\
-             start=$(date +%s%N)\nout='{outputs}'/hook-$start.out\n\
-             '{bin}' \"$@\" > \"$out\"\nstatus=$?\nend=$(date +%s%N)\ncat \"$out\"\n\
-             echo \"$start $end $*\" >> '{log}'\nexit $status\n",
+             start=$(date +%s%N)\nkept='{outputs}'/hook-$start\ncat > \"$kept.in\"\n\
+             '{bin}' \"$@\" < \"$kept.in\" > \"$kept.out\"\nstatus=$?\nend=$(date +%s%N)\n\
+             cat \"$kept.out\"\necho \"$start $end $*\" >> '{log}'\nexit $status\n",
             bin = binary.display(),
             outputs = hook_outputs.display(),
             log = hook_times.display(),
@@ -209,11 +212,25 @@ impl Drop for Sandbox {
     }
 }
 
-/// Writes the agent's own settings it needs to run headless against `base_url`, and registers
-/// memrecall's MCP server the way the README says. `agent_bin` is the installed agent command.
-pub fn configure(sandbox: &Sandbox, agent: &Agent, agent_bin: &Path, base_url: &str) -> Result<()> {
-    let mcp = |name: &str| json!({"memrecall": {"command": "memrecall", "args": ["mcp", "--agent", name]}});
+/// Writes the agent's own settings it needs to run headless against `base_url`, and, when
+/// `register_mcp`, registers memrecall's MCP server the way the README says. `agent_bin` is the
+/// installed agent command.
+pub fn configure(
+    sandbox: &Sandbox,
+    agent: &Agent,
+    agent_bin: &Path,
+    base_url: &str,
+    register_mcp: bool,
+) -> Result<()> {
+    let mcp = |name: &str| {
+        if register_mcp {
+            json!({"memrecall": {"command": "memrecall", "args": ["mcp", "--agent", name]}})
+        } else {
+            json!({})
+        }
+    };
     match agent.name {
+        "claude-code" if !register_mcp => {}
         "claude-code" => {
             let output = sandbox
                 .command(agent_bin)
@@ -226,7 +243,7 @@ pub fn configure(sandbox: &Sandbox, agent: &Agent, agent_bin: &Path, base_url: &
                     "mcp",
                     "--agent",
                 ])
-                .arg(agent.name)
+                .args([agent.name, "--read-only"])
                 .output()
                 .context("could not run `claude mcp add`")?;
             ensure!(
@@ -253,9 +270,12 @@ pub fn configure(sandbox: &Sandbox, agent: &Agent, agent_bin: &Path, base_url: &
             }),
         )?,
         _ => {
-            let mut config = String::from(
-                "mcp_servers.memrecall = { command = \"memrecall\", args = [\"mcp\", \"--agent\", \"codex\"] }\n",
-            );
+            let mut config = String::new();
+            if register_mcp {
+                config.push_str(
+                    "mcp_servers.memrecall = { command = \"memrecall\", args = [\"mcp\", \"--agent\", \"codex\"] }\n",
+                );
+            }
             config.push_str("model = \"loopback\"\nmodel_provider = \"loopback\"\n\n");
             config.push_str("[model_providers.loopback]\nname = \"loopback\"\n");
             let _ = writeln!(config, "base_url = \"{base_url}/v1\"");
