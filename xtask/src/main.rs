@@ -2,6 +2,9 @@
 
 #![forbid(unsafe_code)]
 
+// ICU4X's `make_exportable_provider!` (in `icu_data`) names `alloc::collections`.
+extern crate alloc;
+
 // The same allocator as the `memrecall` binary, so latency reports measure what it runs.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -11,6 +14,7 @@ mod class_table;
 mod eval;
 mod fuzz;
 mod hook_latency;
+mod icu_data;
 mod scan_latency;
 mod serve_latency;
 mod unused_deps;
@@ -38,6 +42,9 @@ commands:
   fuzz [--seconds N] [--targets a,b] [--cases N]
                   runs each fuzz target under fuzz/ (nightly, cargo-fuzz) and the lifecycle's
                   interleaving property test for N cases; reports executions per target
+  icu-data        rewrites lexical-score's word segmentation data (ICU4X baked data for Thai,
+                  Lao, Khmer and Myanmar) from the data ICU4X ships (a unit test checks it is
+                  fresh)
   hook-latency [--sizes 200,1000,10000] [--runs N]
                   whole-process wall time of `memrecall hook` (a release build) over a warm
                   catalog, median and worst
@@ -64,6 +71,7 @@ fn main() -> Result<()> {
         }
         Some("scan-latency") => scan_latency::main(&rest),
         Some("hook-latency") => hook_latency::main(&rest),
+        Some("icu-data") => icu_data::main(&rest),
         Some("unused-deps") => unused_deps::main(&rest),
         Some("serve-latency") => serve_latency::main(&rest),
         // Started by `scan-latency` itself, once per new-process run; not for direct use.
