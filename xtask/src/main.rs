@@ -11,6 +11,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod agents;
 mod class_table;
+mod dist;
 mod eval;
 mod fuzz;
 mod hook_latency;
@@ -33,6 +34,11 @@ commands:
   class-table     rewrites lexical-score's character class table from the Unicode tables
                   (after a Unicode update; a unit test checks it is fresh)
   ci              run the same checks as .ci/run (fmt, clippy, tests, eval, cargo-deny)
+  dist [--check]  builds the release binary for this machine and packs it under target/dist/:
+                  memrecall-<version>-<target>.tar.gz with its .sha256 (for cargo binstall),
+                  the npm package memrecall and this platform's package (packed with npm pack
+                  where npm exists); --check installs both npm tarballs offline into a
+                  temporary prefix and runs the installed command (not run without npm)
   eval [--json]   recall quality, delivery and scoring latency on corpus/recall-eval, plus a
                   small scan-latency report; exits non-zero when a quality gate fails
   scan-latency [--sizes 200,1000,2000,5000,10000,50000] [--modes scan,catalog] [--runs N] [--json]
@@ -62,6 +68,7 @@ fn main() -> Result<()> {
         Some("agents") => agents::main(&rest),
         Some("ci") => ci(),
         Some("class-table") => class_table::main(&rest),
+        Some("dist") => dist::main(&rest),
         Some("eval") => eval::main(&rest),
         Some("fuzz") => fuzz::main(&rest),
         Some("scan-latency")
