@@ -2,6 +2,9 @@
 
 #![forbid(unsafe_code)]
 
+// ICU4X's `make_exportable_provider!` (in `icu_data`) names `alloc::collections`.
+extern crate alloc;
+
 // The same allocator as the `memrecall` binary, so latency reports measure what it runs.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -10,9 +13,11 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[cfg(unix)]
 mod agents;
 mod class_table;
+mod dist;
 mod eval;
 mod fuzz;
 mod hook_latency;
+mod icu_data;
 mod scan_latency;
 #[cfg(unix)]
 mod serve_latency;
@@ -33,6 +38,11 @@ commands:
   class-table     rewrites lexical-score's character class table from the Unicode tables
                   (after a Unicode update; a unit test checks it is fresh)
   ci              run the same checks as .ci/run (fmt, clippy, tests, eval, cargo-deny)
+  dist [--check]  builds the release binary for this machine and packs it under target/dist/:
+                  memrecall-<version>-<target>.tar.gz with its .sha256 (for cargo binstall),
+                  the npm package memrecall and this platform's package (packed with npm pack
+                  where npm exists); --check installs both npm tarballs offline into a
+                  temporary prefix and runs the installed command (not run without npm)
   eval [--json]   recall quality, delivery and scoring latency on corpus/recall-eval, plus a
                   small scan-latency report; exits non-zero when a quality gate fails
   scan-latency [--sizes 200,1000,2000,5000,10000,50000] [--modes scan,catalog] [--runs N] [--json]
@@ -42,6 +52,9 @@ commands:
   fuzz [--seconds N] [--targets a,b] [--cases N]
                   runs each fuzz target under fuzz/ (nightly, cargo-fuzz) and the lifecycle's
                   interleaving property test for N cases; reports executions per target
+  icu-data        rewrites lexical-score's word segmentation data (ICU4X baked data for Thai,
+                  Lao, Khmer and Myanmar) from the data ICU4X ships (a unit test checks it is
+                  fresh)
   hook-latency [--sizes 200,1000,10000] [--runs N]
                   whole-process wall time of `memrecall hook` (a release build) over a warm
                   catalog, median and worst
@@ -60,6 +73,7 @@ fn main() -> Result<()> {
         Some("agents") => agents::main(&rest),
         Some("ci") => ci(),
         Some("class-table") => class_table::main(&rest),
+        Some("dist") => dist::main(&rest),
         Some("eval") => eval::main(&rest),
         Some("fuzz") => fuzz::main(&rest),
         Some("scan-latency")
@@ -69,6 +83,7 @@ fn main() -> Result<()> {
         }
         Some("scan-latency") => scan_latency::main(&rest),
         Some("hook-latency") => hook_latency::main(&rest),
+        Some("icu-data") => icu_data::main(&rest),
         Some("unused-deps") => unused_deps::main(&rest),
         #[cfg(unix)]
         Some("serve-latency") => serve_latency::main(&rest),

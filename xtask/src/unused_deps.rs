@@ -21,6 +21,16 @@ use serde::Deserialize;
 /// `(package, dependency, reason)`: dependencies the check lets through, each for its reason.
 const ALLOWED: &[(&str, &str, &str)] = &[
     (
+        "xtask",
+        "zerovec",
+        "named by the icu_segmenter_data macros `cargo xtask icu-data` expands",
+    ),
+    (
+        "xtask",
+        "zerotrie",
+        "named by the icu_segmenter_data macros `cargo xtask icu-data` expands",
+    ),
+    (
         "memory-scan",
         "bytes",
         "unused: to be removed from memory-scan's manifest with its next change",
@@ -260,7 +270,8 @@ pub fn unused_workspace_entries(manifest: &str, packages: &[&Package]) -> Result
         .collect())
 }
 
-/// The text of every `.rs` file under `dir` (none when it does not exist).
+/// The text of every Rust source under `dir` (none when it does not exist): `.rs` files and the
+/// `.rs.data` files of ICU4X baked data, which a module pulls in with `include!`.
 fn read_sources(dir: &Path) -> Result<Vec<String>> {
     let mut sources = Vec::new();
     let mut pending = vec![dir.to_path_buf()];
@@ -278,7 +289,7 @@ fn read_sources(dir: &Path) -> Result<Vec<String>> {
             let file_type = entry.file_type()?;
             if file_type.is_dir() {
                 pending.push(path);
-            } else if file_type.is_file() && path.extension().is_some_and(|e| e == "rs") {
+            } else if file_type.is_file() && is_rust_source(&path) {
                 sources.push(
                     std::fs::read_to_string(&path)
                         .with_context(|| format!("cannot read {}", path.display()))?,
@@ -287,6 +298,17 @@ fn read_sources(dir: &Path) -> Result<Vec<String>> {
         }
     }
     Ok(sources)
+}
+
+/// Whether `path` is a `.rs` file or baked data (`.rs.data`).
+fn is_rust_source(path: &Path) -> bool {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("rs") => true,
+        Some("data") => path
+            .file_stem()
+            .is_some_and(|stem| Path::new(stem).extension().is_some_and(|e| e == "rs")),
+        _ => false,
+    }
 }
 
 /// Whether `source` names the crate `name` as a path root, in a `use` or in `extern crate`.
@@ -397,6 +419,18 @@ mod tests {
             "#[tokio::test]\nasync fn t() {}\n",
             vec![dependency("tokio", Some("dev"))],
         );
+        assert_eq!(unused_in_packages(&[&package]).unwrap(), []);
+    }
+
+    #[test]
+    fn a_dependency_named_only_in_included_baked_data_is_used() {
+        let (dir, package) = package_with("", "", vec![dependency("zerovec", None)]);
+        std::fs::create_dir_all(dir.path().join("src/data")).unwrap();
+        std::fs::write(
+            dir.path().join("src/data/marker_v1.rs.data"),
+            "const V: zerovec::ZeroVec<'static, u8> = zerovec::ZeroVec::new();\n",
+        )
+        .unwrap();
         assert_eq!(unused_in_packages(&[&package]).unwrap(), []);
     }
 

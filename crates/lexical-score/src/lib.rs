@@ -57,10 +57,11 @@
 //! Decisions the specification leaves open, written down here:
 //! - Scoring is substring-based on normalised text, so `owner` matches inside `ownership`.
 //! - Scripts without word separators outside the CJK class (Thai, Lao, Khmer, Myanmar) are split
-//!   into words by ICU4X's word segmenter with its compiled dictionaries; each word of at least
-//!   two code points is a token. Within a run of letters, only the stretches of those scripts are
-//!   segmented (`ภาษาthai` is `ภาษา` and `thai`); every other script is tokenized as before, and
-//!   CJK keeps its bigrams. The segmenter is set up on the first such stretch a process meets.
+//!   into words by ICU4X's word segmenter with its dictionaries for these four scripts (baked
+//!   into the crate by `cargo xtask icu-data`); each word of at least two code points is a token.
+//!   Within a run of letters, only the stretches of those scripts are segmented (`ภาษาthai` is
+//!   `ภาษา` and `thai`); every other script is tokenized as before, and CJK keeps its bigrams.
+//!   The segmenter is set up on the first such stretch a process meets.
 //! - Lowercasing is Rust's `str::to_lowercase`, which writes a word-final Greek sigma as `ς`.
 //! - A document's body window is the normalised form of its first 1,200 original characters, so
 //!   the scored text is exactly what a prompt can show even when NFKC changes lengths.
@@ -95,7 +96,9 @@
 //! - `class-table`: `class_table`, the generator of the character class table.
 //! - `fuzzing`: `fuzzing`, entry points for the fuzz targets.
 
-#![forbid(unsafe_code)]
+// `deny`, not `forbid`: the segmenter's generated ICU4X data (`text::segmenter`) is the one
+// module allowed `unsafe`, in the unchecked constructors ICU4X's exporter writes.
+#![deny(unsafe_code)]
 
 mod candidates;
 mod delivery;
