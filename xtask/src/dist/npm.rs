@@ -206,6 +206,10 @@ fn set_mode(path: &Path, mode: u32) -> Result<()> {
 }
 
 #[cfg(not(unix))]
+#[allow(
+    clippy::unnecessary_wraps,
+    reason = "the signature the Unix version has"
+)]
 fn set_mode(_path: &Path, _mode: u32) -> Result<()> {
     Ok(())
 }
