@@ -5,6 +5,7 @@ mod demo_delivery;
 mod hook;
 #[cfg(unix)]
 mod hostile;
+mod logging;
 mod mcp;
 mod rank_keywords;
 mod readme_walkthrough;

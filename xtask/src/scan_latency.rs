@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail, ensure};
 use delivery_telemetry::NullSink;
 use memory_scan::{DocumentCache, MemoryRoots};
-use recall_lifecycle::{RecallSession, SessionConfig};
+use recall_facade::{MemoryRecall, RecallConfig, ScannerChoice, SelectorChoice};
 use selector::{MockSelector, Selector};
 use serde::Serialize;
 
@@ -496,11 +496,12 @@ async fn time_to_fast_result(roots: &MemoryRoots, mode: Mode) -> Result<f64> {
     let selector: Arc<dyn Selector> =
         Arc::new(MockSelector::answering(Vec::new(), Duration::from_secs(30)));
     let cache = mode.cache();
-    let mut config = SessionConfig::new(roots.clone(), Arc::new(NullSink));
-    config.selector = Some(selector);
-    config.cache = cache.clone();
-    let mut session = RecallSession::new(config);
-    session.begin_query(&format!("where did we write down the {CODEWORD}?"), &[]);
+    let mut config = RecallConfig::new(roots.clone());
+    config.options.selector = SelectorChoice::Custom(selector);
+    config.telemetry = Arc::new(NullSink);
+    config.scanner = ScannerChoice::Shared(cache.clone());
+    let mut session = MemoryRecall::new(config)?;
+    session.begin_turn(&format!("where did we write down the {CODEWORD}?"), &[]);
     ensure!(
         session.wait_published(Duration::from_mins(1)).await,
         "no fast result within 60 s"

@@ -23,6 +23,7 @@ mod agent;
 mod commands;
 mod config;
 mod hook;
+mod logging;
 mod mcp;
 mod output;
 // Without a server on this platform, only the parts the hook shares with it are used.
@@ -99,6 +100,14 @@ fn main() -> ExitCode {
         }
         Err(error) => error.exit(),
     };
+    // The hook and the server log to their own files once they know where these are.
+    let logs_to_file = matches!(
+        cli.command,
+        Command::Serve(_) | Command::Hook(HookArgs { action: None, .. })
+    );
+    if !logs_to_file {
+        logging::to_stderr();
+    }
     let result = match cli.command {
         Command::Recall(args) => commands::recall::run(&args),
         Command::Rank(args) => commands::rank::run(&args),

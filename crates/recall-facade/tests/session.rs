@@ -5,7 +5,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use recall_facade::{Delivery, DiscardReason, MemoryRecall, RecallConfig, SelectorChoice};
+use recall_facade::{
+    CatalogStore, Delivery, DiscardReason, MemoryRecall, RecallConfig, ScannerChoice,
+    SelectorChoice,
+};
 use selector::MockSelector;
 
 fn write_topic(root: &Path, rel: &str, kind: &str, name: &str, description: &str) {
@@ -149,7 +152,7 @@ fn one_thread_runtime() -> tokio::runtime::Runtime {
 #[cfg(unix)]
 async fn one_ms_into_a_scan(project: &Path) -> MemoryRecall {
     let mut config = RecallConfig::with_roots(Some(project.to_path_buf()), None);
-    config.catalog = true;
+    config.scanner = ScannerChoice::Catalog(CatalogStore::InRoot);
     let mut recall = MemoryRecall::new(config).unwrap();
     recall.begin_turn("something worth remembering", &[]);
     tokio::time::sleep(std::time::Duration::from_millis(1)).await;
@@ -186,12 +189,12 @@ fn four_memories_and_a_model(dir: &Path, turn_cap: Option<usize>) -> RecallConfi
         .map(|rel| project.join(rel).to_str().unwrap().to_owned())
         .to_vec();
     let mut config = RecallConfig::with_roots(Some(project), None);
-    config.catalog = false;
-    config.selector = SelectorChoice::Custom(Arc::new(MockSelector::answering(
+    config.scanner = ScannerChoice::Uncatalogued;
+    config.options.selector = SelectorChoice::Custom(Arc::new(MockSelector::answering(
         picks,
         Duration::from_millis(250),
     )));
-    config.turn_cap = turn_cap.map(|cap| NonZeroUsize::new(cap).unwrap());
+    config.options.turn_cap = turn_cap.map(|cap| NonZeroUsize::new(cap).unwrap());
     config
 }
 
@@ -200,7 +203,7 @@ async fn one_turn(config: RecallConfig) -> (Vec<String>, Delivery) {
     let mut recall = MemoryRecall::new(config).unwrap();
     recall.begin_turn("release rollback", &[]);
     let mut delivered = titles(&recall.initial().await);
-    assert!(recall.session().wait_settled(Duration::from_secs(1)).await);
+    assert!(recall.wait_settled(Duration::from_secs(1)).await);
     let after_tool = recall.after_tool_result();
     delivered.extend(titles(&after_tool));
     recall.end_turn();

@@ -5,14 +5,14 @@
 //! knows nothing of configuration files, default paths or the command line.
 //!
 //! The flow of a turn, as an agent loop drives it:
-//! 1. [`RecallSession::begin_query`] starts the recall task (scan → rank → fast result →
+//! 1. [`RecallSession::begin_turn`] starts the recall task (scan → rank → fast result →
 //!    selector → settle).
-//! 2. [`RecallSession::consume_initial`] waits at most [`INITIAL_CEILING`]: a settled result is
+//! 2. [`RecallSession::initial`] waits at most [`INITIAL_CEILING`]: a settled result is
 //!    delivered `refined`; otherwise a published fast result (≤ 2 documents) is delivered `fast`
 //!    and the recall stays pending; otherwise nothing. Under [`DeliveryDesign::Gated`] only a
 //!    confident fast result ends the wait early (see [`judge_fast`]); a weak one is held until
 //!    the recall settles or the ceiling passes.
-//! 3. [`RecallSession::consume_tool_result`] (after each tool result, zero wait) delivers a
+//! 3. [`RecallSession::after_tool_result`] (after each tool result, zero wait) delivers a
 //!    settled recall minus what the fast phase already sent.
 //! 4. [`RecallSession::end_turn`] discards a recall that is still pending.
 //!
@@ -39,12 +39,12 @@
 //!
 //! # tokio::runtime::Runtime::new()?.block_on(async {
 //! let mut session = RecallSession::new(SessionConfig::new(roots, sink.clone()));
-//! session.begin_query("what do we do before a deploy?", &[]);
-//! let mut delivery = session.consume_initial().await;
+//! session.begin_turn("what do we do before a deploy?", &[]);
+//! let mut delivery = session.initial().await;
 //! if delivery.delivered().is_none() {
 //!     // The scan outlasted the 100 ms wait (a slow disk); the result follows a tool call.
 //!     session.wait_settled(std::time::Duration::from_secs(30)).await;
-//!     delivery = session.consume_tool_result();
+//!     delivery = session.after_tool_result();
 //! }
 //! let memory = delivery.delivered().expect("the checklist is recalled");
 //! assert!(memory.prompt.contains("Deploy checklist"));

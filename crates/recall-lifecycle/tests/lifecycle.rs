@@ -174,9 +174,9 @@ async fn recall_settling_inside_the_budget_is_delivered_initially() {
         Some(mock(&[&f.terse], 40)),
         DeliveryDesign::FastPath,
     );
-    session.begin_query("keep it brief please", &[]);
+    session.begin_turn("keep it brief please", &[]);
     let started = Instant::now();
-    let delivery = session.consume_initial().await;
+    let delivery = session.initial().await;
     let memory = delivery.delivered().expect("settled recall is delivered");
     assert_eq!(memory.phase, Phase::Refined);
     assert_eq!(memory.strategy, Strategy::Model);
@@ -196,17 +196,17 @@ async fn budget_expiry_delivers_fast_result_and_keeps_recall_pending() {
         Some(mock(&[&f.terse], 250)),
         DeliveryDesign::FastPath,
     );
-    session.begin_query(ROLLBACK_QUERY, &[]);
-    let delivery = session.consume_initial().await;
+    session.begin_turn(ROLLBACK_QUERY, &[]);
+    let delivery = session.initial().await;
     let memory = delivery.delivered().expect("fast result delivered");
     assert_eq!(memory.phase, Phase::Fast);
     assert_eq!(memory.strategy, Strategy::Heuristic);
     assert!(memory.documents.len() <= 2);
     assert_eq!(paths(&delivery)[0], f.rollback);
     assert!(session.has_pending_recall());
-    assert!(matches!(session.consume_tool_result(), Delivery::Pending));
+    assert!(matches!(session.after_tool_result(), Delivery::Pending));
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let later = session.consume_tool_result();
+    let later = session.after_tool_result();
     let refined = later.delivered().expect("model pick lands at tool result");
     assert_eq!(refined.phase, Phase::Refined);
     assert_eq!(refined.strategy, Strategy::Model);
@@ -223,8 +223,8 @@ async fn a_session_without_catalogs_indexes_what_it_read_after_the_fast_result()
     let cache = Arc::new(memory_scan::DocumentCache::new());
     config.cache = cache.clone();
     let mut session = RecallSession::new(config);
-    session.begin_query(ROLLBACK_QUERY, &[]);
-    let delivery = session.consume_initial().await;
+    session.begin_turn(ROLLBACK_QUERY, &[]);
+    let delivery = session.initial().await;
     assert_eq!(
         delivery.delivered().expect("fast result").phase,
         Phase::Fast
@@ -260,11 +260,11 @@ async fn later_delivery_never_repeats_a_fast_document() {
         Some(mock(&[&f.rollback, &f.checklist, &f.terse], 600)),
         DeliveryDesign::FastPath,
     );
-    session.begin_query(ROLLBACK_QUERY, &[]);
-    let fast = paths(&session.consume_initial().await);
+    session.begin_turn(ROLLBACK_QUERY, &[]);
+    let fast = paths(&session.initial().await);
     assert!(fast.contains(&f.rollback));
     tokio::time::sleep(Duration::from_millis(700)).await;
-    let refined = session.consume_tool_result();
+    let refined = session.after_tool_result();
     let refined_paths = paths(&refined);
     assert!(!refined_paths.is_empty());
     assert!(refined_paths.iter().all(|p| !fast.contains(p)));
@@ -280,21 +280,21 @@ async fn cancellation_ends_the_initial_wait_and_prevents_stale_delivery() {
         Some(mock(&[&f.terse], 3_000)),
         DeliveryDesign::FastPath,
     );
-    session.begin_query("zzqx qqzx wobble", &[]);
+    session.begin_turn("zzqx qqzx wobble", &[]);
     let abort = session.abort_token().unwrap();
     tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(30)).await;
         abort.cancel();
     });
     let started = Instant::now();
-    let delivery = session.consume_initial().await;
+    let delivery = session.initial().await;
     assert_eq!(started.elapsed(), Duration::from_millis(30));
     assert!(matches!(
         delivery,
         Delivery::Discarded(DiscardReason::Abort)
     ));
     tokio::time::sleep(Duration::from_secs(5)).await;
-    assert!(matches!(session.consume_tool_result(), Delivery::Idle));
+    assert!(matches!(session.after_tool_result(), Delivery::Idle));
     assert_eq!(sink.deliveries().len(), 1);
     assert!(
         sink.recalls().is_empty(),
@@ -310,9 +310,9 @@ async fn cancelled_turn_delivers_no_fast_result() {
         Some(mock(&[&f.rollback], 250)),
         DeliveryDesign::FastPath,
     );
-    session.begin_query(ROLLBACK_QUERY, &[]);
+    session.begin_turn(ROLLBACK_QUERY, &[]);
     session.abort_token().unwrap().cancel();
-    let delivery = session.consume_initial().await;
+    let delivery = session.initial().await;
     assert!(matches!(
         delivery,
         Delivery::Discarded(DiscardReason::Abort)
@@ -334,14 +334,14 @@ async fn fast_result_never_crosses_a_query_boundary() {
     });
     let (mut session, sink) =
         session_with(f.tree.roots(), Some(selector), DeliveryDesign::FastPath);
-    session.begin_query(ROLLBACK_QUERY, &[]);
+    session.begin_turn(ROLLBACK_QUERY, &[]);
     // The first query's fast result is published but never consumed before the next query.
     tokio::time::sleep(Duration::from_millis(10)).await;
-    session.begin_query("unrelated words qqzx", &[]);
-    let delivery = session.consume_initial().await;
+    session.begin_turn("unrelated words qqzx", &[]);
+    let delivery = session.initial().await;
     assert!(matches!(delivery, Delivery::Pending));
     tokio::time::sleep(Duration::from_secs(3)).await;
-    assert!(paths(&session.consume_tool_result()).is_empty());
+    assert!(paths(&session.after_tool_result()).is_empty());
     let first = &sink.deliveries()[0];
     assert_eq!(first.discard_reason, Some(DiscardReason::NewQuery));
 }
@@ -351,10 +351,10 @@ async fn no_result_queries_stay_silent_under_both_designs() {
     for design in [DeliveryDesign::FastPath, DeliveryDesign::SinglePath] {
         let f = fixture();
         let (mut session, _sink) = session_with(f.tree.roots(), None, design);
-        session.begin_query("zzqx wobble frobnicate", &[]);
-        let initial = session.consume_initial().await;
+        session.begin_turn("zzqx wobble frobnicate", &[]);
+        let initial = session.initial().await;
         tokio::time::sleep(Duration::from_millis(200)).await;
-        let tool = session.consume_tool_result();
+        let tool = session.after_tool_result();
         assert!(initial.delivered().is_none(), "{design:?} initial");
         assert!(tool.delivered().is_none(), "{design:?} tool result");
     }
@@ -368,9 +368,9 @@ async fn initial_wait_ends_as_soon_as_the_fast_result_is_published() {
         Some(mock(&[&f.rollback], 15)),
         DeliveryDesign::FastPath,
     );
-    session.begin_query(ROLLBACK_QUERY, &[]);
+    session.begin_turn(ROLLBACK_QUERY, &[]);
     let started = Instant::now();
-    let delivery = session.consume_initial().await;
+    let delivery = session.initial().await;
     // The scan runs on the blocking pool, which paused time does not advance over; the wait
     // therefore ends at virtual time zero, long before both the 15 ms selector and the ceiling.
     assert_eq!(started.elapsed(), Duration::ZERO);
@@ -385,9 +385,9 @@ async fn wait_with_nothing_to_deliver_runs_to_exactly_the_ceiling() {
         Some(mock(&[&f.terse], 1_500)),
         DeliveryDesign::FastPath,
     );
-    session.begin_query("qqzx nothing lexical", &[]);
+    session.begin_turn("qqzx nothing lexical", &[]);
     let started = Instant::now();
-    let delivery = session.consume_initial().await;
+    let delivery = session.initial().await;
     assert_eq!(started.elapsed(), INITIAL_CEILING);
     assert!(matches!(delivery, Delivery::Pending));
     assert!(session.has_pending_recall());
@@ -401,10 +401,10 @@ async fn fully_fast_delivered_result_is_already_delivered_at_tool_result() {
         Some(mock(&[&f.rollback], 250)),
         DeliveryDesign::FastPath,
     );
-    session.begin_query(ROLLBACK_QUERY, &[]);
-    assert!(paths(&session.consume_initial().await).contains(&f.rollback));
+    session.begin_turn(ROLLBACK_QUERY, &[]);
+    assert!(paths(&session.initial().await).contains(&f.rollback));
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let delivery = session.consume_tool_result();
+    let delivery = session.after_tool_result();
     assert!(matches!(
         delivery,
         Delivery::Discarded(DiscardReason::AlreadyDelivered)
@@ -423,8 +423,8 @@ async fn fully_fast_delivered_result_is_already_delivered_at_tool_free_end() {
         Some(mock(&[&f.rollback], 250)),
         DeliveryDesign::FastPath,
     );
-    session.begin_query(ROLLBACK_QUERY, &[]);
-    session.consume_initial().await;
+    session.begin_turn(ROLLBACK_QUERY, &[]);
+    session.initial().await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     let delivery = session.end_turn();
     assert!(matches!(
@@ -445,8 +445,8 @@ async fn partial_overlap_at_tool_free_end_stays_no_safe_delivery_point() {
         Some(mock(&[&f.rollback, &f.terse], 250)),
         DeliveryDesign::FastPath,
     );
-    session.begin_query(ROLLBACK_QUERY, &[]);
-    let initial = session.consume_initial().await;
+    session.begin_turn(ROLLBACK_QUERY, &[]);
+    let initial = session.initial().await;
     assert_eq!(
         initial.delivered().expect("fast delivery").phase,
         Phase::Fast
@@ -518,8 +518,8 @@ async fn names_differing_only_in_a_non_utf8_byte_deliver_the_document_whose_line
             Some(Arc::clone(&selector) as Arc<dyn Selector>),
             DeliveryDesign::FastPath,
         );
-        session.begin_query("keep it brief please", &[]);
-        let delivery = session.consume_initial().await;
+        session.begin_turn("keep it brief please", &[]);
+        let delivery = session.initial().await;
         let memory = delivery.delivered().expect("the model's pick is delivered");
         assert_eq!(memory.strategy, Strategy::Model);
         assert_eq!(paths(&delivery), vec![picked.clone()]);
@@ -546,11 +546,11 @@ async fn selector_returning_nothing_is_no_relevant_results() {
         Some(mock(&[], 250)),
         DeliveryDesign::FastPath,
     );
-    session.begin_query(ROLLBACK_QUERY, &[]);
-    session.consume_initial().await;
+    session.begin_turn(ROLLBACK_QUERY, &[]);
+    session.initial().await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(matches!(
-        session.consume_tool_result(),
+        session.after_tool_result(),
         Delivery::Discarded(DiscardReason::NoRelevantResults)
     ));
 }
@@ -573,10 +573,10 @@ async fn selector_failure_falls_back_to_at_most_five_documents() {
         Duration::from_millis(80),
     ));
     let (mut session, sink) = session_with(tree.roots(), Some(selector), DeliveryDesign::FastPath);
-    session.begin_query("database failover incident", &[]);
-    assert_eq!(paths(&session.consume_initial().await).len(), 2);
+    session.begin_turn("database failover incident", &[]);
+    assert_eq!(paths(&session.initial().await).len(), 2);
     tokio::time::sleep(Duration::from_millis(100)).await;
-    let delivery = session.consume_tool_result();
+    let delivery = session.after_tool_result();
     let refined = delivery.delivered().expect("fallback delivered");
     assert_eq!(refined.strategy, Strategy::Heuristic);
     // Five fallback documents minus the two the fast phase already sent.
@@ -590,8 +590,8 @@ async fn selector_failure_falls_back_to_at_most_five_documents() {
 async fn settled_recall_without_selector_is_delivered_initially_as_refined_heuristic() {
     let f = fixture();
     let (mut session, sink) = session_with(f.tree.roots(), None, DeliveryDesign::FastPath);
-    session.begin_query(ROLLBACK_QUERY, &[]);
-    let delivery = session.consume_initial().await;
+    session.begin_turn(ROLLBACK_QUERY, &[]);
+    let delivery = session.initial().await;
     let memory = delivery.delivered().expect("delivered");
     assert_eq!(memory.phase, Phase::Refined);
     assert_eq!(memory.strategy, Strategy::Heuristic);
@@ -607,13 +607,13 @@ async fn single_path_design_delivers_nothing_at_a_zero_wait_initial_consume() {
         Some(mock(&[&f.rollback], 40)),
         DeliveryDesign::SinglePath,
     );
-    session.begin_query(ROLLBACK_QUERY, &[]);
+    session.begin_turn(ROLLBACK_QUERY, &[]);
     let started = Instant::now();
-    assert!(matches!(session.consume_initial().await, Delivery::Pending));
+    assert!(matches!(session.initial().await, Delivery::Pending));
     assert_eq!(started.elapsed(), Duration::ZERO);
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert_eq!(
-        paths(&session.consume_tool_result()),
+        paths(&session.after_tool_result()),
         vec![f.rollback.clone()]
     );
 }
@@ -622,16 +622,16 @@ async fn single_path_design_delivers_nothing_at_a_zero_wait_initial_consume() {
 async fn documents_delivered_earlier_are_excluded_from_later_recalls_until_reset() {
     let f = fixture();
     let (mut session, _sink) = session_with(f.tree.roots(), None, DeliveryDesign::FastPath);
-    session.begin_query(ROLLBACK_QUERY, &[]);
-    let first = paths(&session.consume_initial().await);
+    session.begin_turn(ROLLBACK_QUERY, &[]);
+    let first = paths(&session.initial().await);
     assert!(first.contains(&f.rollback));
     session.end_turn();
-    session.begin_query(ROLLBACK_QUERY, &[]);
-    let second = paths(&session.consume_initial().await);
+    session.begin_turn(ROLLBACK_QUERY, &[]);
+    let second = paths(&session.initial().await);
     assert!(second.iter().all(|p| !first.contains(p)));
     session.reset();
-    session.begin_query(ROLLBACK_QUERY, &[]);
-    assert!(paths(&session.consume_initial().await).contains(&f.rollback));
+    session.begin_turn(ROLLBACK_QUERY, &[]);
+    assert!(paths(&session.initial().await).contains(&f.rollback));
 }
 
 #[tokio::test(start_paused = true)]
@@ -646,8 +646,8 @@ async fn active_tool_noise_is_filtered_on_the_deterministic_path() {
         "Call deploy with --to.",
     );
     let (mut session, _sink) = session_with(f.tree.roots(), None, DeliveryDesign::FastPath);
-    session.begin_query(ROLLBACK_QUERY, &["mcp__ops__deploy".to_owned()]);
-    let delivered = paths(&session.consume_initial().await);
+    session.begin_turn(ROLLBACK_QUERY, &["mcp__ops__deploy".to_owned()]);
+    let delivered = paths(&session.initial().await);
     assert!(!delivered.contains(&noisy));
     assert!(delivered.contains(&f.rollback));
 }
@@ -667,7 +667,7 @@ async fn every_cancel_reason_is_recorded_on_the_terminal_event() {
             Some(mock(&[&f.dashboard], 5_000)),
             DeliveryDesign::FastPath,
         );
-        session.begin_query("qqzx nothing", &[]);
+        session.begin_turn("qqzx nothing", &[]);
         session.cancel(reason);
         let events = terminal_events(&sink);
         assert_eq!(events.len(), 1);
@@ -684,8 +684,8 @@ async fn shutdown_discards_the_pending_recall() {
         Some(mock(&[&f.rollback], 5_000)),
         DeliveryDesign::FastPath,
     );
-    session.begin_query(ROLLBACK_QUERY, &[]);
-    session.consume_initial().await;
+    session.begin_turn(ROLLBACK_QUERY, &[]);
+    session.initial().await;
     session.shutdown();
     let terminal = terminal_events(&sink);
     assert_eq!(terminal.len(), 1);
@@ -700,7 +700,7 @@ async fn dropping_the_session_cancels_the_recall_and_records_only_an_abort() {
         Some(mock(&[&f.terse], 3_000)),
         DeliveryDesign::FastPath,
     );
-    session.begin_query("qqzx nothing lexical", &[]);
+    session.begin_turn("qqzx nothing lexical", &[]);
     tokio::time::sleep(Duration::from_millis(10)).await;
     drop(session);
     tokio::time::sleep(Duration::from_secs(5)).await;
@@ -723,7 +723,7 @@ async fn abort_event_of_a_dropped_session_carries_the_elapsed_latency() {
         Some(mock(&[&f.terse], 3_000)),
         DeliveryDesign::FastPath,
     );
-    session.begin_query("qqzx nothing lexical", &[]);
+    session.begin_turn("qqzx nothing lexical", &[]);
     tokio::time::sleep(Duration::from_millis(250)).await;
     drop(session);
     let terminal = terminal_events(&sink);
@@ -739,7 +739,7 @@ async fn abort_event_of_a_dropped_session_carries_the_settled_selection() {
         Some(mock(&[&f.terse, &f.dashboard], 40)),
         DeliveryDesign::FastPath,
     );
-    session.begin_query("qqzx nothing lexical", &[]);
+    session.begin_turn("qqzx nothing lexical", &[]);
     assert!(session.wait_settled(Duration::from_secs(1)).await);
     drop(session);
     let terminal = terminal_events(&sink);
@@ -756,7 +756,7 @@ async fn abort_token_fired_before_end_turn_is_recorded_as_abort() {
         Some(mock(&[&f.terse], 5_000)),
         DeliveryDesign::FastPath,
     );
-    session.begin_query("qqzx nothing lexical", &[]);
+    session.begin_turn("qqzx nothing lexical", &[]);
     session.abort_token().unwrap().cancel();
     assert!(matches!(
         session.end_turn(),
@@ -776,9 +776,9 @@ async fn abort_token_fired_before_the_next_query_is_recorded_as_abort() {
         Some(mock(&[&f.terse], 5_000)),
         DeliveryDesign::FastPath,
     );
-    session.begin_query("qqzx nothing lexical", &[]);
+    session.begin_turn("qqzx nothing lexical", &[]);
     session.abort_token().unwrap().cancel();
-    session.begin_query(ROLLBACK_QUERY, &[]);
+    session.begin_turn(ROLLBACK_QUERY, &[]);
     let terminal = terminal_events(&sink);
     assert_eq!(terminal.len(), 1);
     assert_eq!(terminal[0].discard_reason, Some(DiscardReason::Abort));
@@ -792,8 +792,8 @@ async fn fully_fast_delivered_result_stays_already_delivered_when_the_turn_is_ab
         Some(mock(&[&f.rollback], 250)),
         DeliveryDesign::FastPath,
     );
-    session.begin_query(ROLLBACK_QUERY, &[]);
-    assert!(paths(&session.consume_initial().await).contains(&f.rollback));
+    session.begin_turn(ROLLBACK_QUERY, &[]);
+    assert!(paths(&session.initial().await).contains(&f.rollback));
     assert!(session.wait_settled(Duration::from_secs(1)).await);
     session.abort_token().unwrap().cancel();
     assert!(matches!(
@@ -814,11 +814,11 @@ async fn initial_consume_dropped_mid_wait_still_delivers_the_fast_result_on_the_
         Some(mock(&[&f.terse], 3_000)),
         DeliveryDesign::FastPath,
     );
-    session.begin_query(ROLLBACK_QUERY, &[]);
+    session.begin_turn(ROLLBACK_QUERY, &[]);
     // A zero timeout polls the wait once, before the recall task has run, then drops it.
-    let dropped = tokio::time::timeout(Duration::ZERO, session.consume_initial()).await;
+    let dropped = tokio::time::timeout(Duration::ZERO, session.initial()).await;
     assert!(dropped.is_err(), "the first wait was dropped mid-wait");
-    let delivery = session.consume_initial().await;
+    let delivery = session.initial().await;
     let memory = delivery
         .delivered()
         .expect("the fast result is still delivered");
@@ -836,8 +836,8 @@ async fn unreadable_project_root_settles_with_nothing_and_says_why() {
         user: None,
     };
     let (mut session, _sink) = session_with(roots, None, DeliveryDesign::FastPath);
-    session.begin_query(ROLLBACK_QUERY, &[]);
-    assert!(session.consume_initial().await.delivered().is_none());
+    session.begin_turn(ROLLBACK_QUERY, &[]);
+    assert!(session.initial().await.delivered().is_none());
     let settled = session.latest_recall().unwrap().settled.unwrap();
     assert!(settled.scan_error.is_some());
     assert_eq!(settled.strategy, Strategy::None);
@@ -998,14 +998,14 @@ mod interleavings {
                             None => MockAnswer::Error(SelectorError::Http { status: 503 }),
                         },
                     });
-                    // The previous recall's terminal event is emitted inside `begin_query`.
-                    session.begin_query(QUERIES[query], &[]);
+                    // The previous recall's terminal event is emitted inside `begin_turn`.
+                    session.begin_turn(QUERIES[query], &[]);
                     segments.push(sink.deliveries().len());
                     recall_open = true;
                     None
                 }
-                Op::ConsumeInitial => Some(session.consume_initial().await),
-                Op::ConsumeToolResult => Some(session.consume_tool_result()),
+                Op::ConsumeInitial => Some(session.initial().await),
+                Op::ConsumeToolResult => Some(session.after_tool_result()),
                 Op::Advance(ms) => {
                     tokio::time::sleep(Duration::from_millis(ms)).await;
                     None
@@ -1129,9 +1129,9 @@ async fn gated_confident_fast_result_ends_the_initial_wait_at_once() {
         Some(mock(&[&f.checklist], 40)),
         DeliveryDesign::Gated,
     );
-    session.begin_query(ROLLBACK_QUERY, &[]);
+    session.begin_turn(ROLLBACK_QUERY, &[]);
     let started = Instant::now();
-    let delivery = session.consume_initial().await;
+    let delivery = session.initial().await;
     assert_eq!(started.elapsed(), Duration::ZERO);
     let memory = delivery
         .delivered()
@@ -1149,7 +1149,7 @@ async fn gated_weak_fast_result_is_held_and_a_settle_at_40_ms_is_delivered_inste
         Some(mock(&[&f.terse], 40)),
         DeliveryDesign::Gated,
     );
-    session.begin_query(NOISY_QUERY, &[]);
+    session.begin_turn(NOISY_QUERY, &[]);
     let fast = {
         assert!(session.wait_published(INITIAL_CEILING).await);
         session
@@ -1160,7 +1160,7 @@ async fn gated_weak_fast_result_is_held_and_a_settle_at_40_ms_is_delivered_inste
     assert_eq!(fast.confidence, FastConfidence::Weak);
     assert_eq!(fast.documents[0].path(), f.rollback);
     let started = Instant::now();
-    let delivery = session.consume_initial().await;
+    let delivery = session.initial().await;
     assert_eq!(started.elapsed(), Duration::from_millis(40));
     let memory = delivery.delivered().expect("settled result delivered");
     assert_eq!(memory.phase, Phase::Refined);
@@ -1183,9 +1183,9 @@ async fn gated_weak_fast_result_with_a_slow_selector_is_delivered_at_exactly_the
         Some(mock(&[&f.rollback, &f.terse], 600)),
         DeliveryDesign::Gated,
     );
-    session.begin_query(NOISY_QUERY, &[]);
+    session.begin_turn(NOISY_QUERY, &[]);
     let started = Instant::now();
-    let initial = session.consume_initial().await;
+    let initial = session.initial().await;
     assert_eq!(started.elapsed(), INITIAL_CEILING);
     let memory = initial
         .delivered()
@@ -1195,7 +1195,7 @@ async fn gated_weak_fast_result_with_a_slow_selector_is_delivered_at_exactly_the
     assert_eq!(fast[0], f.rollback);
     assert!(session.has_pending_recall());
     tokio::time::sleep(Duration::from_millis(600)).await;
-    let later = session.consume_tool_result();
+    let later = session.after_tool_result();
     let refined = paths(&later);
     // The model picked the runbook again and the preference: only the preference is new.
     assert_eq!(refined, vec![f.terse.clone()]);
@@ -1219,9 +1219,9 @@ async fn fast_path_delivers_the_weak_fast_result_at_once_where_gated_waits() {
         Some(mock(&[&f.terse], 40)),
         DeliveryDesign::FastPath,
     );
-    session.begin_query(NOISY_QUERY, &[]);
+    session.begin_turn(NOISY_QUERY, &[]);
     let started = Instant::now();
-    let delivery = session.consume_initial().await;
+    let delivery = session.initial().await;
     assert_eq!(started.elapsed(), Duration::ZERO);
     assert_eq!(paths(&delivery)[0], f.rollback);
     assert_eq!(initial_waits(&sink), vec![Some(InitialWait::Fast)]);
@@ -1235,8 +1235,8 @@ async fn gated_turn_ending_after_a_weak_fast_delivery_records_one_terminal_event
         Some(mock(&[&f.terse], 3_000)),
         DeliveryDesign::Gated,
     );
-    session.begin_query(NOISY_QUERY, &[]);
-    session.consume_initial().await;
+    session.begin_turn(NOISY_QUERY, &[]);
+    session.initial().await;
     session.end_turn();
     let terminal = terminal_events(&sink);
     assert_eq!(terminal.len(), 1);
@@ -1258,14 +1258,14 @@ async fn gated_wait_held_on_a_weak_fast_result_ends_on_cancellation_without_deli
         Some(mock(&[&f.terse], 3_000)),
         DeliveryDesign::Gated,
     );
-    session.begin_query(NOISY_QUERY, &[]);
+    session.begin_turn(NOISY_QUERY, &[]);
     let abort = session.abort_token().unwrap();
     tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(30)).await;
         abort.cancel();
     });
     let started = Instant::now();
-    let delivery = session.consume_initial().await;
+    let delivery = session.initial().await;
     assert_eq!(started.elapsed(), Duration::from_millis(30));
     assert!(matches!(
         delivery,
@@ -1291,8 +1291,8 @@ fn capped_session(f: &Fixture, cap: usize) -> (RecallSession, Arc<RecordingSink>
 async fn a_turn_cap_cuts_the_refined_delivery_to_what_the_fast_one_left() {
     let f = fixture();
     let (mut session, _sink) = capped_session(&f, 3);
-    session.begin_query(ROLLBACK_QUERY, &[]);
-    let fast = session.consume_initial().await;
+    session.begin_turn(ROLLBACK_QUERY, &[]);
+    let fast = session.initial().await;
     assert_eq!(
         paths(&fast).len(),
         2,
@@ -1300,7 +1300,7 @@ async fn a_turn_cap_cuts_the_refined_delivery_to_what_the_fast_one_left() {
     );
     assert!(session.wait_settled(Duration::from_secs(1)).await);
 
-    let refined = session.consume_tool_result();
+    let refined = session.after_tool_result();
 
     assert_eq!(paths(&refined), vec![f.terse.clone()]);
     assert!(
@@ -1313,11 +1313,11 @@ async fn a_turn_cap_cuts_the_refined_delivery_to_what_the_fast_one_left() {
 async fn a_turn_cap_the_fast_delivery_filled_discards_the_refined_result() {
     let f = fixture();
     let (mut session, sink) = capped_session(&f, 2);
-    session.begin_query(ROLLBACK_QUERY, &[]);
-    assert_eq!(paths(&session.consume_initial().await).len(), 2);
+    session.begin_turn(ROLLBACK_QUERY, &[]);
+    assert_eq!(paths(&session.initial().await).len(), 2);
     assert!(session.wait_settled(Duration::from_secs(1)).await);
 
-    let refined = session.consume_tool_result();
+    let refined = session.after_tool_result();
 
     assert!(
         matches!(refined, Delivery::Discarded(DiscardReason::TurnCapReached)),
@@ -1333,9 +1333,9 @@ async fn a_turn_cap_the_fast_delivery_filled_discards_the_refined_result() {
 async fn a_turn_cap_of_one_cuts_the_fast_delivery_too() {
     let f = fixture();
     let (mut session, _sink) = capped_session(&f, 1);
-    session.begin_query(ROLLBACK_QUERY, &[]);
+    session.begin_turn(ROLLBACK_QUERY, &[]);
 
-    let fast = session.consume_initial().await;
+    let fast = session.initial().await;
 
     assert_eq!(paths(&fast), vec![f.rollback.clone()]);
 }
@@ -1348,11 +1348,11 @@ async fn without_a_turn_cap_a_turn_delivers_the_fast_and_the_refined_documents()
         Some(mock(&[&f.terse, &f.dashboard], 250)),
         DeliveryDesign::FastPath,
     );
-    session.begin_query(ROLLBACK_QUERY, &[]);
-    assert_eq!(paths(&session.consume_initial().await).len(), 2);
+    session.begin_turn(ROLLBACK_QUERY, &[]);
+    assert_eq!(paths(&session.initial().await).len(), 2);
     assert!(session.wait_settled(Duration::from_secs(1)).await);
 
-    let refined = session.consume_tool_result();
+    let refined = session.after_tool_result();
 
     assert_eq!(paths(&refined), vec![f.terse.clone(), f.dashboard.clone()]);
 }
@@ -1371,8 +1371,8 @@ fn heuristic_session(f: &Fixture, rule: DeliveryRule) -> (RecallSession, Arc<Rec
 async fn by_default_a_document_matching_only_function_words_is_not_delivered_and_counted_trimmed() {
     let f = fixture();
     let (mut session, sink) = heuristic_session(&f, DeliveryRule::SHIPPED);
-    session.begin_query("how do we roll back the release?", &[]);
-    let delivered = paths(&session.consume_initial().await);
+    session.begin_turn("how do we roll back the release?", &[]);
+    let delivered = paths(&session.initial().await);
     assert_eq!(delivered.first(), Some(&f.rollback));
     assert!(!delivered.contains(&f.terse), "{delivered:?}");
     session.end_turn();
@@ -1385,8 +1385,8 @@ async fn by_default_a_document_matching_only_function_words_is_not_delivered_and
 async fn the_untrimmed_rule_delivers_the_design_top_five_with_nothing_trimmed() {
     let f = fixture();
     let (mut session, sink) = heuristic_session(&f, DeliveryRule::UNTRIMMED);
-    session.begin_query("how do we roll back the release?", &[]);
-    let delivered = paths(&session.consume_initial().await);
+    session.begin_turn("how do we roll back the release?", &[]);
+    let delivered = paths(&session.initial().await);
     assert!(delivered.contains(&f.terse), "{delivered:?}");
     session.end_turn();
     assert_eq!(sink.recalls()[0].docs_trimmed, 0);

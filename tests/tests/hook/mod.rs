@@ -16,6 +16,7 @@ mod doctor;
 mod in_process;
 mod install;
 mod packages;
+mod tracing;
 mod user_root;
 
 /// The binary `install` names in a hook entry: the one under test, by its canonical path.

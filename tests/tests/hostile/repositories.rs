@@ -353,14 +353,14 @@ fn the_server_refuses_a_relative_cwd_and_a_foreign_directory_and_writes_nothing_
 
     let relative = ask_server(
         &world,
-        &json!({"v": 2, "kind": "event", "agent": "claude-code", "session": "x",
-                "point": "prompt", "query": "deploy", "cwd": "../../",
+        &json!({"v": 3, "kind": "event", "agent": "claude-code", "session": "x",
+                "point": "initial", "query": "deploy", "cwd": "../../",
                 "project_root": "../../"}),
     );
     let absolute = ask_server(
         &world,
-        &json!({"v": 2, "kind": "event", "agent": "codex", "session": "y",
-                "point": "prompt", "query": "deploy", "cwd": foreign,
+        &json!({"v": 3, "kind": "event", "agent": "codex", "session": "y",
+                "point": "initial", "query": "deploy", "cwd": foreign,
                 "layout": "memrecall", "env": {"MEMRECALL_HOME": foreign},
                 "project_root": foreign}),
     );

@@ -200,12 +200,19 @@ impl Tree {
 
     /// Runs `memrecall` with `args` once, from inside the tree.
     fn run_once<S: AsRef<str>>(&self, args: &[S]) -> Run {
+        self.run_once_with_env(args, &[])
+    }
+
+    /// Runs `memrecall` with `args` once, from inside the tree, with the variables `env` set.
+    pub fn run_once_with_env<S: AsRef<str>>(&self, args: &[S], env: &[(&str, &str)]) -> Run {
         let output = Command::new(binary())
             .args(args.iter().map(AsRef::as_ref))
             .current_dir(&self.base)
             .env("MEMRECALL_HOME", self.base.join("home"))
             .env_remove("OPENAI_API_KEY")
             .env_remove("RUST_LOG")
+            .env_remove("MEMRECALL_LOG")
+            .envs(env.iter().copied())
             .output()
             .expect("memrecall can be started");
         Run {

@@ -5,9 +5,9 @@
 //! selector latency it answers exactly the case's relevant documents. What is measured is the
 //! delivery design around it.
 //!
-//! - Tool-free turn: `begin_query` → `consume_initial` → `end_turn`.
+//! - Tool-free turn: `begin_turn` → `initial` → `end_turn`.
 //! - Tool-using turn: the same, with a tool result arriving [`TOOL_RESULT_AFTER`] after the query
-//!   and consumed with `consume_tool_result` before the turn ends.
+//!   and consumed with `after_tool_result` before the turn ends.
 //!
 //! The modelled scenarios run on a paused tokio clock, so latencies are exact and the run takes
 //! no wall time. A smaller set runs the real [`HttpSelector`] against a loopback wiremock server
@@ -22,9 +22,8 @@ use anyhow::{Context, Result, ensure};
 use delivery_telemetry::{DeliveryPoint, InitialWait, Phase, RecordingSink};
 use lexical_score::{ActiveToolAliases, CandidateSelection, QueryTokens};
 use memory_scan::DocumentCache;
-use recall_lifecycle::{
-    Delivery, DeliveryDesign, DeliveryRule, FixedClock, RecallSession, SessionConfig,
-};
+use recall_facade::{MemoryRecall, RecallConfig, ScannerChoice, SelectorChoice};
+use recall_lifecycle::{Delivery, DeliveryDesign, DeliveryRule, FixedClock};
 use selector::{MockSelector, Selector};
 use selector_http::{HttpSelector, HttpSelectorConfig};
 use serde::Serialize;
@@ -454,22 +453,23 @@ async fn run_turn_with(
     case: &TurnCase,
 ) -> TurnOutcome {
     let sink = Arc::new(RecordingSink::new());
-    let mut config = SessionConfig::new(corpus.roots.clone(), sink.clone());
-    config.selector = Some(selector);
+    let mut config = RecallConfig::new(corpus.roots.clone());
+    config.options.selector = SelectorChoice::Custom(selector);
+    config.options.design = design;
+    config.options.rule = rule;
+    config.telemetry = sink.clone();
     config.clock = Arc::new(FixedClock(corpus.now));
-    config.design = design;
-    config.cache = corpus.cache.clone();
-    config.delivery_rule = rule;
-    let mut session = RecallSession::new(config);
+    config.scanner = ScannerChoice::Shared(corpus.cache.clone());
+    let mut session = MemoryRecall::new(config).expect("the evaluation's options are valid");
 
-    session.begin_query(&case.query, &[]);
+    session.begin_turn(&case.query, &[]);
     let asked = tokio::time::Instant::now();
-    let initial = session.consume_initial().await;
+    let initial = session.initial().await;
     let waited = asked.elapsed();
     let mut deliveries = vec![initial];
     if kind == TurnKind::ToolUsing {
         tokio::time::sleep(TOOL_RESULT_AFTER).await;
-        deliveries.push(session.consume_tool_result());
+        deliveries.push(session.after_tool_result());
     }
     deliveries.push(session.end_turn());
 

@@ -8,7 +8,8 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 use delivery_telemetry::{JsonLinesSink, RecordingSink, TelemetrySink};
 use recall_facade::{
-    DeliveryDesign, DeliveryRule, HttpSelectorConfig, MemoryRecall, RecallConfig, SelectorChoice,
+    DeliveryDesign, DeliveryRule, HttpSelectorConfig, MemoryRecall, RecallConfig, RecallOptions,
+    ScannerChoice, SelectorChoice,
 };
 use selector::{MockAnswer, MockSelector, MockStep};
 
@@ -96,6 +97,10 @@ pub(crate) struct RecallArgs {
     /// $MEMRECALL_HOME/config.toml, else measured].
     #[arg(long, value_enum)]
     trim: Option<TrimArg>,
+    /// Most documents the turn delivers in all, fast and refined together [default: [delivery]
+    /// turn_cap in $MEMRECALL_HOME/config.toml, else no cap].
+    #[arg(long, value_name = "N")]
+    turn_cap: Option<std::num::NonZeroUsize>,
     /// Latency of the mock selector, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 250)]
     mock_latency_ms: u64,
@@ -122,8 +127,7 @@ pub(crate) struct RecallArgs {
 pub(crate) fn run(args: &RecallArgs) -> Result<(), Failure> {
     let recall_roots = resolve_roots(&args.roots)?;
     let roots = recall_roots.memory_roots();
-    let (selector, used) = selector_choice(args)?;
-    let (design, rule) = delivery_choice(args)?;
+    let (options, used) = recall_options(args)?;
     let recording = Arc::new(RecordingSink::new());
     let sinks = recall_sinks(args.telemetry.as_deref(), &recording)?;
     let turn = if args.tool_using {
@@ -134,12 +138,13 @@ pub(crate) fn run(args: &RecallArgs) -> Result<(), Failure> {
     let runtime = runtime()?;
     let ran = runtime.block_on(async {
         let mut config = RecallConfig::with_roots(roots.project.clone(), roots.user.clone());
-        config.selector = selector;
+        config.options = options;
         config.telemetry = Arc::clone(&sinks.all.sink);
-        config.catalog = !args.no_catalog && recall_roots.catalogs.is_some();
-        config.catalog_store = recall_roots.catalogs.clone().unwrap_or_default();
-        config.delivery = design;
-        config.delivery_rule = rule;
+        config.scanner = if args.no_catalog {
+            ScannerChoice::Uncatalogued
+        } else {
+            recall_roots.catalogs.clone().into()
+        };
         let mut recall = MemoryRecall::new(config).map_err(|e| Failure::selector(e.to_string()))?;
         recall.begin_turn(&args.query, &[]);
         let initial = recall.initial().await;
@@ -148,7 +153,7 @@ pub(crate) fn run(args: &RecallArgs) -> Result<(), Failure> {
         let scan_shown = if args.json {
             false
         } else {
-            let state = recall.session().latest_recall();
+            let state = recall.latest_recall();
             let head = RecallOutput::build(
                 &args.query,
                 turn,
@@ -169,14 +174,13 @@ pub(crate) fn run(args: &RecallArgs) -> Result<(), Failure> {
                 // The tool call is modelled as lasting until the recall settles (bounded by the
                 // selector ceiling), the moment its result would arrive.
                 recall
-                    .session()
                     .wait_settled(selector::SELECTOR_CEILING + Duration::from_secs(1))
                     .await;
                 Some(recall.after_tool_result())
             }
         };
         let end = recall.end_turn();
-        let state = recall.session().latest_recall();
+        let state = recall.latest_recall();
         if let Some(failure) = state
             .as_ref()
             .and_then(|s| s.settled.as_deref())
@@ -235,8 +239,17 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
 /// The delivery design and rule: `--delivery` and `--trim`, else `[delivery]` in config.toml, else
 /// fast-path and the measured rule.
-fn delivery_choice(args: &RecallArgs) -> Result<(DeliveryDesign, DeliveryRule), Failure> {
-    let config = if args.delivery.is_some() && args.trim.is_some() {
+/// The options of this recall: each flag given, else `config.toml`'s choice (read only when a
+/// flag is missing), else the default.
+fn recall_options(args: &RecallArgs) -> Result<(RecallOptions, SelectorUsed), Failure> {
+    let selector_flags_suffice =
+        matches!(args.selector, Some(SelectorKind::None | SelectorKind::Mock))
+            || (args.selector_url.is_some()
+                && args.selector_model.is_some()
+                && args.api_key_env.is_some());
+    let delivery_flags_suffice =
+        args.delivery.is_some() && args.trim.is_some() && args.turn_cap.is_some();
+    let config = if selector_flags_suffice && delivery_flags_suffice {
         Config::default()
     } else {
         match recall_facade::memory_home() {
@@ -244,11 +257,19 @@ fn delivery_choice(args: &RecallArgs) -> Result<(DeliveryDesign, DeliveryRule), 
             Err(_) => Config::default(),
         }
     };
-    Ok((
-        args.delivery
-            .map_or(config.delivery.design.into(), Into::into),
-        args.trim.map_or(config.delivery.trim.into(), Into::into),
-    ))
+    let (selector, used) = selector_choice(args, &config)?;
+    let mut options = RecallOptions::from(config);
+    options.selector = selector;
+    if let Some(design) = args.delivery {
+        options.design = design.into();
+    }
+    if let Some(trim) = args.trim {
+        options.rule = trim.into();
+    }
+    if let Some(cap) = args.turn_cap {
+        options.turn_cap = Some(cap);
+    }
+    Ok((options, used))
 }
 
 /// The note for a selector whose answer came after the turn ended.
@@ -304,19 +325,10 @@ impl SelectorUsed {
 }
 
 /// The selector: the command line's flags, each falling back to `[selector]` in config.toml.
-fn selector_choice(args: &RecallArgs) -> Result<(SelectorChoice, SelectorUsed), Failure> {
-    let needs_config = !matches!(args.selector, Some(SelectorKind::None | SelectorKind::Mock))
-        && (args.selector_url.is_none()
-            || args.selector_model.is_none()
-            || args.api_key_env.is_none());
-    let config = if needs_config {
-        match recall_facade::memory_home() {
-            Ok(home) => Config::load(&home).map_err(|e| Failure::selector(e.to_string()))?,
-            Err(_) => Config::default(),
-        }
-    } else {
-        Config::default()
-    };
+fn selector_choice(
+    args: &RecallArgs,
+    config: &Config,
+) -> Result<(SelectorChoice, SelectorUsed), Failure> {
     let kind = args.selector.unwrap_or(match config.selector.kind {
         ConfigSelectorKind::None => SelectorKind::None,
         ConfigSelectorKind::Http => SelectorKind::Http,
@@ -337,17 +349,29 @@ fn selector_choice(args: &RecallArgs) -> Result<(SelectorChoice, SelectorUsed), 
             ))
         }
         SelectorKind::Http => {
-            let table = config.selector;
-            let url = args.selector_url.clone().or(table.url).ok_or_else(|| {
-                Failure::selector(
-                    "--selector http needs --selector-url (and --selector-model)".into(),
-                )
-            })?;
-            let model = args.selector_model.clone().or(table.model).ok_or_else(|| {
-                Failure::selector("--selector http needs --selector-model".into())
-            })?;
+            let table = &config.selector;
+            let url = args
+                .selector_url
+                .clone()
+                .or_else(|| table.url.clone())
+                .ok_or_else(|| {
+                    Failure::selector(
+                        "--selector http needs --selector-url (and --selector-model)".into(),
+                    )
+                })?;
+            let model = args
+                .selector_model
+                .clone()
+                .or_else(|| table.model.clone())
+                .ok_or_else(|| {
+                    Failure::selector("--selector http needs --selector-model".into())
+                })?;
             let mut http = HttpSelectorConfig::new(url, model);
-            if let Some(var) = args.api_key_env.clone().or(table.api_key_env) {
+            if let Some(var) = args
+                .api_key_env
+                .clone()
+                .or_else(|| table.api_key_env.clone())
+            {
                 http.api_key_env = var;
             }
             let used = SelectorUsed::Http {

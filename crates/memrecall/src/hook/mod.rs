@@ -31,13 +31,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use memory_scan::ScannedDocument;
-use recall_facade::{
-    DeliveryDesign, DeliveryRule, HttpSelectorConfig, MemoryRecall, RecallConfig, SelectorChoice,
-};
+use recall_facade::{MemoryRecall, RecallConfig, RecallOptions};
 
 use crate::agent::hook_io::{self, HookEvent, MAX_CONTEXT_UTF16, utf16_len};
 use crate::agent::{Agent, Environment, Layout, layout};
-use crate::config::{Config, ConfigSelectorKind};
 use crate::serve::ServerPaths;
 use crate::serve::client::{self, Autostart, Budget, ClientError};
 use crate::serve::protocol::{EventRequest, Point, PromptEvent, Request, Response};
@@ -46,8 +43,7 @@ mod log;
 mod told;
 mod turn_state;
 
-pub(crate) use log::Log;
-use log::{log, write_log_line};
+use log::{log, trace_to_hook_log, write_log_line};
 
 /// The most stdin a hook reads: a prompt of 100,000 characters is well under it.
 const MAX_STDIN_BYTES: u64 = 8 * 1024 * 1024;
@@ -65,9 +61,10 @@ const TRUNCATED_NOTE: &str = "\n\n> NOTE: Relevant memory truncated for prompt b
 /// Runs one hook call; always succeeds (see the module docs).
 pub fn run(agent: Agent, layout: Option<Layout>) {
     let env = Environment::from_process();
+    trace_to_hook_log(&env);
     // A panic is logged, never shown: the agent may print the hook's stderr to the user.
     std::panic::set_hook(Box::new(|_| {}));
-    let outcome = std::panic::catch_unwind(|| serve(agent, layout, &env));
+    let outcome = std::panic::catch_unwind(|| answer(agent, layout, &env));
     match outcome {
         Ok(Ok(())) => {}
         Ok(Err(message)) => log(&env, agent, &message),
@@ -90,7 +87,9 @@ pub fn log_bad_command_line(message: &str) {
     write_log_line(&env, &format!("hook: bad command line: {first}"));
 }
 
-fn serve(agent: Agent, layout: Option<Layout>, env: &Environment) -> Result<(), String> {
+/// Answers one hook call: reads the event from standard input, recalls (through the server when
+/// one is running, else in this process) and prints what the agent should add.
+fn answer(agent: Agent, layout: Option<Layout>, env: &Environment) -> Result<(), String> {
     let started = Instant::now();
     let mut stdin = String::new();
     std::io::stdin()
@@ -171,7 +170,7 @@ fn serve(agent: Agent, layout: Option<Layout>, env: &Environment) -> Result<(), 
         env,
         agent,
         input.session_id.clone(),
-        Point::Prompt(prompt.clone()),
+        Point::Initial(prompt.clone()),
         Autostart::Yes,
         started,
     );
@@ -240,16 +239,16 @@ fn recall_here(
     if repeat_is_continuation {
         turn_state::open_turn(env, agent, session, &query);
     }
-    let settings = settings_from_config(env).unwrap_or_else(|message| {
+    let options = crate::config::recall_options(env).unwrap_or_else(|message| {
         log(
             env,
             agent,
             &format!("{message}; recalling without a selector"),
         );
-        RecallSettings::default()
+        RecallOptions::default()
     });
     // Said with a selector failure: asked without a key.
-    let key_note = crate::serve::server::unset_key_note(&settings.selector)
+    let key_note = crate::serve::server::unset_key_note(&options.selector)
         .map(|note| format!("; {note}"))
         .unwrap_or_default();
 
@@ -263,12 +262,9 @@ fn recall_here(
         crate::stats::telemetry_sink(home.as_deref(), vec![Arc::new(recall_facade::TracingSink)]);
     let ran = runtime.block_on(async {
         let mut config = RecallConfig::with_roots(roots.project, roots.user);
-        config.catalog = roots.catalogs.is_some();
-        config.catalog_store = roots.catalogs.unwrap_or_default();
+        config.scanner = roots.catalogs.into();
         config.telemetry = Arc::clone(&telemetry.sink);
-        config.selector = settings.selector;
-        config.delivery = settings.design;
-        config.delivery_rule = settings.rule;
+        config.options = options;
         let mut recall = MemoryRecall::new(config).map_err(|e| e.to_string())?;
         recall.begin_turn(&query, &[]);
         let initial = recall.initial().await;
@@ -290,7 +286,6 @@ fn recall_here(
     // brought up to date are written, so the next call starts warm.
     recall.end_turn();
     let failure = recall
-        .session()
         .latest_recall()
         .and_then(|state| state.settled)
         .and_then(|settled| crate::serve::server::selector_failure(&settled));
@@ -352,60 +347,6 @@ pub(crate) fn fit(documents: &[Arc<ScannedDocument>], prompt: &str, now: SystemT
         })
         .map_or(one.len(), |(at, _)| at);
     format!("{}{TRUNCATED_NOTE}", one[..cut].trim_end())
-}
-
-/// What `config.toml` chooses for a recall: the selector, the delivery design and the delivery
-/// rule.
-#[derive(Clone)]
-pub(crate) struct RecallSettings {
-    pub(crate) selector: SelectorChoice,
-    pub(crate) design: DeliveryDesign,
-    pub(crate) rule: DeliveryRule,
-}
-
-impl Default for RecallSettings {
-    /// No selector, the fast-path design and the measured rule: what a missing `config.toml`
-    /// means.
-    fn default() -> Self {
-        Self {
-            selector: SelectorChoice::None,
-            design: DeliveryDesign::FastPath,
-            rule: DeliveryRule::SHIPPED,
-        }
-    }
-}
-
-impl From<Config> for RecallSettings {
-    fn from(config: Config) -> Self {
-        let selector = match config.selector.kind {
-            ConfigSelectorKind::None => SelectorChoice::None,
-            ConfigSelectorKind::Http => {
-                let table = config.selector;
-                let mut http = HttpSelectorConfig::new(
-                    table.url.unwrap_or_default(),
-                    table.model.unwrap_or_default(),
-                );
-                if let Some(var) = table.api_key_env {
-                    http.api_key_env = var;
-                }
-                SelectorChoice::Http(http)
-            }
-        };
-        Self {
-            selector,
-            design: config.delivery.design.into(),
-            rule: config.delivery.trim.into(),
-        }
-    }
-}
-
-/// What `config.toml` under the memrecall home chooses; the defaults without a home.
-pub(crate) fn settings_from_config(env: &Environment) -> Result<RecallSettings, String> {
-    let Some(home) = env.memrecall_home() else {
-        return Ok(RecallSettings::default());
-    };
-    let config = Config::load(&home).map_err(|e| e.to_string())?;
-    Ok(config.into())
 }
 
 /// Creates `dir` and its missing parents, each private to this user (0700 on Unix): what the

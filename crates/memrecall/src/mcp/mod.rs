@@ -79,8 +79,8 @@ pub fn run(args: &McpArgs) -> Result<(), Failure> {
     })?;
     // Tools wait for the settled recall, so the delivery design does not apply here; the
     // delivery rule does, to what settles without a selector.
-    let settings = crate::hook::settings_from_config(&Environment::from_process())
-        .map_err(Failure::selector)?;
+    let settings =
+        crate::config::recall_options(&Environment::from_process()).map_err(Failure::selector)?;
     let runtime = crate::commands::runtime()?;
     let served = runtime.block_on(async {
         let server = MemoryServer::new(roots, settings, args.read_only)?;
@@ -123,15 +123,13 @@ impl MemoryServer {
     /// Builds the server; must be called inside the runtime.
     fn new(
         recall_roots: RecallRoots,
-        settings: crate::hook::RecallSettings,
+        options: recall_facade::RecallOptions,
         read_only: bool,
     ) -> Result<Self, Failure> {
         let roots = recall_roots.memory_roots();
         let mut config = RecallConfig::with_roots(roots.project.clone(), roots.user.clone());
-        config.selector = settings.selector;
-        config.delivery_rule = settings.rule;
-        config.catalog = recall_roots.catalogs.is_some();
-        config.catalog_store = recall_roots.catalogs.unwrap_or_default();
+        config.options = options;
+        config.scanner = recall_roots.catalogs.into();
         let recall = MemoryRecall::new(config).map_err(|e| Failure::selector(e.to_string()))?;
         let mut tool_router = Self::tool_router();
         if read_only {

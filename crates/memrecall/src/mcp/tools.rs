@@ -78,10 +78,9 @@ impl MemoryServer {
             recall.reset();
             recall.begin_turn(&params.query, &[]);
             recall
-                .session()
                 .wait_settled(selector::SELECTOR_CEILING + Duration::from_secs(1))
                 .await;
-            let state = recall.session().latest_recall();
+            let state = recall.latest_recall();
             recall.end_turn();
             match state {
                 Some(state) => match (state.settled, state.fast) {

@@ -5,7 +5,7 @@
 //! [`super::frame::FrameDecoder`] on both sides), the server answers with one line and closes
 //! the connection. A client that does not send its whole request within the server's deadline
 //! is dropped unanswered; a line too long or not UTF-8 is answered with an `error`.
-//! Every message carries the protocol version `"v"`; this is version [`VERSION`] (2). A server
+//! Every message carries the protocol version `"v"`; this is version [`VERSION`] (3). A server
 //! answers a request of another version with an `error` naming the version it speaks, and a
 //! client that gets an answer of another version treats the server as unavailable. A new
 //! version is needed for any change a peer of the old one would misread; adding an optional
@@ -14,18 +14,18 @@
 //! Requests (`"kind"` picks one):
 //!
 //! ```json
-//! {"v":2,"kind":"event","agent":"claude-code","session":"abc","point":"prompt","query":"…",
+//! {"v":3,"kind":"event","agent":"claude-code","session":"abc","point":"initial","query":"…",
 //!  "repeat_is_continuation":false,"cwd":"/home/ana/shop","layout":null,
 //!  "env":{"HOME":"/home/ana"}}
-//! {"v":2,"kind":"event","agent":"claude-code","session":"abc","point":"tool_result"}
-//! {"v":2,"kind":"event","agent":"claude-code","session":"abc","point":"turn_end"}
-//! {"v":2,"kind":"event","agent":"claude-code","session":"abc","point":"session_end"}
-//! {"v":2,"kind":"status"}
-//! {"v":2,"kind":"stop"}
+//! {"v":3,"kind":"event","agent":"claude-code","session":"abc","point":"tool_result"}
+//! {"v":3,"kind":"event","agent":"claude-code","session":"abc","point":"turn_end"}
+//! {"v":3,"kind":"event","agent":"claude-code","session":"abc","point":"session_end"}
+//! {"v":3,"kind":"status"}
+//! {"v":3,"kind":"stop"}
 //! ```
 //!
-//! - `prompt` begins a turn: recall for `query`, wait at most the 100 ms ceiling, answer the
-//!   initial delivery. The client sends what the agent gave it (its working directory, the
+//! - `initial` begins a turn (the agent's prompt event): recall for `query`, wait at most the
+//!   first-prompt ceiling, answer the initial delivery. The client sends what the agent gave it (its working directory, the
 //!   layout, the environment variables layouts read) and the server resolves the memory roots
 //!   itself, with the hook's own code: a client never names a directory to scan or write in. A
 //!   relative `cwd` is refused; a root that is not an existing directory is not read. With `repeat_is_continuation`
@@ -33,20 +33,20 @@
 //! - `tool_result` answers what the turn's recall settled with, minus what was already
 //!   delivered, once; `turn_end` ends the turn (a recall still pending is discarded);
 //!   `session_end` also forgets the session. Without `session` an event is a one-off: a
-//!   prompt's turn ends as soon as it is answered and the other points answer nothing.
+//!   turn begun by `initial` ends as soon as it is answered and the other points answer nothing.
 //!
 //! Answers:
 //!
 //! ```json
-//! {"v":2,"kind":"delivery","context":"…","fast_ms":3.1,"handled_ms":4.0}
-//! {"v":2,"kind":"status","pid":42,…}
-//! {"v":2,"kind":"stopping","pid":42}
-//! {"v":2,"kind":"error","message":"…"}
+//! {"v":3,"kind":"delivery","context":"…","fast_ms":3.1,"handled_ms":4.0}
+//! {"v":3,"kind":"status","pid":42,…}
+//! {"v":3,"kind":"stopping","pid":42}
+//! {"v":3,"kind":"error","message":"…"}
 //! ```
 //!
 //! `context` is the memory to add, already cut to the agent's budget (empty: nothing to add);
 //! `fast_ms` is the server's time from the start of the session's latest recall to its first
-//! result (the fast one; the settled one when it came first), once there is one (on `prompt`
+//! result (the fast one; the settled one when it came first), once there is one (on `initial`
 //! and `tool_result` answers); `handled_ms` the server's time on the request. `turn_ended` on a `turn_end` or
 //! `session_end` answer says how the turn's recall ended (a discard reason, `delivered` when it
 //! had already been delivered in full, `none` when there was no recall). The status fields are
@@ -62,7 +62,7 @@ use super::frame::{FrameDecoder, FrameError};
 use crate::agent::{Agent, Layout};
 
 /// The protocol version this build speaks.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 
 /// The longest line either side reads: a prompt of 100,000 characters is well under it.
 pub const MAX_LINE_BYTES: usize = 8 * 1024 * 1024;
@@ -106,8 +106,8 @@ pub struct EventRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "point", rename_all = "snake_case")]
 pub enum Point {
-    /// The prompt event: begin a turn.
-    Prompt(PromptEvent),
+    /// The initial point: the agent's prompt event begins a turn.
+    Initial(PromptEvent),
     /// After a tool result.
     ToolResult,
     /// The agent's stop event: the turn is over.
@@ -323,7 +323,7 @@ mod tests {
             request: Request::Event(EventRequest {
                 agent: Agent::ClaudeCode,
                 session: Some("abc".into()),
-                point: Point::Prompt(PromptEvent {
+                point: Point::Initial(PromptEvent {
                     query: "deploy".into(),
                     repeat_is_continuation: false,
                     cwd: "/p".into(),
@@ -337,7 +337,7 @@ mod tests {
         assert_eq!(line.last(), Some(&b'\n'));
         let text = String::from_utf8(line).unwrap();
         assert!(
-            text.starts_with(r#"{"v":2,"kind":"event","agent":"claude-code""#),
+            text.starts_with(r#"{"v":3,"kind":"event","agent":"claude-code""#),
             "{text}"
         );
         assert_eq!(parse_request(&text).unwrap(), request.request);

@@ -49,7 +49,7 @@ impl Drop for RecallSession {
 }
 
 impl RecallSession {
-    /// Creates a session; no recall runs until [`RecallSession::begin_query`].
+    /// Creates a session; no recall runs until [`RecallSession::begin_turn`].
     pub fn new(config: SessionConfig) -> Self {
         Self {
             ctx: Arc::new(RecallContext {
@@ -72,7 +72,7 @@ impl RecallSession {
 
     /// Starts the recall for a new user query. A recall still pending from the previous query
     /// is cancelled (`new_query`), so its results can never reach this one.
-    pub fn begin_query(&mut self, query: &str, recent_tools: &[String]) {
+    pub fn begin_turn(&mut self, query: &str, recent_tools: &[String]) {
         self.cancel(CancelReason::NewQuery);
         self.idle.cancel();
         self.idle = CancellationToken::new();
@@ -118,7 +118,7 @@ impl RecallSession {
     /// ending early when the recall settles, the turn is cancelled, or a fast result is
     /// published (under [`DeliveryDesign::Gated`], only a confident one). The single-path design
     /// does not wait.
-    pub async fn consume_initial(&mut self) -> Delivery {
+    pub async fn initial(&mut self) -> Delivery {
         let design = self.ctx.design;
         let Some(active) = self.active.as_mut() else {
             return Delivery::Idle;
@@ -180,7 +180,7 @@ impl RecallSession {
     }
 
     /// The tool-result consume point: never waits; only a settled recall is consumed.
-    pub fn consume_tool_result(&mut self) -> Delivery {
+    pub fn after_tool_result(&mut self) -> Delivery {
         let Some(active) = self.active.as_ref() else {
             return Delivery::Idle;
         };

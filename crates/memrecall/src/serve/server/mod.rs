@@ -29,10 +29,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, SystemTime};
 
 use memory_watch::WatchedCache;
-use recall_facade::{
-    DeliveryDesign, DeliveryRule, Phase, TelemetryEvent, TelemetrySink, TracingSink,
-};
-use selector::Selector;
+use recall_facade::{Phase, RecallOptions, TelemetryEvent, TelemetrySink, TracingSink};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
@@ -117,7 +114,10 @@ pub fn run(options: ServeOptions, env: &Environment) -> Result<(), ServeError> {
 #[cfg(unix)]
 fn serve(options: ServeOptions, env: &Environment) -> Result<(), ServeError> {
     let paths = ServerPaths::from_env(env).ok_or(ServeError::NoRunDirectory)?;
-    let _ = LOG.set(Mutex::new(crate::hook::Log::new(paths.log.clone())));
+    let _ = LOG.set(Mutex::new(crate::logging::Log::new(paths.log.clone())));
+    if let Some(log) = LOG.get() {
+        crate::logging::to_file(log);
+    }
     if !check_private_dir(&paths.dir)? {
         crate::hook::private_dir(&paths.dir)
             .map_err(ServeError::io("cannot create", &paths.dir))?;
@@ -181,7 +181,7 @@ fn bind(socket: &Path) -> Result<tokio::net::UnixListener, ServeError> {
 }
 
 /// The server's log, once [`run`] knows where it is.
-static LOG: OnceLock<Mutex<crate::hook::Log>> = OnceLock::new();
+static LOG: OnceLock<Mutex<crate::logging::Log>> = OnceLock::new();
 
 /// One line in the server's log, else (no log known, or it cannot be written) on its standard
 /// error.
@@ -237,9 +237,9 @@ impl TelemetrySink for CountingSink {
 struct Settings {
     stamp: Option<(SystemTime, u64)>,
     generation: u64,
-    selector: Option<Arc<dyn Selector>>,
-    design: DeliveryDesign,
-    rule: DeliveryRule,
+    /// What `config.toml` chooses, its selector built once per generation and shared by the
+    /// sessions.
+    options: RecallOptions,
     idle_exit: Duration,
 }
 
@@ -289,9 +289,7 @@ impl Server {
             settings: Mutex::new(Settings {
                 stamp: None,
                 generation: 0,
-                selector: None,
-                design: DeliveryDesign::FastPath,
-                rule: DeliveryRule::SHIPPED,
+                options: RecallOptions::default(),
                 idle_exit: IdleExit::DEFAULT.duration(),
             }),
             sessions: Mutex::new(Sessions::default()),
@@ -339,16 +337,15 @@ impl Server {
                     .idle_exit
                     .unwrap_or(IdleExit::DEFAULT)
                     .duration();
-                let chosen = crate::hook::RecallSettings::from(config);
+                let mut chosen = RecallOptions::from(config);
                 lock(&self.problems).new_generation(problems::unset_key_note(&chosen.selector));
-                let selector = chosen.selector.build().map_err(|e| e.to_string())?;
-                Ok((selector, chosen.design, chosen.rule, idle))
+                let selector = std::mem::take(&mut chosen.selector);
+                chosen.selector = selector.build().map_err(|e| e.to_string())?.into();
+                Ok((chosen, idle))
             });
         match loaded {
-            Ok((selector, design, rule, idle)) => {
-                settings.selector = selector;
-                settings.design = design;
-                settings.rule = rule;
+            Ok((options, idle)) => {
+                settings.options = options;
                 settings.idle_exit = self.options.idle_exit.unwrap_or(idle);
             }
             Err(message) => {
@@ -357,9 +354,7 @@ impl Server {
                 let mut problems = lock(&self.problems);
                 problems.new_generation(None);
                 problems.config_error(line);
-                settings.selector = None;
-                settings.design = DeliveryDesign::FastPath;
-                settings.rule = DeliveryRule::SHIPPED;
+                settings.options = RecallOptions::default();
                 settings.idle_exit = self
                     .options
                     .idle_exit

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use delivery_telemetry::{SelectorErrorEvent, TelemetryEvent, TelemetrySink as _};
+use recall_facade::MemoryRecall;
 use recall_facade::SettledRecall;
-use recall_lifecycle::RecallSession;
 
 use super::sessions::Entry;
 use super::{Server, lock, log};
@@ -102,7 +102,7 @@ impl Server {
         let settled = entry
             .recall
             .as_ref()
-            .and_then(RecallSession::latest_recall)
+            .and_then(MemoryRecall::latest_recall)
             .and_then(|state| state.settled);
         let Some(settled) = settled else {
             return notices;

@@ -9,8 +9,7 @@ use std::time::SystemTime;
 
 use memory_scan::MemoryRoots;
 use memory_watch::WatchedCache;
-use recall_facade::{Delivery, TelemetrySink};
-use recall_lifecycle::{RecallSession, SessionConfig};
+use recall_facade::{Delivery, MemoryRecall, RecallConfig, ScannerChoice, TelemetrySink};
 
 use super::{
     MAX_IDLE_CACHES, MAX_SESSIONS, Server, UNWATCH_AFTER, document_cache, lock, log, millis,
@@ -26,7 +25,7 @@ pub(super) type SessionKey = (Agent, String);
 
 /// One agent session.
 pub(super) struct Entry {
-    pub(super) recall: Option<RecallSession>,
+    pub(super) recall: Option<MemoryRecall>,
     pub(super) roots: RootsKey,
     pub(super) generation: u64,
     /// The query of the open turn, until the turn ends.
@@ -66,7 +65,7 @@ impl Server {
     pub(super) async fn event(&self, event: EventRequest) -> DeliveryAnswer {
         let Some(session) = event.session else {
             return match event.point {
-                Point::Prompt(prompt) => {
+                Point::Initial(prompt) => {
                     let mut entry = Entry::new();
                     let answer = self.prompt(&mut entry, event.agent, prompt).await;
                     if let Some(recall) = entry.recall.take() {
@@ -91,12 +90,12 @@ impl Server {
             }
             return ended;
         }
-        let Some(slot) = self.session(key, matches!(event.point, Point::Prompt(_))) else {
+        let Some(slot) = self.session(key, matches!(event.point, Point::Initial(_))) else {
             return DeliveryAnswer::default();
         };
         let mut entry = slot.lock().await;
         let mut answer = match event.point {
-            Point::Prompt(prompt) => self.prompt(&mut entry, event.agent, prompt).await,
+            Point::Initial(prompt) => self.prompt(&mut entry, event.agent, prompt).await,
             Point::ToolResult => tool_result(&mut entry),
             Point::TurnEnd => end_turn(&mut entry),
             Point::SessionEnd => DeliveryAnswer::default(),
@@ -220,14 +219,9 @@ impl Server {
         let Some(roots) = self.roots_for(agent, &prompt) else {
             return DeliveryAnswer::default();
         };
-        let (generation, selector, design, rule) = {
+        let (generation, options) = {
             let settings = lock(&self.settings);
-            (
-                settings.generation,
-                settings.selector.clone(),
-                settings.design,
-                settings.rule,
-            )
+            (settings.generation, settings.options.clone())
         };
         let rebuild =
             entry.recall.is_none() || entry.roots != roots || entry.generation != generation;
@@ -235,27 +229,33 @@ impl Server {
             if let Some(old) = entry.recall.take() {
                 old.shutdown();
             }
-            let mut config = SessionConfig::new(
-                MemoryRoots {
-                    project: roots.project.clone(),
-                    user: roots.user.clone(),
-                },
-                Arc::clone(&self.sink) as Arc<dyn TelemetrySink>,
-            );
-            config.selector = selector;
-            config.design = design;
-            config.delivery_rule = rule;
-            config.cache = self.cache_for(&roots);
+            let mut config = RecallConfig::new(MemoryRoots {
+                project: roots.project.clone(),
+                user: roots.user.clone(),
+            });
+            config.options = options;
+            config.telemetry = Arc::clone(&self.sink) as Arc<dyn TelemetrySink>;
+            config.scanner = ScannerChoice::Shared(self.cache_for(&roots));
+            // The options' selector was built with the configuration's generation and the limit
+            // is the default, so this is not expected to fail; if it does, the call delivers
+            // nothing and says why in the log.
+            let recall = match MemoryRecall::new(config) {
+                Ok(recall) => recall,
+                Err(error) => {
+                    log(&format!("cannot start a recall session: {error}"));
+                    return DeliveryAnswer::default();
+                }
+            };
             entry.roots = roots;
             entry.generation = generation;
-            entry.recall = Some(RecallSession::new(config));
+            entry.recall = Some(recall);
         }
         let Some(recall) = entry.recall.as_mut() else {
             return DeliveryAnswer::default();
         };
-        recall.begin_query(&prompt.query, &[]);
+        recall.begin_turn(&prompt.query, &[]);
         self.served.fetch_add(1, Ordering::Relaxed);
-        let delivery = recall.consume_initial().await;
+        let delivery = recall.initial().await;
         entry.turn = Some(prompt.query);
         DeliveryAnswer {
             context: context_of(&delivery),
@@ -298,7 +298,7 @@ fn tool_result(entry: &mut Entry) -> DeliveryAnswer {
         return DeliveryAnswer::default();
     };
     DeliveryAnswer {
-        context: context_of(&recall.consume_tool_result()),
+        context: context_of(&recall.after_tool_result()),
         fast_ms: fast_ms(recall),
         ..DeliveryAnswer::default()
     }
@@ -307,7 +307,7 @@ fn tool_result(entry: &mut Entry) -> DeliveryAnswer {
 /// When the latest recall had its first result, in milliseconds from its start: its fast
 /// result, or its settled one when it settled without publishing one first (no selector). Also
 /// after the initial ceiling, which a large cold tree can pass.
-fn fast_ms(recall: &RecallSession) -> Option<f64> {
+fn fast_ms(recall: &MemoryRecall) -> Option<f64> {
     let state = recall.latest_recall()?;
     if let Some(fast) = &state.fast {
         return Some(millis(fast.published_after));
@@ -324,7 +324,7 @@ fn fast_ms(recall: &RecallSession) -> Option<f64> {
 
 pub(super) fn end_turn(entry: &mut Entry) -> DeliveryAnswer {
     entry.turn = None;
-    let ended = match entry.recall.as_mut().map(RecallSession::end_turn) {
+    let ended = match entry.recall.as_mut().map(MemoryRecall::end_turn) {
         Some(Delivery::Discarded(reason)) => reason.as_str().to_owned(),
         Some(Delivery::Delivered(_)) => "delivered".to_owned(),
         Some(Delivery::Pending) => "pending".to_owned(),

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use memory_watch::WatchMode;
-use recall_lifecycle::RecallSession;
+use recall_facade::MemoryRecall;
 
 use super::{Server, lock};
 use crate::serve::protocol::Status;
@@ -53,7 +53,7 @@ impl Server {
                 entry.try_lock().is_ok_and(|e| {
                     e.recall
                         .as_ref()
-                        .is_some_and(RecallSession::has_pending_recall)
+                        .is_some_and(MemoryRecall::has_pending_recall)
                 })
             })
             .count();

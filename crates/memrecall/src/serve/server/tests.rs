@@ -7,8 +7,7 @@ use std::time::Duration;
 
 use delivery_telemetry::RecordingSink;
 use memory_scan::MemoryRoots;
-use recall_facade::TelemetrySink;
-use recall_lifecycle::{RecallSession, SessionConfig};
+use recall_facade::{MemoryRecall, RecallConfig, TelemetrySink};
 
 use super::sessions::{Entry, end_turn};
 use super::status::{from_proc_status, rss_from_ps};
@@ -28,16 +27,14 @@ async fn a_turn_ended_with_its_recall_pending_emits_one_terminal_event() {
     let recording = Arc::new(RecordingSink::new());
     let sink = Arc::new(counting(&recording));
     let dir = tempfile::tempdir().unwrap();
-    let config = SessionConfig::new(
-        MemoryRoots {
-            project: Some(dir.path().to_path_buf()),
-            user: None,
-        },
-        Arc::clone(&sink) as Arc<dyn TelemetrySink>,
-    );
+    let mut config = RecallConfig::new(MemoryRoots {
+        project: Some(dir.path().to_path_buf()),
+        user: None,
+    });
+    config.telemetry = Arc::clone(&sink) as Arc<dyn TelemetrySink>;
     let mut entry = Entry::new();
-    let mut recall = RecallSession::new(config);
-    recall.begin_query("anything", &[]);
+    let mut recall = MemoryRecall::new(config).unwrap();
+    recall.begin_turn("anything", &[]);
     entry.recall = Some(recall);
     entry.turn = Some("anything".into());
     let answer = end_turn(&mut entry);
@@ -57,7 +54,7 @@ fn prompt_in(home: &Path, project: &Path, session: &str, query: &str) -> EventRe
     EventRequest {
         agent: Agent::QwenCode,
         session: Some(session.to_owned()),
-        point: Point::Prompt(PromptEvent {
+        point: Point::Initial(PromptEvent {
             query: query.to_owned(),
             repeat_is_continuation: true,
             cwd: project.to_path_buf(),

@@ -10,6 +10,7 @@
 //! [delivery]
 //! design = "gated"                 # "fast-path" (the default) or "gated"
 //! trim = "none"                    # "measured" (the default) or "none": the design's top five
+//! turn_cap = 3                     # optional: most documents one turn delivers in all
 //!
 //! [telemetry]
 //! record = false                   # true (the default) keeps $MEMRECALL_HOME/telemetry/
@@ -117,6 +118,9 @@ pub struct DeliveryTable {
     /// `trim`.
     #[serde(default)]
     pub trim: ConfigTrim,
+    /// `turn_cap`: most documents one turn delivers, fast and refined together.
+    #[serde(default)]
+    pub turn_cap: Option<std::num::NonZeroUsize>,
 }
 
 /// What of the lexical ranking a hook delivers: the measured delivery rule, or the design's
@@ -309,151 +313,9 @@ fn describe_toml_error(text: &str, error: &toml::de::Error) -> String {
     }
 }
 
+mod options;
+
+pub(crate) use options::recall_options;
+
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn parse(text: &str) -> Result<Config, ConfigError> {
-        Config::parse(text, Path::new("config.toml"))
-    }
-
-    #[test]
-    fn a_secret_under_an_unknown_key_is_never_echoed_and_the_key_and_line_are_named() {
-        let error = parse("[selector]\nkind = \"http\"\napi_key = \"sk-live-123456\"\n")
-            .unwrap_err()
-            .to_string();
-        assert!(!error.contains("sk-live"), "{error}");
-        assert!(error.contains("line 3, key `api_key`"), "{error}");
-        assert!(error.contains("unknown field"), "{error}");
-        assert_eq!(error.lines().count(), 1, "{error}");
-    }
-
-    #[test]
-    fn a_value_of_the_wrong_kind_is_reported_without_the_value() {
-        let error = parse("[selector]\nkind = \"sk-secret-kind\"\n")
-            .unwrap_err()
-            .to_string();
-        assert!(!error.contains("sk-secret"), "{error}");
-        assert!(error.contains("line 2, key `kind`"), "{error}");
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn a_config_that_links_to_dev_zero_is_refused_without_reading_it() {
-        let dir = tempfile::tempdir().unwrap();
-        std::os::unix::fs::symlink("/dev/zero", dir.path().join(CONFIG_FILE_NAME)).unwrap();
-        let error = Config::load(dir.path()).unwrap_err().to_string();
-        assert!(error.contains("a device"), "{error}");
-    }
-
-    #[test]
-    fn an_http_selector_table_is_read() {
-        let config = parse(
-            "[selector]\nkind = \"http\"\nurl = \"http://127.0.0.1:9\"\nmodel = \"m\"\napi_key_env = \"KEY\"\n",
-        )
-        .unwrap();
-        assert_eq!(config.selector.kind, ConfigSelectorKind::Http);
-        assert_eq!(config.selector.api_key_env.as_deref(), Some("KEY"));
-    }
-
-    #[test]
-    fn an_empty_file_means_no_selector() {
-        assert_eq!(parse("").unwrap().selector.kind, ConfigSelectorKind::None);
-    }
-
-    #[test]
-    fn an_unknown_key_is_an_error_naming_it() {
-        let error = parse("[selector]\nkind = \"none\"\nmodle = \"m\"\n").unwrap_err();
-        assert!(error.to_string().contains("modle"), "{error}");
-    }
-
-    #[test]
-    fn an_unknown_kind_is_an_error_naming_the_key_and_what_is_expected() {
-        let error = parse("[selector]\nkind = \"grpc\"\n").unwrap_err();
-        assert!(
-            error
-                .to_string()
-                .contains("line 2, key `kind`: unknown variant `…`, expected `none` or `http`"),
-            "{error}"
-        );
-    }
-
-    #[test]
-    fn the_default_delivery_design_is_the_fast_path() {
-        assert_eq!(
-            parse("").unwrap().delivery.design,
-            ConfigDeliveryDesign::FastPath
-        );
-    }
-
-    #[test]
-    fn a_gated_delivery_design_is_read() {
-        let config = parse("[delivery]\ndesign = \"gated\"\n").unwrap();
-        assert_eq!(config.delivery.design, ConfigDeliveryDesign::Gated);
-    }
-
-    #[test]
-    fn an_unknown_delivery_design_is_an_error_naming_the_key_and_the_allowed_values() {
-        let error = parse("[delivery]\ndesign = \"single-path\"\n").unwrap_err();
-        let message = error.to_string();
-        assert!(message.contains("delivery.design"), "{message}");
-        assert!(message.contains("line 2, key `design`"), "{message}");
-        assert!(message.contains("\"gated\""), "{message}");
-        assert!(!message.contains("single-path"), "{message}");
-    }
-
-    #[test]
-    fn an_unknown_delivery_key_is_an_error_naming_it() {
-        let error = parse("[delivery]\ndesgin = \"gated\"\n").unwrap_err();
-        assert!(error.to_string().contains("desgin"), "{error}");
-    }
-
-    #[test]
-    fn the_default_trim_is_the_measured_rule() {
-        assert_eq!(parse("").unwrap().delivery.trim, ConfigTrim::Measured);
-    }
-
-    #[test]
-    fn trim_none_restores_the_untrimmed_delivery() {
-        let config = parse("[delivery]\ntrim = \"none\"\n").unwrap();
-        assert_eq!(
-            recall_facade::DeliveryRule::from(config.delivery.trim),
-            recall_facade::DeliveryRule::UNTRIMMED
-        );
-    }
-
-    #[test]
-    fn an_unknown_trim_is_an_error_naming_the_key_and_the_allowed_values() {
-        let message = parse("[delivery]\ntrim = \"top-3\"\n")
-            .unwrap_err()
-            .to_string();
-        assert!(message.contains("line 2, key `trim`"), "{message}");
-        assert!(message.contains("\"measured\" or \"none\""), "{message}");
-        assert!(
-            !message.contains("top-3"),
-            "the value is never echoed: {message}"
-        );
-    }
-
-    #[test]
-    fn a_serve_idle_exit_is_read_as_a_duration() {
-        let config = parse("[serve]\nidle_exit = \"90s\"\n").unwrap();
-        let idle = config.serve.idle_exit.map(IdleExit::duration);
-        assert_eq!(idle, Some(std::time::Duration::from_secs(90)));
-    }
-
-    #[test]
-    fn an_idle_exit_under_a_second_is_an_error_naming_the_key() {
-        let error = parse("[serve]\nidle_exit = \"10ms\"\n").unwrap_err();
-        assert!(error.to_string().contains("serve.idle_exit"), "{error}");
-    }
-
-    #[test]
-    fn an_http_selector_without_url_is_an_error_naming_the_key() {
-        let error = parse("[selector]\nkind = \"http\"\nmodel = \"m\"\n").unwrap_err();
-        assert_eq!(
-            error.to_string(),
-            "config.toml: selector.url is required when selector.kind = \"http\""
-        );
-    }
-}
+mod tests;
