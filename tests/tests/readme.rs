@@ -1,6 +1,7 @@
 //! The README's and the guides' examples are files of the repository, byte for byte, so they
 //! cannot drift: the memory file is one of the demo tree's, and the library guide's example is the facade's example,
-//! which the facade's tests run.
+//! which the facade's tests run. Each library crate's README shows its `lib.rs` example, which
+//! its doctests run.
 
 use std::path::{Path, PathBuf};
 
@@ -57,4 +58,50 @@ fn the_library_guide_example_is_the_facade_example_the_tests_run() {
         fenced_block("docs/library.md", "# Use memrecall as a library", "rust"),
         read("crates/recall-facade/examples/library.rs")
     );
+}
+
+/// The visible lines of the first example in a crate's `lib.rs` documentation (rustdoc's hidden
+/// `# ` lines left out), each ending in a newline.
+fn crate_doc_example(crate_dir: &Path) -> String {
+    let lib = read(&format!("{}/src/lib.rs", crate_dir.display()));
+    let doc: Vec<&str> = lib
+        .lines()
+        .filter_map(|line| line.strip_prefix("//!"))
+        .map(|line| line.strip_prefix(' ').unwrap_or(line))
+        .collect();
+    let start = doc
+        .iter()
+        .position(|line| line.starts_with("```"))
+        .unwrap_or_else(|| panic!("{}: no example in lib.rs", crate_dir.display()));
+    let mut example = String::new();
+    for line in doc[start + 1..]
+        .iter()
+        .take_while(|line| !line.starts_with("```"))
+        .filter(|line| line.trim() != "#" && !line.trim_start().starts_with("# "))
+    {
+        example.push_str(line);
+        example.push('\n');
+    }
+    example
+}
+
+#[test]
+fn each_library_readme_shows_its_crate_doc_example() {
+    let crates = std::fs::read_dir(repository().join("crates")).expect("the crates folder");
+    let mut checked = 0;
+    for entry in crates.flatten() {
+        let crate_dir = Path::new("crates").join(entry.file_name());
+        if !repository().join(&crate_dir).join("README.md").is_file() {
+            continue;
+        }
+        let readme = format!("{}/README.md", crate_dir.display());
+        let name = entry.file_name().to_string_lossy().into_owned();
+        assert_eq!(
+            fenced_block(&readme, &format!("# {name}"), "rust"),
+            crate_doc_example(&crate_dir),
+            "{readme} shows another example than the crate's lib.rs"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 10, "only {checked} library READMEs found");
 }

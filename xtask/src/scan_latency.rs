@@ -1,5 +1,6 @@
 //! `cargo xtask scan-latency`: wall time from the recall call to the fast-result publication,
-//! through the real recall lifecycle, on real temporary trees (spec §6 "Scan latency").
+//! through the real recall lifecycle, on real temporary trees (`docs/spec.md#measurements`,
+//! "Scan latency").
 //!
 //! Each size gets a tree of N topics `reference/topic-NNNN.md` with frontmatter and a body of
 //! about 920 characters; the last topic holds a unique codeword the query asks for, and every

@@ -346,8 +346,8 @@ mod tests {
         }
     }
 
-    /// A package in a temporary directory whose `src/lib.rs` is `lib` and whose
-    /// `tests/it.rs` is `test`.
+    /// A package in a temporary directory whose library source is `lib` and whose one
+    /// integration test is `test`.
     fn package_with(
         lib: &str,
         test: &str,

@@ -241,7 +241,7 @@ pub struct RecallEvent {
     /// Documents in the settled result.
     pub docs_selected: usize,
     /// Documents of the lexical top five the delivery trim left out of the fast result and the
-    /// heuristic result (0 when the trim is off). Absent in events written before it existed.
+    /// heuristic result (0 when the trim is off). Read as 0 from an event that lacks it.
     #[serde(default)]
     pub docs_trimmed: usize,
     /// How the settled result was chosen.

@@ -1,7 +1,8 @@
 //! Tokenizer throughput on ASCII prose, on mostly-ASCII prose and on Thai, and what the first
 //! Thai query of a process costs (the word segmenter is set up then).
 //!
-//! The figures are read against the same benchmark run on the previous release's tokenizer.
+//! The figures are read against the same benchmark run on another revision of the tokenizer
+//! (`cargo bench` on each, compared by criterion).
 #![allow(missing_docs)]
 
 use std::hint::black_box;

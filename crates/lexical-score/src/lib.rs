@@ -54,13 +54,14 @@
 //! assert_eq!(ranked[0].score, score(&query, &notes[1]));
 //! ```
 //!
-//! Decisions the specification leaves open, written down here:
+//! The rules are `docs/spec.md#tokens` and `docs/spec.md#scores`; what they leave open is decided
+//! here:
 //! - Scoring is substring-based on normalised text, so `owner` matches inside `ownership`.
 //! - Scripts without word separators outside the CJK class (Thai, Lao, Khmer, Myanmar) are split
 //!   into words by ICU4X's word segmenter with its dictionaries for these four scripts (baked
 //!   into the crate by `cargo xtask icu-data`); each word of at least two code points is a token.
 //!   Within a run of letters, only the stretches of those scripts are segmented (`ภาษาthai` is
-//!   `ภาษา` and `thai`); every other script is tokenized as before, and CJK keeps its bigrams.
+//!   `ภาษา` and `thai`); runs of every other script are whole tokens, and CJK keeps its bigrams.
 //!   The segmenter is set up on the first such stretch a process meets.
 //! - Lowercasing is Rust's `str::to_lowercase`, which writes a word-final Greek sigma as `ς`.
 //! - A document's body window is the normalised form of its first 1,200 original characters, so
@@ -92,7 +93,7 @@
 //! # Features
 //!
 //! - `parallel` (default): large scoring passes use the rayon thread pool.
-//! - `measurement`: `measurement`, the earlier scorers the evaluation compares against.
+//! - `measurement`: `measurement`, the reference scorers the evaluation compares against.
 //! - `class-table`: `class_table`, the generator of the character class table.
 //! - `fuzzing`: `fuzzing`, entry points for the fuzz targets.
 
@@ -142,14 +143,15 @@ pub fn word_segmenter_is_loaded() -> bool {
 pub mod measurement {
     pub mod frozen;
 
-    /// The previous release's rules, kept for comparisons only (the `design` column of the
-    /// evaluation): runs of Thai, Lao, Khmer and Myanmar are not segmented but stay whole tokens.
-    /// Documents scored with these rules are prepared without keywords and usage scenarios.
+    /// The unsegmented baseline, for comparisons only (the `design` column of the evaluation; see
+    /// `docs/spec.md#the-unsegmented-baseline`): runs of Thai, Lao, Khmer and Myanmar are not
+    /// segmented but stay whole tokens. Documents scored with these rules are prepared without
+    /// keywords and usage scenarios.
     pub mod design {
         use crate::QueryTokens;
         use crate::text::Scan;
 
-        /// The query tokens of `query` under the previous release's rules.
+        /// The query tokens of `query` under the unsegmented baseline's rules.
         pub fn query_tokens(query: &str) -> QueryTokens {
             QueryTokens::scanned(query, Scan::Unsegmented)
         }

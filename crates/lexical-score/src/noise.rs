@@ -35,7 +35,8 @@ const DURABLE_MARKERS: &[&str] = &[
     "workaround",  // also covers "workarounds"
 ];
 
-/// Aliases of recently used tool names, derived once per recall (spec §2 "Active-tool noise").
+/// Aliases of recently used tool names, derived once per recall (see
+/// `docs/spec.md#active-tool-noise`).
 ///
 /// A tool name yields its normalised, trimmed self, the part after its last `::`, and for
 /// `mcp__server__tool` names the part after the server and the part after the last `__`. An

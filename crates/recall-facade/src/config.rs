@@ -101,7 +101,8 @@ pub struct RecallOptions {
     pub design: DeliveryDesign,
     /// What of the lexical ranking the fast result and the heuristic result deliver (default
     /// [`DeliveryRule::SHIPPED`]: documents with evidence beyond uninformative query tokens,
-    /// trimmed relative to the lead). [`DeliveryRule::UNTRIMMED`] delivers the top five. The
+    /// trimmed relative to the lead). [`DeliveryRule::UNTRIMMED`] delivers the whole lexical
+    /// top five. The
     /// model's pick is never trimmed.
     pub rule: DeliveryRule,
     /// Most documents one refined delivery carries: 1 to 5 (default 5, the most a prompt

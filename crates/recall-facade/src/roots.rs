@@ -45,7 +45,7 @@ const PATH_HASH_HEX_DIGITS: usize = 16;
 ///
 /// Every character that is not an ASCII letter or digit becomes `-`, so `/home/ana/shop.v2` gives
 /// `-home-ana-shop-v2`. When that name is at most [`MAX_PROJECT_DIR_NAME_BYTES`] (255) bytes it is
-/// the answer.
+/// the answer as it is: the rule every tool that finds memrecall's project roots follows.
 ///
 /// A longer name could not be created (`ENAMETOOLONG`), so it is cut on a character boundary to
 /// 238 bytes and followed by `_` and the 16 lowercase hex digits of the XXH3-64 hash (seed 0) of

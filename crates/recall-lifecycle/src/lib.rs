@@ -88,9 +88,10 @@ pub enum DeliveryDesign {
     /// refined delivery later without repeats.
     #[default]
     FastPath,
-    /// The earlier single-path design, kept only to measure against: a zero-wait initial
-    /// consume and no fast result. A measurement tool, not a design to ship: it exists only with
-    /// the crate's `measurement` feature, which the evaluation enables.
+    /// The single-path design, a baseline to measure against: a zero-wait initial consume and no
+    /// fast result (`docs/design.md#the-problem-a-good-answer-that-arrives-too-late`). A
+    /// measurement tool, not a design to ship: it exists only with the crate's `measurement`
+    /// feature, which the evaluation enables.
     #[cfg(feature = "measurement")]
     SinglePath,
     /// The confidence-gated fast path: the initial wait ends early on a settled recall or on a

@@ -1,4 +1,4 @@
-//! Behaviour of one recall lifecycle, as the design document's verification list states it.
+//! Behaviour of one recall lifecycle, as `docs/design.md#what-the-lifecycle-tests-check` lists it.
 //! Timing runs on tokio's paused clock, so every duration asserted here is exact.
 
 use std::path::{Path, PathBuf};

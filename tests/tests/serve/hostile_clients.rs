@@ -272,7 +272,7 @@ fn twenty_clients_each_sending_seven_megabytes_without_a_newline_add_little_to_t
  {
     const CLIENTS: usize = 20;
     const BYTES: usize = 7 * 1024 * 1024;
-    /// The old server held every byte: 150 MB for this flood.
+    /// A server holding every byte it is sent would grow by 150 MB in this flood.
     const MAX_GROWTH_KIB: u64 = 64 * 1024;
     let mut world = World::new();
     let serve = world.command(&["serve", "--request-deadline", "2s"]);

@@ -35,7 +35,7 @@ use super::corpus::{self, Corpus};
 use super::figures::TurnCount;
 use super::quality::percent;
 
-/// Modelled selector latencies, in milliseconds (spec §6).
+/// Modelled selector latencies, in milliseconds (`docs/spec.md#measurements`).
 pub const MODELLED_LATENCIES_MS: [u64; 5] = [40, 250, 600, 1_500, 3_000];
 /// Selector latencies of the real-network run, in milliseconds: the same as the modelled ones.
 pub const HTTP_LATENCIES_MS: [u64; 5] = MODELLED_LATENCIES_MS;
@@ -92,7 +92,7 @@ pub struct ScenarioRow {
     pub latency_ms: u64,
     /// `tool-free` or `tool-using`.
     pub turn: &'static str,
-    /// `single-path` (old), `fast-path` (shipped default) or `gated`.
+    /// `single-path` (the zero-wait baseline), `fast-path` (shipped default) or `gated`.
     pub design: &'static str,
     /// Turns run (answerable cases).
     pub turns: usize,

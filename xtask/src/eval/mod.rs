@@ -1,10 +1,11 @@
 //! `cargo xtask eval`: recall quality, delivery and deterministic scoring latency.
 //!
-//! Three measurements over `corpus/recall-eval` (spec §6), each reading the corpus through the
-//! real scanner:
+//! Measurements over `corpus/recall-eval`, defined in `docs/spec.md#measurements`, each reading
+//! the corpus through the real scanner:
 //! - [`quality`]: Recall@5, top-1 and no-result handling per slice, shipped scorer beside the
-//!   previous release's rules (`design`: no word segmentation, no structured fields) and the
-//!   frozen pre-change one, with the random floor; gated.
+//!   unsegmented baseline (`design`: no word segmentation, no structured fields; see
+//!   `docs/spec.md#the-unsegmented-baseline`) and the frozen scorer
+//!   (`docs/spec.md#the-frozen-scorer`), with the random floor; gated.
 //! - [`delivery`]: how often a perfect selection reaches the model, per selector latency, turn kind,
 //!   delivery design (single-path, fast-path, gated) and slice, and how long the first prompt
 //!   waited, through the real recall lifecycle; duplicates and the gated design's claims are

@@ -48,7 +48,7 @@ pub fn shipped_scorer(query: &str, documents: &[ScannedDocument]) -> Vec<usize> 
         .collect()
 }
 
-/// The frozen pre-change scorer, kept to measure against.
+/// The frozen scorer, the fixed reference to measure against (`docs/spec.md#the-frozen-scorer`).
 pub fn frozen_scorer(query: &str, documents: &[ScannedDocument]) -> Vec<usize> {
     let frozen_documents: Vec<frozen::FrozenDocument<'_>> = documents
         .iter()
@@ -69,9 +69,9 @@ pub fn frozen_scorer(query: &str, documents: &[ScannedDocument]) -> Vec<usize> {
         .collect()
 }
 
-/// The previous release's rules, the `design` column: the shipped selection without word
-/// segmentation and without the structured fields (documents prepared from title, description
-/// and body only).
+/// The unsegmented baseline, the `design` column (`docs/spec.md#the-unsegmented-baseline`): the
+/// shipped selection without word segmentation and without the structured fields (documents
+/// prepared from title, description and body only).
 pub fn design_scorer(query: &str, documents: &[ScannedDocument]) -> Vec<usize> {
     /// A document prepared without its structured fields.
     struct Plain {
@@ -179,9 +179,9 @@ pub struct QualityReport {
     pub random_floor: f64,
     /// The shipped scorer.
     pub shipped: ScorerMetrics,
-    /// The frozen pre-change scorer.
+    /// The frozen scorer.
     pub frozen: ScorerMetrics,
-    /// The previous release's rules (see [`design_scorer`]).
+    /// The unsegmented baseline (see [`design_scorer`]).
     pub design: ScorerMetrics,
 }
 
@@ -400,8 +400,8 @@ pub fn quality_gates(report: &QualityReport) -> Vec<String> {
         }
     }
 
-    // No case answered under the previous release's rules may be lost: each relevant document
-    // the design scorer put in its top five stays there, and a right first answer stays right.
+    // No case the unsegmented baseline answers may be lost: each relevant document the design
+    // scorer put in its top five stays there, and a right first answer stays right.
     for (s, d) in shipped.outcomes.iter().zip(&report.design.outcomes) {
         let lost_recall = s.recall_at_5.unwrap_or(0.0) < d.recall_at_5.unwrap_or(0.0) - EPSILON;
         let lost_top = d.top_1 == Some(true) && s.top_1 != Some(true);

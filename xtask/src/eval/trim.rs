@@ -1,5 +1,5 @@
 //! The delivery rules side by side on the corpus, as the lexical delivery sends them without a
-//! selector (the design's top five, then the rule): delivered precision, hit rate and relevant
+//! selector (the lexical top five, then the rule): delivered precision, hit rate and relevant
 //! recall per slice, and what reaches the model on turns where nothing is relevant.
 //!
 //! The untrimmed delivery is the reference: a rule is admissible when it keeps at least

@@ -65,7 +65,7 @@ impl GapFactor {
 /// result's two) keeps exactly the same documents as the longer one up to its length.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TrimRule {
-    /// All of them: the design's top five.
+    /// All of them: the lexical top five.
     Untrimmed,
     /// The first `k`.
     TopK(NonZeroUsize),

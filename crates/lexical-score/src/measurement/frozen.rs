@@ -1,8 +1,10 @@
-//! The frozen pre-change scorer, verbatim to spec §2, only for comparisons.
+//! The frozen scorer: a fixed, ASCII-only reference scorer, exactly as
+//! `docs/spec.md#the-frozen-scorer` states it, for comparisons only.
 //!
-//! It is kept so that "no regression" against the old behaviour can be measured rather than
-//! asserted. Its flaws are deliberate: it only sees ASCII letters and digits, gives every document
-//! with a body a point even without a lexical match, and breaks ties by type name.
+//! It never changes, so that "no regression" of the shipped scorer is measured against a
+//! baseline that does not move rather than asserted. Its flaws are deliberate: it only sees ASCII
+//! letters and digits, gives every document with a body a point even without a lexical match, and
+//! breaks ties by type name.
 
 use std::collections::HashSet;
 

@@ -124,7 +124,7 @@ fn finish_run<'t>(
 
 /// [`finish_run`] for a stretch of a segmented script: the stretch itself when `mode` asks for
 /// index terms, then its words of at least two code points. Kept out of line, so that the scan
-/// of other scripts stays as tight as before segmentation.
+/// of other scripts does not pay for the segmenter's code.
 #[inline(never)]
 fn finish_segmented_run<'t>(
     normalized: &'t str,

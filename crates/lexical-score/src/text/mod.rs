@@ -48,8 +48,9 @@ pub(crate) enum Scan {
     /// such a run and never rules out a word found in the run where a segmenter split it
     /// otherwise (see the `index` module).
     IndexTerms,
-    /// The tokens under the previous release's rules: runs of the segmented scripts are whole
-    /// tokens like any other run.
+    /// The tokens under the unsegmented baseline's rules (see
+    /// `docs/spec.md#the-unsegmented-baseline`): runs of the segmented scripts are whole tokens
+    /// like any other run.
     #[cfg(any(test, feature = "measurement"))]
     Unsegmented,
 }

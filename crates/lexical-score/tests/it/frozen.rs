@@ -1,4 +1,5 @@
-//! The frozen pre-change scorer, kept for comparisons.
+//! The frozen scorer, the fixed reference the shipped scorer is compared with
+//! (`docs/spec.md#the-frozen-scorer`).
 
 use lexical_score::MemoryType;
 use lexical_score::measurement::frozen::{FrozenDocument, rank};

@@ -15,7 +15,7 @@ pub(crate) struct RankArgs {
     query: String,
     #[command(flatten)]
     roots: RootArgs,
-    /// Rank with the frozen pre-change scorer instead of the shipped one.
+    /// Rank with the frozen scorer (a fixed ASCII-only reference) instead of the shipped one.
     #[arg(long)]
     frozen: bool,
     /// How many documents to show; 0 shows every match.

@@ -9,7 +9,7 @@
 //!
 //! [delivery]
 //! design = "gated"                 # "fast-path" (the default) or "gated"
-//! trim = "none"                    # "measured" (the default) or "none": the design's top five
+//! trim = "none"                    # "measured" (the default) or "none": the lexical top five
 //! turn_cap = 3                     # optional: most documents one turn delivers in all
 //!
 //! [telemetry]
@@ -131,7 +131,7 @@ pub enum ConfigTrim {
     /// The measured rule ([`recall_facade::DeliveryRule::SHIPPED`]).
     #[default]
     Measured,
-    /// No trim: the design's top five.
+    /// No trim: the lexical top five.
     None,
 }
 
@@ -164,7 +164,7 @@ impl From<ConfigTrim> for recall_facade::DeliveryRule {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(try_from = "String")]
 pub enum ConfigDeliveryDesign {
-    /// The fast path of the design document.
+    /// The fast-path design (`docs/design.md#one-recall-one-scan-a-fast-result-in-front`).
     #[default]
     FastPath,
     /// The confidence-gated fast path.

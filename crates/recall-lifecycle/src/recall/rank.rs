@@ -56,7 +56,8 @@ pub(super) fn scan_and_rank(
         .filter(|doc| excluded.is_empty() || !excluded.contains(doc.path()))
         .map(PoolDocument)
         .collect();
-    // Derived once per recall, never per document (design document, verification list).
+    // Derived once per recall, never per document
+    // (`docs/design.md#tool-aliases-are-derived-once-per-recall`).
     let aliases = ActiveToolAliases::from_tool_names(tools);
     let selection = CandidateSelection::select(&tokens, &pool, &aliases);
     let rule = ctx.delivery_rule;

@@ -23,12 +23,12 @@ pub struct SessionConfig {
     pub sink: Arc<dyn TelemetrySink>,
     /// The clock prompts compute ages against.
     pub clock: Arc<dyn Clock>,
-    /// The delivery design; [`DeliveryDesign::FastPath`] unless measuring the old one.
+    /// The delivery design (default [`DeliveryDesign::FastPath`]).
     pub design: DeliveryDesign,
     /// Most documents one refined delivery may carry.
     pub limit: usize,
     /// What of the lexical ranking the fast result and the heuristic settle deliver (default
-    /// [`DeliveryRule::SHIPPED`]; [`DeliveryRule::UNTRIMMED`] is the design's top five). The
+    /// [`DeliveryRule::SHIPPED`]; [`DeliveryRule::UNTRIMMED`] is the lexical top five). The
     /// model's pick is never trimmed.
     pub delivery_rule: DeliveryRule,
     /// Most documents one turn delivers in all, fast and refined together; `None` (the
