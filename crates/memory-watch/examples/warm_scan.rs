@@ -1,4 +1,4 @@
-//! Times a warm recall scan of a tree of N topics, watched and the stat way.
+//! Times a warm recall scan of a tree of N topics, watched and by a full scan.
 //!
 //! `cargo run --release -p memory-watch --example warm_scan -- [N…] [--runs R]` builds, for each
 //! N (10000 and 50000 unless given), a project root of N topic files dated a day back in one
@@ -41,7 +41,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let stat = DocumentCache::new();
         report(
             topics,
-            "stat path",
+            "full scan",
             runs,
             || {},
             || stat.scan_recall(&roots),

@@ -13,7 +13,7 @@
 //! The kernel queues events in the order they happen, so every earlier one has been taken in by
 //! then.
 //!
-//! A root falls back to the stat path (the cache's full scan, as without a watcher), visibly in
+//! A root falls back to a full scan (as without a watcher), visibly in
 //! [`WatchedCache::roots`], when the watcher lost events (a queue overflow: until the next scan,
 //! which is a full one, re-establishes a clean state), when the system's watch limit is reached,
 //! when the root cannot be watched (it does not exist, for one), or when the watcher fails.
@@ -63,7 +63,7 @@ use notify::{Config, RecursiveMode, Watcher};
 
 use events::{Barrier, Shared};
 
-/// How long a scan waits for its barrier event before it scans every root the stat way.
+/// How long a scan waits for its barrier event before it scans every root in full.
 const BARRIER_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// How a root is scanned.
@@ -72,14 +72,14 @@ const BARRIER_TIMEOUT: Duration = Duration::from_secs(5);
 pub enum WatchMode {
     /// Watched: a scan lists and reads only what changed.
     Watching,
-    /// Scanned the stat way: every directory's key and every file's key is checked.
-    StatFallback {
+    /// A full scan: every directory's key and every file's key is checked.
+    FullScan {
         /// Why.
         reason: FallbackReason,
     },
 }
 
-/// Why a root is scanned the stat way.
+/// Why a root is given a full scan.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum FallbackReason {
@@ -191,7 +191,7 @@ pub struct WatchedCache {
 
 /// The watcher and the roots, behind [`WatchedCache::state`].
 struct State {
-    /// `None` when no watcher could be made (every root is then scanned the stat way).
+    /// `None` when no watcher could be made (every root is then given a full scan).
     watcher: Option<notify::RecommendedWatcher>,
     /// Why there is no watcher.
     watcher_error: Option<Arc<notify::Error>>,
@@ -270,7 +270,7 @@ impl WatchedCache {
         let (watcher, watcher_error) = match notify::RecommendedWatcher::new(handler, config) {
             Ok(watcher) => (Some(watcher), None),
             Err(error) => {
-                tracing::warn!(%error, "cannot watch memory roots; scanning them the stat way");
+                tracing::warn!(%error, "cannot watch memory roots; scanning them in full");
                 (None, Some(Arc::new(error)))
             }
         };
@@ -283,7 +283,7 @@ impl WatchedCache {
         state.barrier = state.watcher.as_mut().and_then(|watcher| {
             Barrier::new(watcher, &shared)
                 .inspect_err(|error| {
-                    tracing::warn!(%error, "cannot set up the watch barrier; scanning the stat way");
+                    tracing::warn!(%error, "cannot set up the watch barrier; scanning in full");
                 })
                 .ok()
         });
@@ -481,7 +481,7 @@ impl WatchedCache {
         };
         let watched = outcome.is_ok();
         if let Err(reason) = &outcome {
-            tracing::debug!(root = %path.display(), %reason, "root scanned the stat way");
+            tracing::debug!(root = %path.display(), %reason, "root scanned in full");
             if let Some(watcher) = state.watcher.as_mut() {
                 // A recursive watch that failed half-way may hold some of its watches.
                 let _ = watcher.unwatch(path);
@@ -514,7 +514,7 @@ impl WatchedCache {
     fn mode_of(&self, path: &Path, root: &RootState) -> WatchMode {
         let pending = self.shared.pending_fallback(path);
         match root.fallback.clone().or(pending) {
-            Some(reason) => WatchMode::StatFallback { reason },
+            Some(reason) => WatchMode::FullScan { reason },
             None => WatchMode::Watching,
         }
     }

@@ -36,7 +36,7 @@ fn watched_tree() -> Option<(tempfile::TempDir, MemoryRoots, WatchedCache)> {
     let cache = WatchedCache::new();
     let first = cache.scan_recall(&roots).unwrap();
     assert_eq!(first.documents.len(), 3);
-    if let WatchMode::StatFallback { reason } = &cache.roots()[0].mode {
+    if let WatchMode::FullScan { reason } = &cache.roots()[0].mode {
         eprintln!("not run: this machine cannot watch a temporary directory ({reason})");
         return None;
     }
@@ -182,7 +182,7 @@ fn an_overflow_falls_back_to_the_stat_path_and_says_so() {
     assert!(
         matches!(
             mode,
-            WatchMode::StatFallback {
+            WatchMode::FullScan {
                 reason: FallbackReason::Overflow
             }
         ),
@@ -214,7 +214,7 @@ fn a_root_that_does_not_exist_is_scanned_the_stat_way_and_says_so() {
     assert!(
         matches!(
             mode,
-            WatchMode::StatFallback {
+            WatchMode::FullScan {
                 reason: FallbackReason::Unwatchable(_) | FallbackReason::WatcherFailed(_)
             }
         ),

@@ -70,8 +70,9 @@ pub use delivery_telemetry::{
 };
 pub use memory_scan::{CatalogStore, MemoryRoots, RecallScanner};
 pub use recall_lifecycle::{
-    CancelReason, Clock, DeliveredMemory, Delivery, DeliveryDesign, DeliveryRule, FixedClock,
-    Lines, RecallState, SettledRecall, SystemClock, printable, render_prompt,
+    CancelReason, Clock, DeliveredMemory, Delivery, DeliveryDesign, DeliveryRule,
+    FIRST_PROMPT_CEILING, FixedClock, Lines, RecallState, SettledRecall, SystemClock, printable,
+    render_prompt,
 };
 pub use roots::{MAX_PROJECT_DIR_NAME_BYTES, default_roots, memory_home, sanitise_project_path};
 pub use selector::Selector;
@@ -108,7 +109,7 @@ impl MemoryRecall {
     }
 
     /// The memory for the first model request of the turn; waits at most the first-prompt
-    /// ceiling ([`recall_lifecycle::INITIAL_CEILING`]).
+    /// ceiling ([`FIRST_PROMPT_CEILING`]).
     pub async fn initial(&mut self) -> Delivery {
         self.session.initial().await
     }

@@ -7,7 +7,7 @@
 //! The flow of a turn, as an agent loop drives it:
 //! 1. [`RecallSession::begin_turn`] starts the recall task (scan → rank → fast result →
 //!    selector → settle).
-//! 2. [`RecallSession::initial`] waits at most [`INITIAL_CEILING`]: a settled result is
+//! 2. [`RecallSession::initial`] waits at most [`FIRST_PROMPT_CEILING`]: a settled result is
 //!    delivered `refined`; otherwise a published fast result (≤ 2 documents) is delivered `fast`
 //!    and the recall stays pending; otherwise nothing. Under [`DeliveryDesign::Gated`] only a
 //!    confident fast result ends the wait early (see [`judge_fast`]); a weak one is held until
@@ -76,9 +76,10 @@ pub use recall::{
 };
 pub use session::{CancelReason, DeliveredMemory, Delivery, RecallSession, SessionConfig};
 
-/// The most a user-query turn waits at its initial consume point. Internal by design: a small
-/// fixed budget set by measurement, not a public setting.
-pub const INITIAL_CEILING: std::time::Duration = std::time::Duration::from_millis(100);
+/// The first-prompt ceiling: the most a turn waits at its initial point for something to deliver.
+/// A ceiling set by measurement, not a public setting; every other use of the 100 ms (the hook's
+/// wait for its server, the reports' reference line) derives from this constant.
+pub const FIRST_PROMPT_CEILING: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// Which delivery design a session follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

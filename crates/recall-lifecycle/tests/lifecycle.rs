@@ -11,8 +11,8 @@ use delivery_telemetry::{
 };
 use memory_scan::MemoryRoots;
 use recall_lifecycle::{
-    CancelReason, Delivery, DeliveryDesign, DeliveryRule, FastConfidence, FixedClock,
-    INITIAL_CEILING, RecallSession, SessionConfig, render_prompt,
+    CancelReason, Delivery, DeliveryDesign, DeliveryRule, FIRST_PROMPT_CEILING, FastConfidence,
+    FixedClock, RecallSession, SessionConfig, render_prompt,
 };
 use selector::{MockAnswer, MockSelector, MockStep, Selector, SelectorError};
 use tempfile::TempDir;
@@ -388,7 +388,7 @@ async fn wait_with_nothing_to_deliver_runs_to_exactly_the_ceiling() {
     session.begin_turn("qqzx nothing lexical", &[]);
     let started = Instant::now();
     let delivery = session.initial().await;
-    assert_eq!(started.elapsed(), INITIAL_CEILING);
+    assert_eq!(started.elapsed(), FIRST_PROMPT_CEILING);
     assert!(matches!(delivery, Delivery::Pending));
     assert!(session.has_pending_recall());
 }
@@ -1151,7 +1151,7 @@ async fn gated_weak_fast_result_is_held_and_a_settle_at_40_ms_is_delivered_inste
     );
     session.begin_turn(NOISY_QUERY, &[]);
     let fast = {
-        assert!(session.wait_published(INITIAL_CEILING).await);
+        assert!(session.wait_published(FIRST_PROMPT_CEILING).await);
         session
             .latest_recall()
             .and_then(|s| s.fast)
@@ -1186,7 +1186,7 @@ async fn gated_weak_fast_result_with_a_slow_selector_is_delivered_at_exactly_the
     session.begin_turn(NOISY_QUERY, &[]);
     let started = Instant::now();
     let initial = session.initial().await;
-    assert_eq!(started.elapsed(), INITIAL_CEILING);
+    assert_eq!(started.elapsed(), FIRST_PROMPT_CEILING);
     let memory = initial
         .delivered()
         .expect("weak fast result delivered at the ceiling");

@@ -50,9 +50,9 @@ const MAX_STDIN_BYTES: u64 = 8 * 1024 * 1024;
 /// How long the hook waits, after printing, to bring the catalogs up to date.
 const CATALOG_GRACE: Duration = Duration::from_secs(2);
 /// How long a hook tries to reach the server (starting it when needed) before recalling in its
-/// own process: the 100 ms ceiling, counted from the hook's start. A dead socket is noticed at
-/// once (connection refused); the budget is spent only waiting for a server just started.
-const CONNECT_BUDGET: Duration = Duration::from_millis(100);
+/// own process: the first-prompt ceiling, counted from the hook's start. A dead socket is noticed
+/// at once (connection refused); the time is spent only waiting for a server just started.
+const CONNECT_BUDGET: Duration = recall_facade::FIRST_PROMPT_CEILING;
 /// How long a hook waits for the server's answer once asked: the server's own wait is at most
 /// the 100 ms ceiling, the rest is margin for its scan on a busy machine.
 const ANSWER_BUDGET: Duration = Duration::from_millis(250);

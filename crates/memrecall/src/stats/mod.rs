@@ -33,8 +33,8 @@ use crate::commands::{Failure, emit};
 
 /// The directory under the memrecall home that holds the telemetry history.
 pub const TELEMETRY_DIR: &str = "telemetry";
-/// The initial point's ceiling, in milliseconds: the budget the latencies are held against.
-pub const BUDGET_MS: f64 = 100.0;
+/// The first-prompt ceiling in milliseconds, the latencies' reference.
+pub const BUDGET_MS: f64 = recall_facade::FIRST_PROMPT_CEILING.as_millis() as f64;
 
 /// `memrecall stats`.
 #[derive(Debug, Args)]

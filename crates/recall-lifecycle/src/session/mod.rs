@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 use crate::confidence::FastConfidence;
 use crate::prompt::{Clock, render_prompt};
 use crate::recall::{RecallContext, RecallInput, RecallState, run_recall};
-use crate::{DeliveryDesign, INITIAL_CEILING};
+use crate::{DeliveryDesign, FIRST_PROMPT_CEILING};
 
 mod active;
 mod config;
@@ -114,7 +114,7 @@ impl RecallSession {
         self.active.as_ref().map(|a| a.cancel.clone())
     }
 
-    /// The initial consume point of a user-query turn: waits at most [`INITIAL_CEILING`],
+    /// The initial consume point of a user-query turn: waits at most [`FIRST_PROMPT_CEILING`],
     /// ending early when the recall settles, the turn is cancelled, or a fast result is
     /// published (under [`DeliveryDesign::Gated`], only a confident one). The single-path design
     /// does not wait.
@@ -142,7 +142,7 @@ impl RecallSession {
             tokio::select! {
                 _ = state.wait_for(ends_wait) => {}
                 () = active.cancel.cancelled() => {}
-                () = tokio::time::sleep(INITIAL_CEILING) => {}
+                () = tokio::time::sleep(FIRST_PROMPT_CEILING) => {}
             }
         }
         // Marked only after the wait, the last await: a call dropped mid-wait (a timeout, a

@@ -25,7 +25,7 @@ impl Server {
                     format!("{}: does not exist yet", root.path.display())
                 }
                 WatchMode::Watching => format!("{}: watched", root.path.display()),
-                WatchMode::StatFallback { reason } => format!(
+                WatchMode::FullScan { reason } => format!(
                     "{}: every file checked on each recall ({reason})",
                     root.path.display()
                 ),
