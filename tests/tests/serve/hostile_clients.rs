@@ -19,8 +19,10 @@ const LOG_BOUND: u64 = 512 * 1024 + 4096;
 const FLOOD: usize = 1_200;
 /// The descriptor limit the server runs under in the flood tests.
 const FILES: u32 = 256;
-/// More log lines than this for one flood is a line per connection, not per burst.
-const FEW_LINES: usize = 50;
+/// More log lines than this for one flood is a line per connection, not per burst: a line per
+/// connection is about `FLOOD` lines, while a stalled machine may split one flood into a few
+/// dozen bursts (held connections reach their deadline and free a slot for the next).
+const FEW_LINES: usize = FLOOD / 10;
 
 impl World {
     fn socket(&self) -> PathBuf {
