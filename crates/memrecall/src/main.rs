@@ -22,6 +22,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod agent;
 mod commands;
 mod config;
+mod failure;
+mod files;
 mod hook;
 mod logging;
 mod mcp;

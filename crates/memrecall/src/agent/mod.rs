@@ -3,6 +3,7 @@
 //! its hook settings live ([`settings`]). No recall logic lives here: these modules translate an
 //! agent's world into roots and a query, and a delivery back into the agent's output shape.
 
+pub mod context;
 pub mod git;
 pub mod layout;
 pub mod settings;

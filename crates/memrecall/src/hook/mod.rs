@@ -26,14 +26,12 @@
 //! telemetry events go to `$MEMRECALL_HOME/telemetry/` (see [`crate::stats`]).
 
 use std::io::{Read as _, Write as _};
-use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use memory_scan::ScannedDocument;
 use recall_facade::{MemoryRecall, RecallConfig, RecallOptions};
 
-use crate::agent::hook_io::{self, HookEvent, MAX_CONTEXT_UTF16, utf16_len};
+use crate::agent::hook_io::{self, HookEvent};
 use crate::agent::{Agent, Environment, Layout, layout};
 use crate::serve::ServerPaths;
 use crate::serve::client::{self, Autostart, Budget, ClientError};
@@ -56,7 +54,6 @@ const CONNECT_BUDGET: Duration = recall_facade::FIRST_PROMPT_CEILING;
 /// How long a hook waits for the server's answer once asked: the server's own wait is at most
 /// the 100 ms ceiling, the rest is margin for its scan on a busy machine.
 const ANSWER_BUDGET: Duration = Duration::from_millis(250);
-const TRUNCATED_NOTE: &str = "\n\n> NOTE: Relevant memory truncated for prompt budget.\n";
 
 /// Runs one hook call; always succeeds (see the module docs).
 pub fn run(agent: Agent, layout: Option<Layout>) {
@@ -270,7 +267,9 @@ fn recall_here(
         let initial = recall.initial().await;
         let context = initial
             .delivered()
-            .map(|memory| fit(&memory.documents, &memory.prompt, SystemTime::now()))
+            .map(|memory| {
+                crate::agent::context::fit(&memory.documents, &memory.prompt, SystemTime::now())
+            })
             .unwrap_or_default();
         Ok::<_, String>((recall, context))
     });
@@ -321,56 +320,6 @@ fn recall_here(
         );
     }
     printed
-}
-
-/// The prompt, or the longest run of its first documents whose prompt fits the budget, or the
-/// first document's prompt cut to it.
-pub(crate) fn fit(documents: &[Arc<ScannedDocument>], prompt: &str, now: SystemTime) -> String {
-    if utf16_len(prompt) <= MAX_CONTEXT_UTF16 {
-        return prompt.to_owned();
-    }
-    for keep in (1..documents.len()).rev() {
-        let shorter =
-            recall_facade::render_prompt(documents[..keep].iter().map(|d| d.document()), now);
-        if utf16_len(&shorter) <= MAX_CONTEXT_UTF16 {
-            return shorter;
-        }
-    }
-    let one = recall_facade::render_prompt(documents.iter().take(1).map(|d| d.document()), now);
-    let budget = MAX_CONTEXT_UTF16 - utf16_len(TRUNCATED_NOTE);
-    let mut used = 0;
-    let cut = one
-        .char_indices()
-        .find(|(_, c)| {
-            used += c.len_utf16();
-            used > budget
-        })
-        .map_or(one.len(), |(at, _)| at);
-    format!("{}{TRUNCATED_NOTE}", one[..cut].trim_end())
-}
-
-/// Creates `dir` and its missing parents, each private to this user (0700 on Unix): what the
-/// hook keeps under `$MEMRECALL_HOME` is about the user's prompts and memory.
-pub(crate) fn private_dir(dir: &Path) -> std::io::Result<()> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir)
-}
-
-/// `options` creating a file private to this user (0600 on Unix) and refusing a symlink in its
-/// place (`O_NOFOLLOW`: the open fails rather than write through a link to another file).
-pub(crate) fn private_file(options: &mut std::fs::OpenOptions) -> &mut std::fs::OpenOptions {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt as _;
-        let no_follow = rustix::fs::OFlags::NOFOLLOW.bits();
-        options
-            .mode(0o600)
-            .custom_flags(i32::try_from(no_follow).unwrap_or(0));
-    }
-    options
 }
 
 fn print(text: &str) -> Result<(), String> {

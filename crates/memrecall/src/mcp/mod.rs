@@ -30,8 +30,8 @@ use rmcp::{ErrorData, ServiceExt as _};
 
 use crate::agent::layout::RecallRoots;
 use crate::agent::{Agent, Environment, Layout};
-use crate::commands::Failure;
 use crate::commands::roots::{RootArgs, resolve_roots};
+use crate::failure::Failure;
 
 /// Most memories `list_memories` shows.
 const MAX_LISTED: usize = 50;
@@ -81,7 +81,7 @@ pub fn run(args: &McpArgs) -> Result<(), Failure> {
     // delivery rule does, to what settles without a selector.
     let settings =
         crate::config::recall_options(&Environment::from_process()).map_err(Failure::selector)?;
-    let runtime = crate::commands::runtime()?;
+    let runtime = crate::failure::runtime()?;
     let served = runtime.block_on(async {
         let server = MemoryServer::new(roots, settings, args.read_only)?;
         let (transport, written) = stdio::transport();

@@ -9,7 +9,7 @@ use memory_scan::{MemoryRoots, ScanReport, ScannedDocument};
 use recall_facade::{Delivery, Lines, RecallState, printable};
 use serde::Serialize;
 
-use crate::commands::Failure;
+use crate::failure::Failure;
 
 mod rank;
 

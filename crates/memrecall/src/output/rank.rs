@@ -13,7 +13,7 @@ use memory_scan::{MemoryRoots, RecallScan, ScanReport, ScannedDocument};
 use serde::Serialize;
 
 use super::{DocumentOut, RootsOut, enum_word, ms, one_line};
-use crate::commands::Failure;
+use crate::failure::Failure;
 
 /// One row of the `rank` command.
 #[derive(Debug, Serialize)]

@@ -159,8 +159,8 @@ fn start(paths: &ServerPaths) -> Result<(), ClientError> {
         return Ok(());
     }
     let log_dir = paths.log.parent().unwrap_or(&paths.dir);
-    crate::hook::private_dir(log_dir).map_err(ClientError::Start)?;
-    let log = crate::hook::private_file(std::fs::OpenOptions::new().create(true).append(true))
+    crate::files::private_dir(log_dir).map_err(ClientError::Start)?;
+    let log = crate::files::private_file(std::fs::OpenOptions::new().create(true).append(true))
         .open(&paths.log)
         .map_err(ClientError::Start)?;
     let err = log.try_clone().map_err(ClientError::Start)?;

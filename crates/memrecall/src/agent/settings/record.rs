@@ -50,13 +50,13 @@ pub fn load(home: &Path, settings: &Path) -> Option<InstallRecord> {
 pub fn save(home: &Path, record: &InstallRecord) -> std::io::Result<()> {
     let path = record_path(home, &record.settings);
     let dir = path.parent().unwrap_or(home);
-    crate::hook::private_dir(dir)?;
+    crate::files::private_dir(dir)?;
     let text = serde_json::to_string(record).map_err(std::io::Error::other)?;
     let mut temp_name = path.file_name().unwrap_or_default().to_os_string();
     temp_name.push(format!(".{}.tmp", std::process::id()));
     let temp = dir.join(temp_name);
     let written = (|| {
-        let mut file = crate::hook::private_file(
+        let mut file = crate::files::private_file(
             std::fs::OpenOptions::new()
                 .write(true)
                 .create(true)

@@ -119,11 +119,11 @@ fn serve(options: ServeOptions, env: &Environment) -> Result<(), ServeError> {
         crate::logging::to_file(log);
     }
     if !check_private_dir(&paths.dir)? {
-        crate::hook::private_dir(&paths.dir)
+        crate::files::private_dir(&paths.dir)
             .map_err(ServeError::io("cannot create", &paths.dir))?;
         check_private_dir(&paths.dir)?;
     }
-    let lock = crate::hook::private_file(
+    let lock = crate::files::private_file(
         std::fs::OpenOptions::new()
             .read(true)
             .write(true)

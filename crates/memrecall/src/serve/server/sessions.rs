@@ -339,6 +339,8 @@ pub(super) fn end_turn(entry: &mut Entry) -> DeliveryAnswer {
 fn context_of(delivery: &Delivery) -> String {
     delivery
         .delivered()
-        .map(|memory| crate::hook::fit(&memory.documents, &memory.prompt, SystemTime::now()))
+        .map(|memory| {
+            crate::agent::context::fit(&memory.documents, &memory.prompt, SystemTime::now())
+        })
         .unwrap_or_default()
 }
