@@ -11,7 +11,8 @@
 //! - the server's own recall-to-fast-result time (`fast_ms` in its answer to the same prompt
 //!   sent straight to the socket) and its time on the request (`handled_ms`).
 //!
-//! The server's peak resident memory (`VmHWM`) is read at the end, also per 10,000 topics.
+//! The server's peak resident memory is asked of the server at the end (`peak_rss_kib` in its
+//! answer to `status`, which `memrecall server status` shows), also per 10,000 topics.
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::os::unix::net::UnixStream;
@@ -170,14 +171,19 @@ impl World {
         Ok(String::from_utf8(output.stdout)?)
     }
 
-    /// One request straight to the socket: the server's answer.
+    /// One event straight to the socket: the server's delivery.
     fn request(&self, request: &Value) -> Result<Value> {
+        self.ask(request, "delivery")
+    }
+
+    /// One request straight to the socket: the server's answer, which must be of `kind`.
+    fn ask(&self, request: &Value, kind: &str) -> Result<Value> {
         let mut stream = UnixStream::connect(self.socket()).context("cannot connect")?;
         stream.write_all(format!("{request}\n").as_bytes())?;
         let mut line = String::new();
         BufReader::new(&stream).read_line(&mut line)?;
         let answer: Value = serde_json::from_str(&line).context("the answer is not JSON")?;
-        ensure!(answer["kind"] == "delivery", "unexpected answer {answer}");
+        ensure!(answer["kind"] == kind, "unexpected answer {answer}");
         Ok(answer)
     }
 
@@ -216,18 +222,11 @@ impl World {
         Ok((fast.unwrap_or_default(), handled))
     }
 
-    fn peak_mib(&self) -> Option<f64> {
-        let pid = self.server.as_ref()?.id();
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-        let kib: f64 = status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmHWM:"))?
-            .trim()
-            .trim_end_matches("kB")
-            .trim()
-            .parse()
-            .ok()?;
-        Some(kib / 1024.0)
+    /// The server's peak resident memory in MiB, as its `status` reports it (unknown where the
+    /// server cannot read it).
+    fn peak_mib(&self) -> Result<Option<f64>> {
+        let status = self.ask(&json!({"v": 2, "kind": "status"}), "status")?;
+        Ok(status["peak_rss_kib"].as_f64().map(|kib| kib / 1024.0))
     }
 }
 
@@ -309,7 +308,7 @@ fn measure(binary: &Path, topics: usize, runs: usize) -> Result<Row> {
         hook_worst_ms: hook.iter().copied().fold(0.0, f64::max),
         fast_ms: median(&fast).unwrap_or_default(),
         handled_ms: median(&handled).unwrap_or_default(),
-        peak_mib: world.peak_mib(),
+        peak_mib: world.peak_mib()?,
         delivered,
         runs,
     })
