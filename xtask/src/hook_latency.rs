@@ -87,14 +87,6 @@ pub(crate) fn build_release_binary() -> Result<PathBuf> {
     Ok(binary)
 }
 
-/// Claude Code's directory name for a project path.
-fn dashed(path: &Path) -> String {
-    path.to_string_lossy()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect()
-}
-
 /// Median and worst wall time in milliseconds of `runs` hook processes over `topics` topics.
 fn measure(binary: &Path, topics: usize, runs: usize) -> Result<(f64, f64)> {
     let dir = tempfile::tempdir()?;
@@ -104,7 +96,7 @@ fn measure(binary: &Path, topics: usize, runs: usize) -> Result<(f64, f64)> {
     std::fs::create_dir_all(repo.join(".git"))?;
     let memory = home
         .join(".claude/projects")
-        .join(dashed(&repo))
+        .join(recall_facade::sanitise_project_path(&repo))
         .join("memory");
     std::fs::create_dir_all(&memory)?;
     build_tree(&memory, topics)?;

@@ -253,14 +253,9 @@ fn measure(binary: &Path, topics: usize, runs: usize) -> Result<Row> {
         base.join("mr/config.toml"),
         "[serve]\nidle_exit = \"10m\"\n",
     )?;
-    let dashed: String = repo
-        .to_string_lossy()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect();
     let memory = base
         .join("home/.claude/projects")
-        .join(dashed)
+        .join(recall_facade::sanitise_project_path(&repo))
         .join("memory");
     std::fs::create_dir_all(&memory)?;
     build_tree(&memory, topics)?;
