@@ -22,17 +22,32 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, ensure};
 
-use crate::hook_latency::SizesAndRuns;
 use serde_json::{Value, json};
 
 use crate::scan_latency::{CODEWORD, build_tree, median};
 
-const DEFAULT_SIZES: [usize; 4] = [1_000, 10_000, 50_000, 100_000];
 const DEFAULT_RUNS: usize = 21;
 /// How long warming a server may take at most (the first scan of a large cold tree is slow).
 const WARM_LIMIT: Duration = Duration::from_mins(10);
 
-const USAGE: &str = "usage: cargo xtask serve-latency [--sizes 1000,10000,50000,100000] [--runs N]";
+/// The options of `cargo xtask serve-latency`.
+#[derive(Debug, clap::Parser)]
+#[command(args_override_self = true)]
+pub struct ServeLatencyArgs {
+    /// Tree sizes to measure, in topics
+    #[arg(
+        long,
+        value_name = "N,N,...",
+        action = clap::ArgAction::Set,
+        value_delimiter = ',',
+        value_parser = crate::positive,
+        default_value = "1000,10000,50000,100000"
+    )]
+    sizes: Vec<usize>,
+    /// Timed runs per size
+    #[arg(long, value_name = "N", value_parser = crate::positive, default_value_t = DEFAULT_RUNS)]
+    runs: usize,
+}
 
 /// The targets on a 2-core machine: (hook client wall, server recall to fast result), by size.
 fn targets(topics: usize) -> (Option<f64>, Option<f64>) {
@@ -56,12 +71,8 @@ struct Row {
     runs: usize,
 }
 
-pub fn main(args: &[String]) -> Result<()> {
-    let Some(SizesAndRuns { sizes, runs }) =
-        SizesAndRuns::parse(args, &DEFAULT_SIZES, DEFAULT_RUNS, USAGE)?
-    else {
-        return Ok(());
-    };
+pub fn main(args: &ServeLatencyArgs) -> Result<()> {
+    let ServeLatencyArgs { ref sizes, runs } = *args;
     let binary = crate::hook_latency::build_release_binary()?;
     println!("memrecall serve, warm, {runs} runs per size (medians; worst hook wall in brackets)");
     println!(
@@ -74,7 +85,7 @@ pub fn main(args: &[String]) -> Result<()> {
         "peak MiB",
         "MiB per 10,000"
     );
-    for topics in sizes {
+    for &topics in sizes {
         let row = measure(&binary, topics, runs)?;
         let (hook_target, fast_target) = targets(topics);
         let verdict = |value: f64, target: Option<f64>| {
@@ -307,4 +318,26 @@ fn measure(binary: &Path, topics: usize, runs: usize) -> Result<Row> {
         delivered,
         runs,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    use super::ServeLatencyArgs;
+
+    #[test]
+    fn sizes_and_runs_default_to_the_serve_sizes_and_take_what_is_given() {
+        let defaults = ServeLatencyArgs::try_parse_from(["serve-latency"]).unwrap();
+        let given =
+            ServeLatencyArgs::try_parse_from(["serve-latency", "--sizes", "1000", "--runs", "3"])
+                .unwrap();
+
+        assert_eq!(
+            (defaults.sizes, defaults.runs),
+            (vec![1_000, 10_000, 50_000, 100_000], 21)
+        );
+        assert_eq!((given.sizes, given.runs), (vec![1_000], 3));
+        assert!(ServeLatencyArgs::try_parse_from(["serve-latency", "--runs", "0"]).is_err());
+    }
 }

@@ -34,10 +34,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
 ];
 
 /// Runs the check on the workspace; fails listing every finding.
-pub fn main(args: &[String]) -> Result<()> {
-    if let Some(arg) = args.first() {
-        bail!("unused-deps takes no arguments, got {arg:?}");
-    }
+pub fn main() -> Result<()> {
     let root = crate::workspace_root()?;
     let metadata = metadata(&root)?;
     let workspace_manifest = std::fs::read_to_string(root.join("Cargo.toml"))
