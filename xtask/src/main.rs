@@ -13,6 +13,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[cfg(unix)]
 mod agents;
 mod class_table;
+mod compare_scorers;
 mod dist;
 mod eval;
 mod fuzz;
@@ -53,6 +54,11 @@ enum Task {
     ///
     /// Run it after a Unicode update; a unit test checks it is fresh.
     ClassTable,
+    /// Ranks one query with the shipped and the frozen pre-change scorer, side by side
+    ///
+    /// Scans the memory directories given and prints both rankings of the query: the
+    /// comparison `eval` makes over the corpus, on a tree of one's own.
+    CompareScorers(compare_scorers::CompareScorersArgs),
     /// Runs the same checks as .ci/run (fmt, clippy, tests, eval, cargo-deny)
     Ci,
     /// Builds the release binary and packs it under target/dist/
@@ -124,6 +130,7 @@ fn main() -> Result<()> {
         Task::Agents(args) => agents::main(&args),
         Task::Ci => ci(),
         Task::ClassTable => class_table::main(),
+        Task::CompareScorers(args) => compare_scorers::main(&args),
         Task::Dist(args) => dist::main(&args),
         Task::Eval(args) => eval::main(&args),
         Task::Fuzz(args) => fuzz::main(&args),
@@ -216,6 +223,7 @@ mod tests {
             "dist",
             "dist --check",
             "class-table",
+            "compare-scorers deploys --project /tmp/memory --user /tmp/user --limit 0",
             "icu-data",
             "ci",
             "scan-latency",
