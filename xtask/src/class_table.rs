@@ -5,13 +5,10 @@
 
 use std::io::Write as _;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 
 /// Writes the table file when it differs from what the Unicode tables give, and says which.
-pub fn main(args: &[String]) -> Result<()> {
-    if let Some(extra) = args.first() {
-        bail!("class-table takes no arguments, got {extra:?}");
-    }
+pub fn main() -> Result<()> {
     let path = lexical_score::class_table::path();
     let source = lexical_score::class_table::source();
     let current =

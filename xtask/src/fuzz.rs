@@ -29,14 +29,30 @@ fn max_len(target: &str) -> Option<u32> {
 /// No single allocation of a decoder may exceed this (libFuzzer fails the run when one does).
 const MALLOC_LIMIT_MB: u32 = 256;
 
-const USAGE: &str = "usage: cargo xtask fuzz [--seconds N] [--targets a,b] [--cases N]
-  --seconds N   how long each target runs (default 60; 0 runs no target)
-  --targets     which of frontmatter, tokenizer, answer, catalog, hook_event,
-                request_frame (default all)
-  --cases N     interleaving property-test cases (default 10000; 0 skips it)
-  --sanitizer S address (default) or none: the workspace forbids unsafe code, so a long run may
-                trade AddressSanitizer's checks of dependencies for two to three times the speed
-Needs the nightly toolchain and cargo-fuzz (cargo install cargo-fuzz).";
+/// The options of `cargo xtask fuzz`.
+#[derive(Debug, clap::Parser)]
+#[command(args_override_self = true)]
+pub struct FuzzArgs {
+    /// How long each target runs, in seconds (0 runs no target)
+    #[arg(long, value_name = "N", default_value_t = 60)]
+    seconds: u64,
+    /// Which targets run (default all)
+    #[arg(
+        long,
+        value_name = "TARGET,...",
+        action = clap::ArgAction::Set,
+        value_delimiter = ',',
+        value_parser = clap::builder::PossibleValuesParser::new(TARGETS.map(|(name, _)| name))
+    )]
+    targets: Option<Vec<String>>,
+    /// Interleaving property-test cases (0 skips it)
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    cases: u32,
+    /// address or none: the workspace forbids unsafe code, so a long run may trade
+    /// the address sanitizer's checks of dependencies for two to three times the speed
+    #[arg(long, value_name = "S", default_value = "address")]
+    sanitizer: String,
+}
 
 /// What one fuzz run reported.
 struct Ran {
@@ -45,35 +61,21 @@ struct Ran {
     seconds: u64,
 }
 
-pub fn main(args: &[String]) -> Result<()> {
-    let mut seconds = 60_u64;
-    let mut targets: Vec<(&str, bool)> = TARGETS.to_vec();
-    let mut cases = 10_000_u32;
-    let mut sanitizer = "address".to_owned();
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        let mut value = || {
-            args.next()
-                .with_context(|| format!("{arg} needs a value\n{USAGE}"))
-        };
-        match arg.as_str() {
-            "--seconds" => seconds = value()?.parse().context("--seconds")?,
-            "--cases" => cases = value()?.parse().context("--cases")?,
-            "--sanitizer" => sanitizer.clone_from(value()?),
-            "--targets" => {
-                let wanted: Vec<String> = value()?.split(',').map(str::to_owned).collect();
-                targets.retain(|(name, _)| wanted.iter().any(|w| w == name));
-                if targets.len() != wanted.len() {
-                    bail!("unknown target in {wanted:?}\n{USAGE}");
-                }
-            }
-            "-h" | "--help" => {
-                println!("{USAGE}");
-                return Ok(());
-            }
-            other => bail!("unknown option {other:?}\n{USAGE}"),
-        }
-    }
+pub fn main(args: &FuzzArgs) -> Result<()> {
+    let FuzzArgs {
+        seconds,
+        ref targets,
+        cases,
+        ref sanitizer,
+    } = *args;
+    let mut targets: Vec<(&str, bool)> = TARGETS
+        .into_iter()
+        .filter(|(name, _)| {
+            targets
+                .as_ref()
+                .is_none_or(|wanted| wanted.iter().any(|w| w == name))
+        })
+        .collect();
     let root = crate::workspace_root()?;
     let fuzz = root.join("fuzz");
     let mut ran = Vec::new();
@@ -86,7 +88,7 @@ pub fn main(args: &[String]) -> Result<()> {
             &fuzz,
             target,
             no_trace_compares,
-            &sanitizer,
+            sanitizer,
             seconds,
         )?);
     }
@@ -194,4 +196,51 @@ fn run_interleavings(root: &Path, cases: u32) -> Result<()> {
         started.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    use super::FuzzArgs;
+
+    fn parse(args: &[&str]) -> Result<FuzzArgs, clap::Error> {
+        FuzzArgs::try_parse_from(std::iter::once("fuzz").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn options_not_given_run_every_target_for_a_minute_with_the_address_sanitizer() {
+        let options = parse(&[]).unwrap();
+        assert_eq!(
+            (options.seconds, options.targets, options.cases),
+            (60, None, 10_000)
+        );
+        assert_eq!(options.sanitizer, "address");
+    }
+
+    #[test]
+    fn the_ci_smoke_run_and_a_chosen_target_list_parse() {
+        let smoke = parse(&["--seconds", "10", "--cases", "0"]).unwrap();
+        let chosen = parse(&["--targets", "tokenizer,answer", "--sanitizer", "none"]).unwrap();
+
+        assert_eq!((smoke.seconds, smoke.cases), (10, 0));
+        assert_eq!(
+            chosen.targets,
+            Some(vec!["tokenizer".to_owned(), "answer".to_owned()])
+        );
+        assert_eq!(chosen.sanitizer, "none");
+    }
+
+    #[test]
+    fn an_unknown_target_or_a_missing_value_is_refused() {
+        for bad in [
+            &["--targets", "tokenizer,regex"][..],
+            &["--targets", ""],
+            &["--seconds"],
+            &["--seconds", "soon"],
+            &["--fast"],
+        ] {
+            assert!(parse(bad).is_err(), "{bad:?}");
+        }
+    }
 }

@@ -1,6 +1,7 @@
 //! `cargo xtask hook-latency`: the whole-process wall time of `memrecall hook`, as an agent pays
-//! it before each prompt: process start, reading the event, resolving the roots, one recall from
-//! a warm catalog bounded by the initial ceiling, printing the delivery, and exit.
+//! it before each prompt: process start, reading the event, asking the user's server (which the
+//! first run starts, as a user's first prompt does) for one recall bounded by the first-prompt
+//! ceiling, printing the delivery, and exit.
 //!
 //! Each size gets the scan-latency tree (N topics, the last holding a codeword) placed where
 //! Claude Code keeps a project's memory, under a temporary `HOME`, for a temporary git
@@ -13,15 +14,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use anyhow::{Context, Result, bail, ensure};
+use anyhow::{Context, Result, ensure};
 
 use crate::scan_latency::{CODEWORD, build_tree, median};
 
-const DEFAULT_SIZES: [usize; 3] = [200, 1_000, 10_000];
 const DEFAULT_RUNS: usize = 21;
 const WARM_RUNS: usize = 3;
-
-const USAGE: &str = "usage: cargo xtask hook-latency [--sizes 200,1000,10000] [--runs N]";
 
 /// The targets on a 2-core machine, by topic count.
 fn target_ms(topics: usize) -> Option<f64> {
@@ -32,12 +30,8 @@ fn target_ms(topics: usize) -> Option<f64> {
     }
 }
 
-pub fn main(args: &[String]) -> Result<()> {
-    let Some(SizesAndRuns { sizes, runs }) =
-        SizesAndRuns::parse(args, &DEFAULT_SIZES, DEFAULT_RUNS, USAGE)?
-    else {
-        return Ok(());
-    };
+pub fn main(args: &HookLatencyArgs) -> Result<()> {
+    let HookLatencyArgs { ref sizes, runs } = *args;
     let binary = build_release_binary()?;
     println!(
         "memrecall hook --agent claude-code, whole process, warm catalog ({runs} runs per size)"
@@ -46,7 +40,7 @@ pub fn main(args: &[String]) -> Result<()> {
         "{:>7} | {:>10} | {:>9} | target",
         "topics", "median ms", "worst ms"
     );
-    for topics in sizes {
+    for &topics in sizes {
         let (median_ms, worst_ms) = measure(&binary, topics, runs)?;
         let target = target_ms(topics).map_or_else(String::new, |t| {
             let verdict = if median_ms <= t { "met" } else { "missed" };
@@ -87,14 +81,6 @@ pub(crate) fn build_release_binary() -> Result<PathBuf> {
     Ok(binary)
 }
 
-/// Claude Code's directory name for a project path.
-fn dashed(path: &Path) -> String {
-    path.to_string_lossy()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect()
-}
-
 /// Median and worst wall time in milliseconds of `runs` hook processes over `topics` topics.
 fn measure(binary: &Path, topics: usize, runs: usize) -> Result<(f64, f64)> {
     let dir = tempfile::tempdir()?;
@@ -104,24 +90,28 @@ fn measure(binary: &Path, topics: usize, runs: usize) -> Result<(f64, f64)> {
     std::fs::create_dir_all(repo.join(".git"))?;
     let memory = home
         .join(".claude/projects")
-        .join(dashed(&repo))
+        .join(recall_facade::sanitise_project_path(&repo))
         .join("memory");
     std::fs::create_dir_all(&memory)?;
     build_tree(&memory, topics)?;
-    let event = serde_json::json!({
-        "session_id": "bench",
-        "transcript_path": "/dev/null",
-        "cwd": repo,
-        "hook_event_name": "UserPromptSubmit",
-        "prompt": format!("what is the {CODEWORD} about?"),
-    })
-    .to_string();
+    // A session of its own per run: a session delivers a memory once, and each run is a first
+    // prompt.
+    let event = |run: usize| {
+        serde_json::json!({
+            "session_id": format!("bench-{run}"),
+            "transcript_path": "/dev/null",
+            "cwd": repo,
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": format!("what is the {CODEWORD} about?"),
+        })
+        .to_string()
+    };
     let expected = format!("Topic {:05}", topics - 1);
     // The first run has no catalog yet and may miss the ceiling on a large tree (then it
     // delivers nothing); it writes the catalog the later ones start from.
     let mut stdout = String::new();
-    for _ in 0..WARM_RUNS {
-        stdout = run_hook(binary, &base, &event)?;
+    for run in 0..WARM_RUNS {
+        stdout = run_hook(binary, &base, &event(run))?;
     }
     ensure!(
         stdout.contains(&expected),
@@ -135,27 +125,36 @@ fn measure(binary: &Path, topics: usize, runs: usize) -> Result<(f64, f64)> {
         "the warm-up runs wrote no catalog"
     );
     let mut times = Vec::with_capacity(runs);
-    for _ in 0..runs {
+    for run in WARM_RUNS..WARM_RUNS + runs {
         let started = Instant::now();
-        let stdout = run_hook(binary, &base, &event)?;
+        let stdout = run_hook(binary, &base, &event(run))?;
         times.push(started.elapsed().as_secs_f64() * 1_000.0);
         ensure!(
             stdout.contains(&expected),
             "a timed run delivered {stdout:?}"
         );
     }
+    // The first hook started the user's server in this temporary home; it goes with the home.
+    memrecall(binary, &base, &["stop"]).output()?;
     let worst = times.iter().copied().fold(0.0, f64::max);
     Ok((median(&times).unwrap_or_default(), worst))
 }
 
-/// One hook process: the event on stdin, its stdout back.
-fn run_hook(binary: &Path, base: &Path, event: &str) -> Result<String> {
-    let mut child = Command::new(binary)
-        .args(["hook", "--agent", "claude-code"])
+/// `memrecall args` in the temporary home under `base`.
+fn memrecall(binary: &Path, base: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(binary);
+    command
+        .args(args)
         .current_dir(base.join("repo"))
         .env_clear()
         .env("HOME", base.join("home"))
-        .env("MEMRECALL_HOME", base.join("mr"))
+        .env("MEMRECALL_HOME", base.join("mr"));
+    command
+}
+
+/// One hook process: the event on stdin, its stdout back.
+fn run_hook(binary: &Path, base: &Path, event: &str) -> Result<String> {
+    let mut child = memrecall(binary, base, &["hook", "--agent", "claude-code"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -175,77 +174,59 @@ fn run_hook(binary: &Path, base: &Path, event: &str) -> Result<String> {
     Ok(String::from_utf8(output.stdout)?)
 }
 
-/// The options the whole-process latency xtasks share: `--sizes a,b,c` and `--runs N`.
-pub(crate) struct SizesAndRuns {
-    /// Tree sizes, in topics.
-    pub sizes: Vec<usize>,
-    /// Timed runs per size.
-    pub runs: usize,
-}
-
-impl SizesAndRuns {
-    /// Reads `args`; `None` when they asked for `usage` (printed).
-    pub fn parse(
-        args: &[String],
-        default_sizes: &[usize],
-        default_runs: usize,
-        usage: &str,
-    ) -> Result<Option<Self>> {
-        let mut sizes = default_sizes.to_vec();
-        let mut runs = default_runs;
-        let mut args = args.iter();
-        while let Some(arg) = args.next() {
-            match arg.as_str() {
-                "--sizes" => {
-                    let value = args.next().context("--sizes needs a value")?;
-                    sizes = value
-                        .split(',')
-                        .map(|s| {
-                            s.trim()
-                                .parse::<usize>()
-                                .map_err(|e| anyhow::anyhow!("--sizes {s:?}: {e}"))
-                        })
-                        .collect::<Result<_>>()?;
-                    ensure!(sizes.iter().all(|&n| n > 0), "--sizes must be positive");
-                }
-                "--runs" => {
-                    runs = args.next().context("--runs needs a value")?.parse()?;
-                    ensure!(runs > 0, "--runs must be positive");
-                }
-                "-h" | "--help" => {
-                    println!("{usage}");
-                    return Ok(None);
-                }
-                other => bail!("unknown option {other:?}\n{usage}"),
-            }
-        }
-        Ok(Some(Self { sizes, runs }))
-    }
+/// The options of `cargo xtask hook-latency`.
+#[derive(Debug, clap::Parser)]
+#[command(args_override_self = true)]
+pub struct HookLatencyArgs {
+    /// Tree sizes to measure, in topics
+    #[arg(
+        long,
+        value_name = "N,N,...",
+        action = clap::ArgAction::Set,
+        value_delimiter = ',',
+        value_parser = crate::positive,
+        default_value = "200,1000,10000"
+    )]
+    sizes: Vec<usize>,
+    /// Timed runs per size
+    #[arg(long, value_name = "N", value_parser = crate::positive, default_value_t = DEFAULT_RUNS)]
+    runs: usize,
 }
 
 #[cfg(test)]
 mod tests {
-    use super::SizesAndRuns;
+    use clap::Parser as _;
+    use clap::error::ErrorKind;
 
-    fn parse(args: &[&str]) -> anyhow::Result<Option<SizesAndRuns>> {
-        let args: Vec<String> = args.iter().map(|&a| a.to_owned()).collect();
-        SizesAndRuns::parse(&args, &[10, 20], 5, "usage")
+    use super::HookLatencyArgs;
+
+    fn parse(args: &[&str]) -> Result<HookLatencyArgs, clap::Error> {
+        HookLatencyArgs::try_parse_from(std::iter::once("hook-latency").chain(args.iter().copied()))
     }
 
     #[test]
     fn sizes_and_runs_default_when_not_given_and_take_what_is_given() {
-        let defaults = parse(&[]).unwrap().unwrap();
-        let given = parse(&["--sizes", "1000, 50000", "--runs", "3"])
-            .unwrap()
-            .unwrap();
+        let defaults = parse(&[]).unwrap();
+        let given = parse(&["--sizes", "1000, 50000", "--runs", "3"]).unwrap();
+        let repeated = parse(&[
+            "--sizes", "1,2", "--runs", "3", "--sizes", "5", "--runs", "4",
+        ])
+        .unwrap();
 
-        assert_eq!((defaults.sizes, defaults.runs), (vec![10, 20], 5));
+        assert_eq!(
+            (defaults.sizes, defaults.runs),
+            (vec![200, 1_000, 10_000], 21)
+        );
         assert_eq!((given.sizes, given.runs), (vec![1000, 50_000], 3));
+        assert_eq!((repeated.sizes, repeated.runs), (vec![5], 4));
     }
 
     #[test]
     fn help_asks_for_no_run_and_bad_values_are_errors() {
-        assert!(parse(&["--help"]).unwrap().is_none());
+        assert_eq!(
+            parse(&["--help"]).unwrap_err().kind(),
+            ErrorKind::DisplayHelp
+        );
         for bad in [
             &["--sizes", "0"][..],
             &["--sizes", "ten"],
@@ -253,7 +234,8 @@ mod tests {
             &["--runs"],
             &["--fast"],
         ] {
-            assert!(parse(bad).is_err(), "{bad:?}");
+            let error = parse(bad).unwrap_err();
+            assert_ne!(error.kind(), ErrorKind::DisplayHelp, "{bad:?}");
         }
     }
 }

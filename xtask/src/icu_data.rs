@@ -13,7 +13,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use icu_provider::prelude::{DataError, DataIdentifierCow, IterableDataProvider};
 use icu_provider_export::baked_exporter::{BakedExporter, Options};
 use icu_provider_export::prelude::*;
@@ -78,10 +78,7 @@ icu_provider::export::make_exportable_provider!(
 );
 
 /// Rewrites the data under [`DATA_DIR`].
-pub fn main(args: &[String]) -> Result<()> {
-    if let Some(arg) = args.first() {
-        bail!("icu-data takes no arguments, got {arg:?}");
-    }
+pub fn main() -> Result<()> {
     let dir = crate::workspace_root()?.join(DATA_DIR);
     generate(&dir)?;
     println!("icu-data: wrote {}", dir.display());

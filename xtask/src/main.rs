@@ -13,6 +13,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[cfg(unix)]
 mod agents;
 mod class_table;
+mod compare_scorers;
 mod dist;
 mod eval;
 mod fuzz;
@@ -23,79 +24,128 @@ mod scan_latency;
 mod serve_latency;
 mod unused_deps;
 
+use std::ffi::OsString;
 use std::process::Command;
 
 use anyhow::{Context, Result, bail};
+use clap::{CommandFactory as _, Parser, Subcommand};
 
-const USAGE: &str = "usage: cargo xtask <command> [options]
+/// Project automation that is easier to keep correct in Rust than in shell.
+#[derive(Debug, Parser)]
+#[command(name = "cargo xtask", bin_name = "cargo xtask")]
+struct Cli {
+    #[command(subcommand)]
+    task: Option<Task>,
+}
 
-commands:
-  agents [--agents claude-code,qwen-code,gemini-cli,codex] [--timeout SECONDS] [--model-latency MS]
-                  installs the four agents from npm (pinned, cached in target/agents/), runs
-                  each headless against a loopback model with memrecall installed (hook install,
-                  then its plugin or extension through the agent's own command) and checks what
-                  reached the model; prints that it was not run without npm
-  class-table     rewrites lexical-score's character class table from the Unicode tables
-                  (after a Unicode update; a unit test checks it is fresh)
-  ci              run the same checks as .ci/run (fmt, clippy, tests, eval, cargo-deny)
-  dist [--check]  builds the release binary for this machine and packs it under target/dist/:
-                  memrecall-<version>-<target>.tar.gz with its .sha256 (for cargo binstall),
-                  the npm package memrecall and this platform's package (packed with npm pack
-                  where npm exists); --check installs both npm tarballs offline into a
-                  temporary prefix and runs the installed command (not run without npm)
-  eval [--json]   recall quality, delivery and scoring latency on corpus/recall-eval, plus a
-                  small scan-latency report; exits non-zero when a quality gate fails
-  scan-latency [--sizes 200,1000,2000,5000,10000,50000] [--modes scan,catalog] [--runs N] [--json]
-                  time from the recall call to the fast result on real temporary trees; writes
-                  target/scan-latency.svg. Always measures a release build: run from a debug
-                  build, it rebuilds and runs itself with --release
-  fuzz [--seconds N] [--targets a,b] [--cases N]
-                  runs each fuzz target under fuzz/ (nightly, cargo-fuzz) and the lifecycle's
-                  interleaving property test for N cases; reports executions per target
-  icu-data        rewrites lexical-score's word segmentation data (ICU4X baked data for Thai,
-                  Lao, Khmer and Myanmar) from the data ICU4X ships (a unit test checks it is
-                  fresh)
-  hook-latency [--sizes 200,1000,10000] [--runs N]
-                  whole-process wall time of `memrecall hook` (a release build) over a warm
-                  catalog, median and worst
-  unused-deps     fails when a workspace crate declares a dependency its code never names, or
-                  [workspace.dependencies] lists one no crate declares
-  serve-latency [--sizes 1000,10000,50000,100000] [--runs N]
-                  `memrecall serve` warm: hook client wall time, the server's recall to fast
-                  result, and its peak memory";
+/// One `cargo xtask` command. Each command's options are its module's (where a later value of
+/// an option replaces an earlier one).
+#[derive(Debug, Subcommand)]
+enum Task {
+    /// Runs the real agents headless against a loopback model with memrecall installed
+    ///
+    /// Installs the four agents from npm (pinned, cached in target/agents/), runs each headless
+    /// against a loopback model with memrecall installed (hook install, then its plugin or
+    /// extension through the agent's own command) and checks what reached the model. Prints that
+    /// it was not run without npm.
+    #[cfg(unix)]
+    Agents(agents::AgentsArgs),
+    /// Rewrites lexical-score's character class table from the Unicode tables
+    ///
+    /// Run it after a Unicode update; a unit test checks it is fresh.
+    ClassTable,
+    /// Ranks one query with the shipped and the frozen pre-change scorer, side by side
+    ///
+    /// Scans the memory directories given and prints both rankings of the query: the
+    /// comparison `eval` makes over the corpus, on a tree of one's own.
+    CompareScorers(compare_scorers::CompareScorersArgs),
+    /// Runs the same checks as .ci/run (fmt, clippy, tests, eval, cargo-deny)
+    Ci,
+    /// Builds the release binary and packs it under target/dist/
+    ///
+    /// Builds the release binary for this machine and packs it under target/dist/:
+    /// `memrecall-<version>-<target>.tar.gz` with its .sha256 (for cargo binstall), the npm
+    /// package memrecall and this platform's package (packed with npm pack where npm exists).
+    Dist(dist::DistArgs),
+    /// Recall quality, delivery and scoring latency on corpus/recall-eval; gated
+    ///
+    /// Recall quality, delivery and scoring latency on corpus/recall-eval, plus a small
+    /// scan-latency report; exits non-zero when a quality gate fails.
+    Eval(eval::EvalArgs),
+    /// Time from the recall call to the fast result on real temporary trees
+    ///
+    /// Times the recall call to the fast result on real temporary trees of reference topics, in
+    /// this process (fresh cache per run) and in as many new processes; writes
+    /// target/scan-latency.svg. Always measures a release build: run from a debug build, it
+    /// rebuilds and runs itself with --release.
+    ScanLatency(scan_latency::ScanLatencyArgs),
+    /// Runs the fuzz targets and the lifecycle's interleaving property test
+    ///
+    /// Runs each fuzz target under fuzz/ (nightly, cargo-fuzz) and the lifecycle's interleaving
+    /// property test for N cases; reports executions per target. Needs the nightly toolchain and
+    /// cargo-fuzz (cargo install cargo-fuzz).
+    Fuzz(fuzz::FuzzArgs),
+    /// Rewrites lexical-score's word segmentation data from the data ICU4X ships
+    ///
+    /// ICU4X baked data for Thai, Lao, Khmer and Myanmar; a unit test checks it is fresh.
+    IcuData,
+    /// Whole-process wall time of `memrecall hook` over a warm catalog
+    ///
+    /// Whole-process wall time of `memrecall hook` (a release build) over a warm catalog, median
+    /// and worst.
+    HookLatency(hook_latency::HookLatencyArgs),
+    /// Fails on a declared dependency nothing uses
+    ///
+    /// Fails when a workspace crate declares a dependency its code never names,
+    /// [workspace.dependencies] lists one no crate declares, or an allowance names a dependency
+    /// its crate no longer declares.
+    UnusedDeps,
+    /// `memrecall serve` warm: hook wall time, the server's fast result, its peak memory
+    ///
+    /// `memrecall serve` warm: hook client wall time, the server's recall to fast result, and its
+    /// peak memory.
+    #[cfg(unix)]
+    ServeLatency(serve_latency::ServeLatencyArgs),
+    /// One recall in a new process, started by `scan-latency` itself; not for direct use
+    #[command(hide = true)]
+    ScanLatencyProcess(scan_latency::ProcessArgs),
+}
+
+/// A whole number above zero, spaces around it allowed (`--sizes "1000, 50000"`).
+pub(crate) fn positive(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(0) => Err("must be positive".to_owned()),
+        Ok(n) => Ok(n),
+        Err(error) => Err(error.to_string()),
+    }
+}
 
 fn main() -> Result<()> {
-    let mut args = std::env::args().skip(1);
-    let command = args.next();
-    let rest: Vec<String> = args.collect();
-    match command.as_deref() {
+    let Some(task) = Cli::parse().task else {
+        Cli::command().print_help()?;
+        return Ok(());
+    };
+    match task {
         #[cfg(unix)]
-        Some("agents") => agents::main(&rest),
-        Some("ci") => ci(),
-        Some("class-table") => class_table::main(&rest),
-        Some("dist") => dist::main(&rest),
-        Some("eval") => eval::main(&rest),
-        Some("fuzz") => fuzz::main(&rest),
-        Some("scan-latency")
+        Task::Agents(args) => agents::main(&args),
+        Task::Ci => ci(),
+        Task::ClassTable => class_table::main(),
+        Task::CompareScorers(args) => compare_scorers::main(&args),
+        Task::Dist(args) => dist::main(&args),
+        Task::Eval(args) => eval::main(&args),
+        Task::Fuzz(args) => fuzz::main(&args),
+        Task::ScanLatency(_)
             if cfg!(debug_assertions) && std::env::var_os(RELEASED_GUARD).is_none() =>
         {
-            run_released("scan-latency", &rest)
+            run_released(std::env::args_os().skip(1))
         }
-        Some("scan-latency") => scan_latency::main(&rest),
-        Some("hook-latency") => hook_latency::main(&rest),
-        Some("icu-data") => icu_data::main(&rest),
-        Some("unused-deps") => unused_deps::main(&rest),
+        Task::ScanLatency(args) => scan_latency::main(&args),
+        Task::HookLatency(args) => hook_latency::main(&args),
+        Task::IcuData => icu_data::main(),
+        Task::UnusedDeps => unused_deps::main(),
         #[cfg(unix)]
-        Some("serve-latency") => serve_latency::main(&rest),
-        #[cfg(not(unix))]
-        Some(command @ ("agents" | "serve-latency")) => bail!("{command} needs a Unix system"),
-        // Started by `scan-latency` itself, once per new-process run; not for direct use.
-        Some("scan-latency-process") => scan_latency::process_main(&rest),
-        Some("-h" | "--help") | None => {
-            println!("{USAGE}");
-            Ok(())
-        }
-        Some(other) => bail!("unknown command {other:?}\n\n{USAGE}"),
+        Task::ServeLatency(args) => serve_latency::main(&args),
+        Task::ScanLatencyProcess(args) => scan_latency::process_main(&args),
     }
 }
 
@@ -117,9 +167,9 @@ fn ci() -> Result<()> {
 /// assertions (a profile override) measures instead of starting itself again.
 const RELEASED_GUARD: &str = "MEMRECALL_XTASK_RELEASED";
 
-/// Runs `command` in a release build of xtask: timings of an unoptimised build say nothing about
-/// what users run.
-fn run_released(command: &str, rest: &[String]) -> Result<()> {
+/// Runs xtask again in a release build, with the same arguments: timings of an unoptimised
+/// build say nothing about what users run.
+fn run_released(args: impl Iterator<Item = OsString>) -> Result<()> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let status = Command::new(cargo)
         .args([
@@ -131,14 +181,13 @@ fn run_released(command: &str, rest: &[String]) -> Result<()> {
             "xtask",
             "--",
         ])
-        .arg(command)
-        .args(rest)
+        .args(args)
         .current_dir(workspace_root()?)
         .env(RELEASED_GUARD, "1")
         .status()
         .context("could not start cargo to build xtask with --release")?;
     if !status.success() {
-        bail!("the release build of `xtask {command}` failed with {status}");
+        bail!("the release build of xtask failed with {status}");
     }
     Ok(())
 }
@@ -150,4 +199,79 @@ pub fn workspace_root() -> Result<std::path::PathBuf> {
         .parent()
         .map(std::path::Path::to_path_buf)
         .context("xtask must live one level below the workspace root")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_line_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    /// Every `cargo xtask` invocation `.ci/run`, the README and `docs/` show.
+    #[test]
+    fn the_invocations_the_repository_shows_parse() {
+        for line in [
+            "unused-deps",
+            "eval",
+            "eval --json",
+            "fuzz --seconds 10 --cases 0",
+            "agents",
+            "agents --agents claude-code,qwen-code,gemini-cli,codex --timeout 240 --model-latency 0",
+            "dist",
+            "dist --check",
+            "class-table",
+            "compare-scorers deploys --project /tmp/memory --user /tmp/user --limit 0",
+            "icu-data",
+            "ci",
+            "scan-latency",
+            "scan-latency --json",
+            "scan-latency --sizes 200,1000,2000,5000,10000,50000 --modes scan,catalog --runs 3",
+            "hook-latency",
+            "hook-latency --sizes 200,1000,10000 --runs 5",
+            "serve-latency",
+            "serve-latency --sizes 1000,10000,50000,100000 --runs 5",
+            "fuzz --seconds 60 --targets tokenizer,answer --cases 100 --sanitizer none",
+            "scan-latency-process /tmp/tree catalog",
+        ] {
+            if cfg!(not(unix)) && (line.starts_with("agents") || line.starts_with("serve-latency"))
+            {
+                continue;
+            }
+            let args = std::iter::once("cargo xtask").chain(line.split(' '));
+            let cli = Cli::try_parse_from(args).unwrap_or_else(|e| panic!("{line}: {e}"));
+            assert!(cli.task.is_some(), "{line}");
+        }
+    }
+
+    #[test]
+    fn a_later_value_of_an_option_replaces_an_earlier_one() {
+        let cli = Cli::try_parse_from(["cargo xtask", "eval", "--json", "--json"]);
+        assert!(matches!(cli.unwrap().task, Some(Task::Eval(_))));
+        let cli = Cli::try_parse_from(["cargo xtask", "fuzz", "--seconds", "1", "--seconds", "2"]);
+        assert!(matches!(cli.unwrap().task, Some(Task::Fuzz(_))));
+    }
+
+    #[test]
+    fn no_command_asks_for_the_help_and_an_unknown_one_is_refused() {
+        assert!(Cli::try_parse_from(["cargo xtask"]).unwrap().task.is_none());
+        for bad in [
+            &["cargo xtask", "deploy"][..],
+            &["cargo xtask", "class-table", "extra"],
+            &["cargo xtask", "unused-deps", "--fix"],
+            &["cargo xtask", "dist", "--check", "now"],
+        ] {
+            assert!(Cli::try_parse_from(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn positive_numbers_may_have_spaces_and_zero_or_words_are_refused() {
+        assert_eq!(positive(" 50000"), Ok(50_000));
+        assert!(positive("0").is_err());
+        assert!(positive("ten").is_err());
+        assert!(positive("-1").is_err());
+    }
 }

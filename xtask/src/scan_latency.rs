@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail, ensure};
+use anyhow::{Context, Result, ensure};
 use delivery_telemetry::NullSink;
 use memory_scan::{DocumentCache, MemoryRoots};
 use recall_facade::{MemoryRecall, RecallConfig, ScannerChoice, SelectorChoice};
@@ -42,7 +42,6 @@ use line_chart::{BUDGET_COLOUR, Level, LineChart, PALETTE, Reference, Scale, Ser
 
 /// The first-prompt ceiling the figures are compared against, in milliseconds.
 const BUDGET_MS: f64 = recall_facade::FIRST_PROMPT_CEILING.as_millis() as f64;
-const DEFAULT_SIZES: [usize; 6] = [200, 1_000, 2_000, 5_000, 10_000, 50_000];
 const DEFAULT_RUNS: usize = 7;
 pub(crate) const CODEWORD: &str = "quillfeather";
 
@@ -91,11 +90,12 @@ enum Mode {
 }
 
 impl Mode {
-    fn parse(name: &str) -> Result<Self> {
-        match name {
+    /// The mode named `name` (`scan` or `catalog`), spaces around it allowed.
+    fn parse(name: &str) -> Result<Self, String> {
+        match name.trim() {
             "scan" => Ok(Mode::Scan),
             "catalog" => Ok(Mode::Catalog),
-            other => bail!("unknown mode {other:?} (expected scan or catalog)"),
+            other => Err(format!("unknown mode {other:?} (expected scan or catalog)")),
         }
     }
 
@@ -125,81 +125,51 @@ pub struct LatencyReport {
     pub results: Vec<LatencyRow>,
 }
 
-struct Options {
+/// The options of `cargo xtask scan-latency`.
+#[derive(Debug, clap::Parser)]
+#[command(args_override_self = true)]
+pub struct ScanLatencyArgs {
+    /// Topic counts to measure
+    #[arg(
+        long,
+        value_name = "N,N,...",
+        action = clap::ArgAction::Set,
+        value_delimiter = ',',
+        value_parser = crate::positive,
+        default_value = "200,1000,2000,5000,10000,50000"
+    )]
     sizes: Vec<usize>,
+    /// scan (no catalog), catalog (a warm catalog) or both
+    #[arg(
+        long,
+        value_name = "MODE,...",
+        action = clap::ArgAction::Set,
+        value_delimiter = ',',
+        value_parser = Mode::parse,
+        default_value = "scan,catalog"
+    )]
     modes: Vec<Mode>,
+    /// Timed runs per row, and new processes per row
+    #[arg(long, value_name = "N", value_parser = crate::positive, default_value_t = DEFAULT_RUNS)]
     runs: usize,
+    /// Print the report as JSON instead of the table
+    #[arg(long)]
     json: bool,
-    help: bool,
 }
 
-const USAGE: &str = "usage: cargo xtask scan-latency [--sizes 200,1000,2000,5000,10000,50000] [--modes scan,catalog] [--runs N] [--json]
-
-Times the recall call to the fast result on real temporary trees of reference topics, in this
-process (fresh cache per run) and in as many new processes; writes target/scan-latency.svg.
-  --sizes   topic counts to measure (default 200,1000,2000,5000,10000,50000)
-  --modes   scan (no catalog), catalog (a warm catalog) or both (default)
-  --runs    timed runs per row, and new processes per row (default 7)
-  --json    print the report as JSON instead of the table";
-
-fn parse_options(args: &[String]) -> Result<Options> {
-    let mut options = Options {
-        sizes: DEFAULT_SIZES.to_vec(),
-        modes: vec![Mode::Scan, Mode::Catalog],
-        runs: DEFAULT_RUNS,
-        json: false,
-        help: false,
-    };
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--json" => options.json = true,
-            "-h" | "--help" => {
-                options.help = true;
-                return Ok(options);
-            }
-            "--sizes" => {
-                let value = args.next().context("--sizes needs a list, e.g. 200,1000")?;
-                options.sizes = value
-                    .split(',')
-                    .map(|s| s.trim().parse::<usize>())
-                    .collect::<Result<_, _>>()
-                    .with_context(|| format!("--sizes {value:?} is not a list of numbers"))?;
-                ensure!(
-                    options.sizes.iter().all(|&n| n > 0),
-                    "--sizes must be positive"
-                );
-            }
-            "--modes" => {
-                let value = args
-                    .next()
-                    .context("--modes needs a list, e.g. scan,catalog")?;
-                options.modes = value
-                    .split(',')
-                    .map(|name| Mode::parse(name.trim()))
-                    .collect::<Result<_>>()?;
-                ensure!(!options.modes.is_empty(), "--modes must name a mode");
-            }
-            "--runs" => {
-                let value = args.next().context("--runs needs a number")?;
-                options.runs = value
-                    .parse()
-                    .with_context(|| format!("--runs {value:?} is not a number"))?;
-                ensure!(options.runs > 0, "--runs must be at least 1");
-            }
-            other => bail!("unknown scan-latency option {other:?}\n\n{USAGE}"),
-        }
-    }
-    Ok(options)
+/// The arguments of the `scan-latency-process` command a measurement starts.
+#[derive(Debug, clap::Parser)]
+#[command(args_override_self = true)]
+pub struct ProcessArgs {
+    /// The tree's root.
+    root: PathBuf,
+    /// `scan` or `catalog`.
+    #[arg(value_parser = Mode::parse)]
+    mode: Mode,
 }
 
 /// Entry point of `cargo xtask scan-latency`.
-pub fn main(args: &[String]) -> Result<()> {
-    let options = parse_options(args)?;
-    if options.help {
-        println!("{USAGE}");
-        return Ok(());
-    }
+pub fn main(options: &ScanLatencyArgs) -> Result<()> {
     let this = this_binary()?;
     let report = measure(&options.sizes, &options.modes, options.runs, Some(&this))?;
     let chart = write_chart(&report)?;
@@ -222,17 +192,13 @@ pub fn run_small_report() -> Result<()> {
 
 /// Entry point of the `scan-latency-process` command a measurement starts for each new-process
 /// run: one recall of the tree at `root` in `mode`, reported on stdout as one JSON line.
-pub fn process_main(args: &[String]) -> Result<()> {
-    let [root, mode] = args else {
-        bail!("usage: scan-latency-process <root> <scan|catalog>");
-    };
-    let mode = Mode::parse(mode)?;
+pub fn process_main(args: &ProcessArgs) -> Result<()> {
     let roots = MemoryRoots {
-        project: Some(PathBuf::from(root)),
+        project: Some(args.root.clone()),
         user: None,
     };
     let runtime = runtime()?;
-    let ms = runtime.block_on(time_to_fast_result(&roots, mode))?;
+    let ms = runtime.block_on(time_to_fast_result(&roots, args.mode))?;
     let run = ProcessRun {
         ms,
         peak_rss_mib: peak_rss_mib(),
@@ -645,40 +611,51 @@ mod tests {
         assert!((row.worst_ms - 4.0).abs() < f64::EPSILON);
     }
 
+    fn parse_options(args: &[&str]) -> Result<ScanLatencyArgs, clap::Error> {
+        use clap::Parser as _;
+        ScanLatencyArgs::try_parse_from(std::iter::once("scan-latency").chain(args.iter().copied()))
+    }
+
     #[test]
     fn sizes_and_runs_are_parsed_and_validated() {
-        let args: Vec<String> = ["--sizes", "10,20", "--runs", "2", "--json"]
-            .iter()
-            .map(ToString::to_string)
-            .collect();
-        let options = parse_options(&args).unwrap();
+        let options = parse_options(&["--sizes", "10,20", "--runs", "2", "--json"]).unwrap();
         assert_eq!(options.sizes, vec![10, 20]);
         assert_eq!(options.runs, 2);
         assert!(options.json);
-        assert!(parse_options(&["--runs".to_owned(), "0".to_owned()]).is_err());
-        assert!(parse_options(&["--bogus".to_owned()]).is_err());
+        assert!(parse_options(&["--runs", "0"]).is_err());
+        assert!(parse_options(&["--bogus"]).is_err());
+    }
+
+    #[test]
+    fn options_not_given_take_their_defaults() {
+        let options = parse_options(&[]).unwrap();
+        assert_eq!(options.sizes, [200, 1_000, 2_000, 5_000, 10_000, 50_000]);
+        assert_eq!(options.modes, vec![Mode::Scan, Mode::Catalog]);
+        assert_eq!(options.runs, DEFAULT_RUNS);
+        assert!(!options.json);
     }
 
     #[test]
     fn help_is_asked_for_not_an_unknown_option() {
+        use clap::error::ErrorKind;
         for flag in ["-h", "--help"] {
-            assert!(parse_options(&[flag.to_owned()]).unwrap().help);
-            let after_a_bad_one = ["--runs", "0", flag].map(str::to_owned);
-            assert!(parse_options(&after_a_bad_one).is_err());
-            let before_a_bad_one = [flag, "--bogus"].map(str::to_owned);
-            assert!(parse_options(&before_a_bad_one).unwrap().help);
+            assert_eq!(
+                parse_options(&[flag]).unwrap_err().kind(),
+                ErrorKind::DisplayHelp
+            );
+            let after_a_bad_one = parse_options(&["--runs", "0", flag]).unwrap_err();
+            assert_eq!(after_a_bad_one.kind(), ErrorKind::ValueValidation);
+            let before_a_bad_one = parse_options(&[flag, "--bogus"]).unwrap_err();
+            assert_eq!(before_a_bad_one.kind(), ErrorKind::DisplayHelp);
         }
-        let unknown = parse_options(&["--bogus".to_owned()]).err().unwrap();
-        assert!(
-            unknown
-                .to_string()
-                .contains("usage: cargo xtask scan-latency")
-        );
+        let unknown = parse_options(&["--bogus"]).unwrap_err();
+        assert_eq!(unknown.kind(), ErrorKind::UnknownArgument);
+        assert!(unknown.to_string().contains("Usage: scan-latency"));
     }
 
     #[test]
     fn modes_are_parsed_and_unknown_ones_rejected() {
-        let parse = |value: &str| parse_options(&["--modes".to_owned(), value.to_owned()]);
+        let parse = |value: &str| parse_options(&["--modes", value]);
         assert_eq!(parse("catalog").unwrap().modes, vec![Mode::Catalog]);
         assert_eq!(
             parse("scan, catalog").unwrap().modes,

@@ -11,7 +11,8 @@
 //! - the server's own recall-to-fast-result time (`fast_ms` in its answer to the same prompt
 //!   sent straight to the socket) and its time on the request (`handled_ms`).
 //!
-//! The server's peak resident memory (`VmHWM`) is read at the end, also per 10,000 topics.
+//! The server's peak resident memory is asked of the server at the end (`peak_rss_kib` in its
+//! answer to `status`, which `memrecall server status` shows), also per 10,000 topics.
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::os::unix::net::UnixStream;
@@ -21,17 +22,36 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, ensure};
 
-use crate::hook_latency::SizesAndRuns;
 use serde_json::{Value, json};
 
 use crate::scan_latency::{CODEWORD, build_tree, median};
 
-const DEFAULT_SIZES: [usize; 4] = [1_000, 10_000, 50_000, 100_000];
+/// The version of the server's socket protocol this report speaks
+/// (`crates/memrecall/src/serve/protocol.rs`).
+const PROTOCOL: u32 = 3;
+
 const DEFAULT_RUNS: usize = 21;
 /// How long warming a server may take at most (the first scan of a large cold tree is slow).
 const WARM_LIMIT: Duration = Duration::from_mins(10);
 
-const USAGE: &str = "usage: cargo xtask serve-latency [--sizes 1000,10000,50000,100000] [--runs N]";
+/// The options of `cargo xtask serve-latency`.
+#[derive(Debug, clap::Parser)]
+#[command(args_override_self = true)]
+pub struct ServeLatencyArgs {
+    /// Tree sizes to measure, in topics
+    #[arg(
+        long,
+        value_name = "N,N,...",
+        action = clap::ArgAction::Set,
+        value_delimiter = ',',
+        value_parser = crate::positive,
+        default_value = "1000,10000,50000,100000"
+    )]
+    sizes: Vec<usize>,
+    /// Timed runs per size
+    #[arg(long, value_name = "N", value_parser = crate::positive, default_value_t = DEFAULT_RUNS)]
+    runs: usize,
+}
 
 /// The targets on a 2-core machine: (hook client wall, server recall to fast result), by size.
 fn targets(topics: usize) -> (Option<f64>, Option<f64>) {
@@ -55,12 +75,8 @@ struct Row {
     runs: usize,
 }
 
-pub fn main(args: &[String]) -> Result<()> {
-    let Some(SizesAndRuns { sizes, runs }) =
-        SizesAndRuns::parse(args, &DEFAULT_SIZES, DEFAULT_RUNS, USAGE)?
-    else {
-        return Ok(());
-    };
+pub fn main(args: &ServeLatencyArgs) -> Result<()> {
+    let ServeLatencyArgs { ref sizes, runs } = *args;
     let binary = crate::hook_latency::build_release_binary()?;
     println!("memrecall serve, warm, {runs} runs per size (medians; worst hook wall in brackets)");
     println!(
@@ -73,7 +89,7 @@ pub fn main(args: &[String]) -> Result<()> {
         "peak MiB",
         "MiB per 10,000"
     );
-    for topics in sizes {
+    for &topics in sizes {
         let row = measure(&binary, topics, runs)?;
         let (hook_target, fast_target) = targets(topics);
         let verdict = |value: f64, target: Option<f64>| {
@@ -170,14 +186,19 @@ impl World {
         Ok(String::from_utf8(output.stdout)?)
     }
 
-    /// One request straight to the socket: the server's answer.
+    /// One event straight to the socket: the server's delivery.
     fn request(&self, request: &Value) -> Result<Value> {
+        self.ask(request, "delivery")
+    }
+
+    /// One request straight to the socket: the server's answer, which must be of `kind`.
+    fn ask(&self, request: &Value, kind: &str) -> Result<Value> {
         let mut stream = UnixStream::connect(self.socket()).context("cannot connect")?;
         stream.write_all(format!("{request}\n").as_bytes())?;
         let mut line = String::new();
         BufReader::new(&stream).read_line(&mut line)?;
         let answer: Value = serde_json::from_str(&line).context("the answer is not JSON")?;
-        ensure!(answer["kind"] == "delivery", "unexpected answer {answer}");
+        ensure!(answer["kind"] == kind, "unexpected answer {answer}");
         Ok(answer)
     }
 
@@ -186,11 +207,11 @@ impl World {
     /// than the ceiling is read from the session's tool-result answers.
     fn server_times(&self, session: &str, limit: Duration) -> Result<(f64, f64)> {
         let answer = self.request(&json!({
-            "v": 2,
+            "v": PROTOCOL,
             "kind": "event",
             "agent": "claude-code",
             "session": session,
-            "point": "prompt",
+            "point": "initial",
             "query": format!("what is the {CODEWORD} about?"),
             "cwd": self.base.join("repo"),
             "env": {
@@ -205,7 +226,7 @@ impl World {
             ensure!(started.elapsed() < limit, "no fast result within {limit:?}");
             std::thread::sleep(Duration::from_millis(5));
             fast = self.request(&json!({
-                "v": 2,
+                "v": PROTOCOL,
                 "kind": "event",
                 "agent": "claude-code",
                 "session": session,
@@ -216,18 +237,11 @@ impl World {
         Ok((fast.unwrap_or_default(), handled))
     }
 
-    fn peak_mib(&self) -> Option<f64> {
-        let pid = self.server.as_ref()?.id();
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-        let kib: f64 = status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmHWM:"))?
-            .trim()
-            .trim_end_matches("kB")
-            .trim()
-            .parse()
-            .ok()?;
-        Some(kib / 1024.0)
+    /// The server's peak resident memory in MiB, as its `status` reports it (unknown where the
+    /// server cannot read it).
+    fn peak_mib(&self) -> Result<Option<f64>> {
+        let status = self.ask(&json!({"v": PROTOCOL, "kind": "status"}), "status")?;
+        Ok(status["peak_rss_kib"].as_f64().map(|kib| kib / 1024.0))
     }
 }
 
@@ -254,14 +268,9 @@ fn measure(binary: &Path, topics: usize, runs: usize) -> Result<Row> {
         base.join("mr/config.toml"),
         "[serve]\nidle_exit = \"10m\"\n",
     )?;
-    let dashed: String = repo
-        .to_string_lossy()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect();
     let memory = base
         .join("home/.claude/projects")
-        .join(dashed)
+        .join(recall_facade::sanitise_project_path(&repo))
         .join("memory");
     std::fs::create_dir_all(&memory)?;
     build_tree(&memory, topics)?;
@@ -309,8 +318,30 @@ fn measure(binary: &Path, topics: usize, runs: usize) -> Result<Row> {
         hook_worst_ms: hook.iter().copied().fold(0.0, f64::max),
         fast_ms: median(&fast).unwrap_or_default(),
         handled_ms: median(&handled).unwrap_or_default(),
-        peak_mib: world.peak_mib(),
+        peak_mib: world.peak_mib()?,
         delivered,
         runs,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    use super::ServeLatencyArgs;
+
+    #[test]
+    fn sizes_and_runs_default_to_the_serve_sizes_and_take_what_is_given() {
+        let defaults = ServeLatencyArgs::try_parse_from(["serve-latency"]).unwrap();
+        let given =
+            ServeLatencyArgs::try_parse_from(["serve-latency", "--sizes", "1000", "--runs", "3"])
+                .unwrap();
+
+        assert_eq!(
+            (defaults.sizes, defaults.runs),
+            (vec![1_000, 10_000, 50_000, 100_000], 21)
+        );
+        assert_eq!((given.sizes, given.runs), (vec![1_000], 3));
+        assert!(ServeLatencyArgs::try_parse_from(["serve-latency", "--runs", "0"]).is_err());
+    }
 }

@@ -8,7 +8,8 @@
 //! Normal and build dependencies must be named under the package's `src/` (or its `build.rs`);
 //! dev-dependencies anywhere in the package (tests, benches, examples, doctests in `src/`). A
 //! dependency declared only to switch on a feature of another is listed in [`ALLOWED`] with its
-//! reason.
+//! reason; an allowance whose dependency its package no longer declares is reported too, so the
+//! list holds only what it still lets through.
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -30,23 +31,10 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "zerotrie",
         "named by the icu_segmenter_data macros `cargo xtask icu-data` expands",
     ),
-    (
-        "memory-scan",
-        "bytes",
-        "unused: to be removed from memory-scan's manifest with its next change",
-    ),
-    (
-        "memory-scan",
-        "bytestring",
-        "unused: to be removed from memory-scan's manifest with its next change",
-    ),
 ];
 
 /// Runs the check on the workspace; fails listing every finding.
-pub fn main(args: &[String]) -> Result<()> {
-    if let Some(arg) = args.first() {
-        bail!("unused-deps takes no arguments, got {arg:?}");
-    }
+pub fn main() -> Result<()> {
     let root = crate::workspace_root()?;
     let metadata = metadata(&root)?;
     let workspace_manifest = std::fs::read_to_string(root.join("Cargo.toml"))
@@ -56,6 +44,7 @@ pub fn main(args: &[String]) -> Result<()> {
         &workspace_manifest,
         &metadata.members(),
     )?);
+    findings.extend(stale_allowances(ALLOWED, &metadata.members()));
     if findings.is_empty() {
         println!(
             "unused-deps: every declared dependency of the {} workspace crates is used",
@@ -64,10 +53,10 @@ pub fn main(args: &[String]) -> Result<()> {
         return Ok(());
     }
     for finding in &findings {
-        eprintln!("unused dependency: {finding}");
+        eprintln!("unused-deps: {finding}");
     }
     bail!(
-        "{} unused dependencies: remove them, or add them to ALLOWED in xtask/src/unused_deps.rs with the reason",
+        "{} findings: remove each unused dependency (or add it to ALLOWED in xtask/src/unused_deps.rs with the reason) and each stale allowance",
         findings.len()
     )
 }
@@ -147,6 +136,13 @@ pub enum Finding {
         /// The entry's key.
         dependency: String,
     },
+    /// An [`ALLOWED`] entry whose package does not declare its dependency (any more).
+    StaleAllowance {
+        /// The package the allowance names.
+        package: String,
+        /// The dependency it lets through.
+        dependency: String,
+    },
 }
 
 impl fmt::Display for Finding {
@@ -166,6 +162,13 @@ impl fmt::Display for Finding {
             Self::UndeclaredWorkspaceEntry { dependency } => write!(
                 f,
                 "[workspace.dependencies] lists {dependency} but no workspace crate declares it"
+            ),
+            Self::StaleAllowance {
+                package,
+                dependency,
+            } => write!(
+                f,
+                "ALLOWED lets {package}'s {dependency} through but {package} does not declare it: remove the allowance"
             ),
         }
     }
@@ -268,6 +271,24 @@ pub fn unused_workspace_entries(manifest: &str, packages: &[&Package]) -> Result
             dependency: key.clone(),
         })
         .collect())
+}
+
+/// The allowances of `allowed` (`(package, dependency, reason)`) whose package is not among
+/// `packages` or does not declare the dependency: left in place, each would let the dependency
+/// through unchecked if it came back.
+pub fn stale_allowances(allowed: &[(&str, &str, &str)], packages: &[&Package]) -> Vec<Finding> {
+    allowed
+        .iter()
+        .filter(|&&(package, dependency, _)| {
+            !packages
+                .iter()
+                .any(|p| p.name == package && p.dependencies.iter().any(|d| d.name == dependency))
+        })
+        .map(|&(package, dependency, _)| Finding::StaleAllowance {
+            package: package.to_owned(),
+            dependency: dependency.to_owned(),
+        })
+        .collect()
 }
 
 /// The text of every Rust source under `dir` (none when it does not exist): `.rs` files and the
@@ -459,6 +480,29 @@ mod tests {
             vec![dependency("serde_bytes", None)],
         );
         assert_eq!(unused_in_packages(&[&package]).unwrap(), []);
+    }
+
+    #[test]
+    fn an_allowance_for_a_dependency_no_longer_declared_is_reported() {
+        let (_dir, package) = package_with("", "", vec![dependency("zerovec", None)]);
+        let allowed = [
+            ("planted", "zerovec", "named by expanded macros"),
+            ("planted", "bytes", "unused: to be removed"),
+            ("elsewhere", "zerovec", "a package not in the workspace"),
+        ];
+        assert_eq!(
+            stale_allowances(&allowed, &[&package]),
+            [
+                Finding::StaleAllowance {
+                    package: "planted".to_owned(),
+                    dependency: "bytes".to_owned(),
+                },
+                Finding::StaleAllowance {
+                    package: "elsewhere".to_owned(),
+                    dependency: "zerovec".to_owned(),
+                },
+            ]
+        );
     }
 
     #[test]

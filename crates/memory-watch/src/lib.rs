@@ -19,6 +19,10 @@
 //! when the root cannot be watched (it does not exist, for one), or when the watcher fails.
 //! [`WatchedCache::unwatch_idle`] drops the watches of roots not scanned lately.
 //!
+//! With the default `parallel` feature, scans and scoring use the rayon thread pool (the
+//! `parallel` features of `memory-scan` and `lexical-score`); without it they run on the calling
+//! thread, with the same results.
+//!
 //! # Example
 //!
 //! ```

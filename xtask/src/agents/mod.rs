@@ -32,8 +32,28 @@ use anyhow::{Context, Result, bail, ensure};
 
 use setup::AGENTS;
 
-const USAGE: &str = "usage: cargo xtask agents [--agents claude-code,qwen-code,gemini-cli,codex] \
-                     [--timeout SECONDS] [--model-latency MS]";
+/// The options of `cargo xtask agents`.
+#[derive(Debug, clap::Parser)]
+#[command(args_override_self = true)]
+pub struct AgentsArgs {
+    /// Which agents to run (default all four)
+    #[arg(
+        long,
+        value_name = "AGENT,...",
+        action = clap::ArgAction::Set,
+        value_delimiter = ',',
+        value_parser = clap::builder::PossibleValuesParser::new(AGENTS.map(|agent| agent.name))
+    )]
+    agents: Option<Vec<String>>,
+    /// How long one headless run may take before it is killed, in seconds
+    #[arg(long, value_name = "SECONDS", default_value_t = 240)]
+    timeout: u64,
+    /// How long the loopback model takes over each conversation request in the selector run, in
+    /// milliseconds (the selector answers after 300 ms: 700 puts the first tool result after its
+    /// answer, as in a real turn, and 0 puts it before)
+    #[arg(long, value_name = "MS", default_value_t = 700)]
+    model_latency: u64,
+}
 
 /// How the runs are made.
 pub struct Options {
@@ -106,40 +126,11 @@ pub struct Row {
     detail: String,
 }
 
-pub fn main(args: &[String]) -> Result<()> {
-    let mut names: Vec<String> = AGENTS.iter().map(|a| a.name.to_owned()).collect();
-    let mut options = Options {
-        timeout: Duration::from_mins(4),
-        model_latency: Duration::from_millis(700),
+pub fn main(args: &AgentsArgs) -> Result<()> {
+    let options = Options {
+        timeout: Duration::from_secs(args.timeout),
+        model_latency: Duration::from_millis(args.model_latency),
     };
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--agents" => {
-                let list = args.next().context(USAGE)?;
-                names = list.split(',').map(str::to_owned).collect();
-                for name in &names {
-                    ensure!(
-                        AGENTS.iter().any(|a| a.name == name),
-                        "unknown agent {name:?}\n{USAGE}"
-                    );
-                }
-            }
-            "--timeout" => {
-                let seconds = args.next().context(USAGE)?;
-                options.timeout = Duration::from_secs(seconds.parse().context(USAGE)?);
-            }
-            "--model-latency" => {
-                let ms = args.next().context(USAGE)?;
-                options.model_latency = Duration::from_millis(ms.parse().context(USAGE)?);
-            }
-            "-h" | "--help" => {
-                println!("{USAGE}");
-                return Ok(());
-            }
-            other => bail!("unknown option {other:?}\n{USAGE}"),
-        }
-    }
     if !npm::available() {
         println!("npm was not found: the agents check was not run");
         return Ok(());
@@ -156,7 +147,11 @@ pub fn main(args: &[String]) -> Result<()> {
 
     let mut rows = Vec::new();
     let mut timings = Vec::new();
-    for agent in AGENTS.iter().filter(|a| names.iter().any(|n| n == a.name)) {
+    for agent in AGENTS.iter().filter(|a| {
+        args.agents
+            .as_ref()
+            .is_none_or(|names| names.iter().any(|n| n == a.name))
+    }) {
         let started = Instant::now();
         println!("{} {}: installing and running…", agent.name, agent.version);
         let result = npm::install(&cache, agent).and_then(|agent_bin| {
@@ -286,5 +281,49 @@ mod tests {
         assert!(lines[0].starts_with("agent | version | check"));
         assert!(lines[3].contains("| FAIL"));
         assert_eq!(lines[2].find("| pass"), lines[3].find("| FAIL"));
+    }
+
+    fn parse(args: &[&str]) -> Result<AgentsArgs, clap::Error> {
+        use clap::Parser as _;
+        AgentsArgs::try_parse_from(std::iter::once("agents").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn options_not_given_run_every_agent_with_four_minutes_and_a_700_ms_model() {
+        let options = parse(&[]).unwrap();
+        assert_eq!(
+            (options.agents, options.timeout, options.model_latency),
+            (None, 240, 700)
+        );
+    }
+
+    #[test]
+    fn agents_timeout_and_model_latency_take_what_is_given() {
+        let options = parse(&[
+            "--agents",
+            "codex,qwen-code",
+            "--timeout",
+            "60",
+            "--model-latency",
+            "0",
+        ])
+        .unwrap();
+        assert_eq!(
+            options.agents,
+            Some(vec!["codex".to_owned(), "qwen-code".to_owned()])
+        );
+        assert_eq!((options.timeout, options.model_latency), (60, 0));
+    }
+
+    #[test]
+    fn an_unknown_agent_or_a_bad_number_is_refused() {
+        for bad in [
+            &["--agents", "cursor"][..],
+            &["--timeout", "4m"],
+            &["--model-latency"],
+            &["--verbose"],
+        ] {
+            assert!(parse(bad).is_err(), "{bad:?}");
+        }
     }
 }

@@ -132,18 +132,14 @@ impl Sandbox {
 
     /// The directory the agent's layout reads project memory from, for the repository.
     pub fn project_memory(&self, agent: &Agent) -> PathBuf {
-        let dashed: String = self
-            .repo
-            .to_string_lossy()
-            .chars()
-            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-            .collect();
         let base = match agent.name {
             "claude-code" => self.home.join(".claude"),
             "qwen-code" => self.home.join(".qwen"),
             _ => self.home.join(".memrecall"),
         };
-        base.join("projects").join(dashed).join("memory")
+        base.join("projects")
+            .join(recall_facade::sanitise_project_path(&self.repo))
+            .join("memory")
     }
 
     /// The settings file `hook install --write` changes.

@@ -133,18 +133,10 @@ impl World {
         }
         std::fs::create_dir_all(world.repo.join(".git"))?;
         std::fs::write(world.repo.join(".git/HEAD"), "ref: refs/heads/main\n")?;
-        // Claude Code's directory name for a project: every character but ASCII letters and
-        // digits becomes `-`.
-        let dashed: String = world
-            .repo
-            .to_string_lossy()
-            .chars()
-            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-            .collect();
         let memory = world
             .home
             .join(".claude/projects")
-            .join(dashed)
+            .join(recall_facade::sanitise_project_path(&world.repo))
             .join("memory");
         std::fs::create_dir_all(&memory)?;
         std::fs::write(

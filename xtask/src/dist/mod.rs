@@ -22,7 +22,15 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
-const USAGE: &str = "usage: cargo xtask dist [--check]";
+/// The options of `cargo xtask dist`.
+#[derive(Debug, clap::Parser)]
+#[command(args_override_self = true)]
+pub struct DistArgs {
+    /// Then install both npm tarballs offline into a temporary prefix and run the installed
+    /// command (not run without npm)
+    #[arg(long)]
+    check: bool,
+}
 
 /// The version every crate of the workspace (and so the binary) carries.
 const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -33,20 +41,11 @@ struct Dist {
     npm_tarballs: Option<[PathBuf; 2]>,
 }
 
-pub fn main(args: &[String]) -> Result<()> {
-    let check = match args {
-        [] => false,
-        [flag] if flag == "--check" => true,
-        [flag] if flag == "-h" || flag == "--help" => {
-            println!("{USAGE}");
-            return Ok(());
-        }
-        _ => bail!("unexpected arguments {args:?}\n{USAGE}"),
-    };
+pub fn main(args: &DistArgs) -> Result<()> {
     let root = crate::workspace_root()?;
     let out = target_dir(&root).join("dist");
     let dist = build(&out)?;
-    if !check {
+    if !args.check {
         return Ok(());
     }
     if let Some(tarballs) = dist.npm_tarballs {

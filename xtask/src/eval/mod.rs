@@ -39,7 +39,14 @@ use self::quality::{GroupMetrics, QualityReport, optional_percent, percent};
 use self::reach::ReachReport;
 use self::trim::TrimReport;
 
-const USAGE: &str = "usage: cargo xtask eval [--json]";
+/// The options of `cargo xtask eval`.
+#[derive(Debug, clap::Parser)]
+#[command(args_override_self = true)]
+pub struct EvalArgs {
+    /// Print the whole report as JSON instead of the tables
+    #[arg(long)]
+    json: bool,
+}
 
 /// Everything `--json` prints.
 #[derive(Debug, Serialize)]
@@ -60,18 +67,8 @@ struct Gates {
 }
 
 /// Entry point of `cargo xtask eval`.
-pub fn main(args: &[String]) -> Result<()> {
-    let mut json = false;
-    for arg in args {
-        match arg.as_str() {
-            "--json" => json = true,
-            "-h" | "--help" => {
-                println!("{USAGE}");
-                return Ok(());
-            }
-            other => bail!("unknown option {other:?}\n{USAGE}"),
-        }
-    }
+pub fn main(args: &EvalArgs) -> Result<()> {
+    let json = args.json;
 
     let corpus = corpus::load(&corpus::corpus_dir()?, SystemTime::now())?;
     let quality =

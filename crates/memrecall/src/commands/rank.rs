@@ -15,9 +15,6 @@ pub(crate) struct RankArgs {
     query: String,
     #[command(flatten)]
     roots: RootArgs,
-    /// Rank with the frozen scorer (a fixed ASCII-only reference) instead of the shipped one.
-    #[arg(long)]
-    frozen: bool,
     /// How many documents to show; 0 shows every match.
     #[arg(long, default_value_t = 5)]
     limit: usize,
@@ -33,12 +30,8 @@ pub(crate) fn run(args: &RankArgs) -> Result<(), Failure> {
         .scan_recall(&roots)
         .map_err(|e| Failure::root(e.to_string()))?;
     let scan_time = started.elapsed();
-    let rows = RankRow::rank(&args.query, &scan.documents, args.frozen);
-    let verdicts = if args.frozen {
-        Vec::new()
-    } else {
-        crate::output::token_verdicts(&args.query, &scan.documents)
-    };
+    let rows = RankRow::rank(&args.query, &scan.documents);
+    let verdicts = crate::output::token_verdicts(&args.query, &scan.documents);
     let limit = if args.limit == 0 {
         usize::MAX
     } else {
@@ -48,7 +41,7 @@ pub(crate) fn run(args: &RankArgs) -> Result<(), Failure> {
     if args.json {
         let value = serde_json::json!({
             "query": args.query,
-            "scorer": if args.frozen { "frozen" } else { "shipped" },
+            "scorer": "shipped",
             "documents": scan.documents.len(),
             "scan_ms": scan_time.as_secs_f64() * 1_000.0,
             "tokens": verdicts,
@@ -64,7 +57,6 @@ pub(crate) fn run(args: &RankArgs) -> Result<(), Failure> {
             &rows,
             &verdicts,
             scan.documents.len(),
-            args.frozen,
         ))?;
     }
     Ok(())

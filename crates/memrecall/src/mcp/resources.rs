@@ -1,9 +1,8 @@
 //! Every memory as a read-only resource, `memory://<scope>/<percent-encoded path>`, and the
 //! server's description of itself.
 
-use std::fmt::Write as _;
-
 use memory_scan::{ScannedDocument, Scope};
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, percent_encode};
 use rmcp::model::{
     Implementation, ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams,
     ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities,
@@ -89,17 +88,17 @@ pub(super) fn resource_uri(doc: &ScannedDocument) -> String {
     )
 }
 
+/// What a resource URI keeps as it is: the unreserved characters of RFC 3986 and the path's `/`.
+const KEPT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~')
+    .remove(b'/');
+
 /// The path's bytes with everything but unreserved characters and `/` percent-encoded.
 pub(super) fn encode_path(path: &std::path::Path) -> String {
-    let mut out = String::new();
-    for &byte in path.as_os_str().as_encoded_bytes() {
-        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~' | b'/') {
-            out.push(char::from(byte));
-        } else {
-            let _ = write!(out, "%{byte:02X}");
-        }
-    }
-    out
+    percent_encode(path.as_os_str().as_encoded_bytes(), KEPT).to_string()
 }
 
 /// The scope and the relative path's bytes a resource URI names; a path that is not plain
@@ -134,22 +133,16 @@ fn parse_uri(uri: &str) -> Result<(Scope, Vec<u8>), &'static str> {
     Ok((scope, path))
 }
 
+/// The bytes `text` encodes; `None` when a `%` is not followed by two hex digits (which the
+/// decoder would pass through as it is: no URI this server hands out holds one).
 fn percent_decode(text: &str) -> Option<Vec<u8>> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = bytes.get(i + 1..i + 3)?;
-            let hex = std::str::from_utf8(hex).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    Some(out)
+    let well_formed = text.split('%').skip(1).all(|after_percent| {
+        after_percent
+            .as_bytes()
+            .get(..2)
+            .is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit))
+    });
+    well_formed.then(|| percent_decode_str(text).collect())
 }
 
 #[cfg(test)]
@@ -176,6 +169,9 @@ mod tests {
             "memory://other/x.md",
             "file:///etc/passwd",
             "memory://project/%zz",
+            "memory://project/a%2",
+            "memory://project/a%",
+            "memory://project/%+1.md",
         ] {
             assert!(parse_uri(uri).is_err(), "{uri}");
         }
@@ -189,6 +185,27 @@ mod tests {
         assert_eq!(
             percent_decode(&encoded).unwrap(),
             path.as_os_str().as_encoded_bytes()
+        );
+    }
+
+    #[test]
+    fn unreserved_characters_and_slashes_stay_and_the_rest_is_encoded_in_upper_case() {
+        assert_eq!(
+            encode_path(std::path::Path::new("a-b.c_d~e/f g+h%é.md")),
+            "a-b.c_d~e/f%20g%2Bh%25%C3%A9.md"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_path_that_is_not_utf8_round_trips_through_its_uri() {
+        use std::os::unix::ffi::OsStrExt as _;
+        let path = std::path::Path::new(std::ffi::OsStr::from_bytes(b"db/\xff\xfe.md"));
+        let encoded = encode_path(path);
+        assert_eq!(encoded, "db/%FF%FE.md");
+        assert_eq!(
+            parse_uri(&format!("memory://project/{encoded}")).unwrap(),
+            (Scope::Project, b"db/\xff\xfe.md".to_vec())
         );
     }
 }

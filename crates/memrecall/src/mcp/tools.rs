@@ -175,7 +175,7 @@ impl MemoryServer {
             )));
         }
         let documents = self.scan().await?;
-        let rows: Vec<RankRow> = RankRow::rank(&params.query, &documents, false)
+        let rows: Vec<RankRow> = RankRow::rank(&params.query, &documents)
             .into_iter()
             .take(MAX_EXPLAINED)
             .collect();
@@ -185,7 +185,6 @@ impl MemoryServer {
             &rows,
             &verdicts,
             documents.len(),
-            false,
         )))
     }
 

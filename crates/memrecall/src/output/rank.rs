@@ -4,7 +4,6 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
-use lexical_score::measurement::frozen;
 use lexical_score::{
     DeliveryRule, FALLBACK_LIMIT, QueryEvidence, QueryTokens, ScoreBreakdown, TokenVerdict,
     Uninformative,
@@ -21,12 +20,10 @@ pub struct RankRow {
     #[serde(flatten)]
     document: DocumentOut,
     score: u32,
-    /// Per-field contributions (shipped scorer only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    breakdown: Option<ScoreBreakdown>,
-    /// Whether the delivery rule sends it (shipped scorer only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    delivered: Option<bool>,
+    /// Per-field contributions.
+    breakdown: ScoreBreakdown,
+    /// Whether the delivery rule sends it.
+    delivered: bool,
 }
 
 /// Each query token with whether the delivery rule counts it as evidence, and why not.
@@ -43,29 +40,7 @@ pub fn token_verdicts(query: &str, docs: &[Arc<ScannedDocument>]) -> Vec<TokenVe
 
 impl RankRow {
     /// Ranks `docs` for `query`, best first, every match.
-    pub fn rank(query: &str, docs: &[Arc<ScannedDocument>], use_frozen: bool) -> Vec<RankRow> {
-        if use_frozen {
-            let frozen_docs: Vec<frozen::FrozenDocument<'_>> = docs
-                .iter()
-                .map(|d| frozen::FrozenDocument {
-                    memory_type: d.memory_type(),
-                    title: d.title(),
-                    description: d.description(),
-                    body: d.body(),
-                })
-                .collect();
-            return frozen::rank(query, &frozen_docs)
-                .into_iter()
-                .filter_map(|r| {
-                    docs.get(r.index).map(|d| RankRow {
-                        document: DocumentOut::new(d),
-                        score: r.score,
-                        breakdown: None,
-                        delivered: None,
-                    })
-                })
-                .collect();
-        }
+    pub fn rank(query: &str, docs: &[Arc<ScannedDocument>]) -> Vec<RankRow> {
         let tokens = QueryTokens::new(query);
         let prepared: Vec<&ScannedDocument> = docs.iter().map(AsRef::as_ref).collect();
         let ranked = lexical_score::rank(&tokens, &prepared);
@@ -79,8 +54,8 @@ impl RankRow {
                 prepared.get(r.index).map(|d| RankRow {
                     document: DocumentOut::new(d),
                     score: r.score,
-                    breakdown: Some(lexical_score::explain(&tokens, *d)),
-                    delivered: Some(kept.contains(&r)),
+                    breakdown: lexical_score::explain(&tokens, *d),
+                    delivered: kept.contains(&r),
                 })
             })
             .collect()
@@ -92,57 +67,45 @@ impl RankRow {
         rows: &[RankRow],
         verdicts: &[TokenVerdict],
         scanned: usize,
-        use_frozen: bool,
     ) -> String {
         let mut s = String::new();
-        let scorer = if use_frozen {
-            "frozen pre-change"
-        } else {
-            "shipped"
-        };
         let _ = writeln!(
             s,
-            "query: {}\nscorer: {scorer} · {scanned} document(s) scanned · {} shown",
+            "query: {}\nscorer: shipped · {scanned} document(s) scanned · {} shown",
             one_line(query),
             rows.len()
         );
-        if !use_frozen {
-            let tokens = QueryTokens::new(query);
-            let _ = writeln!(
-                s,
-                "query tokens: {}",
-                one_line(&tokens.as_slice().join(" "))
-            );
-            let uninformative: Vec<String> = verdicts
-                .iter()
-                .filter_map(|v| {
-                    v.uninformative.map(|why| {
-                        let why = match why {
-                            Uninformative::FunctionWord => "function word".to_owned(),
-                            Uninformative::Request => "request".to_owned(),
-                            Uninformative::Common {
-                                in_documents,
-                                of_documents,
-                            } => format!("in {in_documents} of {of_documents} documents"),
-                        };
-                        format!("{} ({why})", v.token)
-                    })
+        let tokens = QueryTokens::new(query);
+        let _ = writeln!(
+            s,
+            "query tokens: {}",
+            one_line(&tokens.as_slice().join(" "))
+        );
+        let uninformative: Vec<String> = verdicts
+            .iter()
+            .filter_map(|v| {
+                v.uninformative.map(|why| {
+                    let why = match why {
+                        Uninformative::FunctionWord => "function word".to_owned(),
+                        Uninformative::Request => "request".to_owned(),
+                        Uninformative::Common {
+                            in_documents,
+                            of_documents,
+                        } => format!("in {in_documents} of {of_documents} documents"),
+                    };
+                    format!("{} ({why})", v.token)
                 })
-                .collect();
-            if !uninformative.is_empty() {
-                let _ = writeln!(s, "uninformative: {}", one_line(&uninformative.join(", ")));
-            }
+            })
+            .collect();
+        if !uninformative.is_empty() {
+            let _ = writeln!(s, "uninformative: {}", one_line(&uninformative.join(", ")));
         }
         if rows.is_empty() {
             s.push_str("\nno document matches this query\n");
         }
         for (i, row) in rows.iter().enumerate() {
             let d = &row.document;
-            let mark = if row.delivered == Some(true) {
-                " · delivered"
-            } else {
-                ""
-            };
+            let mark = if row.delivered { " · delivered" } else { "" };
             let _ = writeln!(
                 s,
                 "\n{}. score {} · {}{mark}",
@@ -150,26 +113,25 @@ impl RankRow {
                 row.score,
                 d.describe()
             );
-            if let Some(b) = &row.breakdown {
-                let hits = |label: &str, weight: u32, hits: &[String]| {
-                    if hits.is_empty() {
-                        String::new()
-                    } else {
-                        format!(
-                            "   {label} +{} ({})\n",
-                            weight * u32::try_from(hits.len()).unwrap_or(u32::MAX),
-                            one_line(&hits.join(", "))
-                        )
-                    }
-                };
-                s.push_str(&hits("title", 4, &b.title_hits));
-                s.push_str(&hits("keywords", 4, &b.keyword_hits));
-                s.push_str(&hits("description", 3, &b.description_hits));
-                s.push_str(&hits("usage scenarios", 3, &b.usage_scenario_hits));
-                s.push_str(&hits("body", 1, &b.body_hits));
-                if b.type_boost > 0 {
-                    let _ = writeln!(s, "   type boost +{}", b.type_boost);
+            let b = &row.breakdown;
+            let hits = |label: &str, weight: u32, hits: &[String]| {
+                if hits.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "   {label} +{} ({})\n",
+                        weight * u32::try_from(hits.len()).unwrap_or(u32::MAX),
+                        one_line(&hits.join(", "))
+                    )
                 }
+            };
+            s.push_str(&hits("title", 4, &b.title_hits));
+            s.push_str(&hits("keywords", 4, &b.keyword_hits));
+            s.push_str(&hits("description", 3, &b.description_hits));
+            s.push_str(&hits("usage scenarios", 3, &b.usage_scenario_hits));
+            s.push_str(&hits("body", 1, &b.body_hits));
+            if b.type_boost > 0 {
+                let _ = writeln!(s, "   type boost +{}", b.type_boost);
             }
         }
         s
