@@ -1,19 +1,14 @@
-//! What `doctor` looks at, one function each: an agent's hook and MCP entries, Codex's trust in
-//! the hook, the memory roots, the server and the selector.
+//! What `doctor` looks at in each agent, one function each: its hook and MCP entries and Codex's
+//! trust in the hook.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::Value;
 
 use super::Problem;
 use crate::agent::settings::{self, Document};
-use crate::agent::{Agent, Environment, Layout, layout};
-use crate::config::{CONFIG_FILE_NAME, Config, ConfigSelectorKind};
-
-/// How long the selector probe and the server's status may take.
-const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+use crate::agent::{Agent, Environment};
 
 /// One hook entry and the binary it runs.
 #[derive(Debug, Serialize)]
@@ -341,193 +336,6 @@ fn codex_trust(env: &Environment, problems: &mut Vec<Problem>) -> Option<String>
     ))
 }
 
-/// One memory root.
-#[derive(Debug, Serialize)]
-pub(super) struct RootReport {
-    pub(super) layout: Layout,
-    pub(super) scope: &'static str,
-    pub(super) path: PathBuf,
-    pub(super) exists: bool,
-    pub(super) topics: Option<usize>,
-}
-
-/// The memory roots each layout gives `cwd`, with their topic counts.
-pub(super) fn roots(layouts: &[Layout], cwd: &Path, env: &Environment) -> Vec<RootReport> {
-    let mut reports: Vec<RootReport> = Vec::new();
-    for &layout in layouts {
-        let Ok(resolved) = layout::resolve(layout, cwd, env) else {
-            continue;
-        };
-        for (scope, choice) in [("project", &resolved.project), ("user", &resolved.user)] {
-            let Some(path) = choice.path.clone() else {
-                continue;
-            };
-            if reports.iter().any(|r| r.path == path) {
-                continue;
-            }
-            let exists = path.is_dir();
-            let topics = exists.then(|| count_topics(&path)).flatten();
-            reports.push(RootReport {
-                layout,
-                scope,
-                path,
-                exists,
-                topics,
-            });
-        }
-    }
-    reports
-}
-
-fn count_topics(root: &Path) -> Option<usize> {
-    let roots = memory_scan::MemoryRoots {
-        project: Some(root.to_path_buf()),
-        user: None,
-    };
-    let scan = memory_scan::DocumentCache::new().scan_recall(&roots).ok()?;
-    Some(scan.documents.len())
-}
-
-/// The user's server.
-#[derive(Debug, Default, Serialize)]
-pub(super) struct ServerReport {
-    pub(super) running: bool,
-    pub(super) pid: Option<u32>,
-    pub(super) version: Option<String>,
-    pub(super) sessions: Option<usize>,
-}
-
-pub(super) fn server(env: &Environment, problems: &mut Vec<Problem>) -> ServerReport {
-    use crate::serve::client::{self, Autostart, Budget, ClientError};
-    use crate::serve::protocol::{Request, Response};
-    let Some(paths) = crate::serve::ServerPaths::from_env(env) else {
-        return ServerReport::default();
-    };
-    let budget = Budget {
-        connect_by: std::time::Instant::now() + PROBE_TIMEOUT,
-        answer_within: PROBE_TIMEOUT,
-    };
-    match client::exchange(&paths, Request::Status, Autostart::No, budget) {
-        Ok(Response::Status(status)) => ServerReport {
-            running: true,
-            pid: Some(status.pid),
-            version: Some(status.version),
-            sessions: Some(status.sessions),
-        },
-        Ok(_) | Err(ClientError::NotRunning) => ServerReport::default(),
-        Err(error) => {
-            problems.push(Problem::new(
-                format!("the server cannot be used: {error}"),
-                format!(
-                    "memrecall stop; rm -rf {} (the next hook starts a new server)",
-                    paths.dir.display()
-                ),
-            ));
-            ServerReport::default()
-        }
-    }
-}
-
-/// The selector `config.toml` chooses, and one probe of it.
-#[derive(Debug, Serialize)]
-pub(super) struct SelectorReport {
-    pub(super) kind: &'static str,
-    pub(super) url: Option<String>,
-    pub(super) model: Option<String>,
-    /// How the probe went: `reachable`, or why not.
-    pub(super) probe: Option<String>,
-}
-
-pub(super) fn selector(env: &Environment, problems: &mut Vec<Problem>) -> SelectorReport {
-    let none = SelectorReport {
-        kind: "none",
-        url: None,
-        model: None,
-        probe: None,
-    };
-    let Some(home) = env.memrecall_home() else {
-        return none;
-    };
-    let config_path = home.join(CONFIG_FILE_NAME);
-    let config = match Config::load(&home) {
-        Ok(config) => config,
-        Err(error) => {
-            problems.push(Problem::new(
-                crate::output::one_line(&error.to_string()),
-                format!("edit {}", config_path.display()),
-            ));
-            return none;
-        }
-    };
-    if config.selector.kind == ConfigSelectorKind::None {
-        return none;
-    }
-    let url = config.selector.url.unwrap_or_default();
-    let probe = match probe(&url) {
-        Ok(()) => "reachable".to_owned(),
-        Err(why) => {
-            problems.push(Problem::new(
-                format!("the selector at {url} is unreachable: {why}"),
-                format!(
-                    "start the model server at {url}, or set kind = \"none\" under [selector] in {}",
-                    config_path.display()
-                ),
-            ));
-            format!("unreachable: {why}")
-        }
-    };
-    SelectorReport {
-        kind: "http",
-        url: Some(url),
-        model: config.selector.model,
-        probe: Some(probe),
-    }
-}
-
-/// Connects to the host and port of `url` within [`PROBE_TIMEOUT`].
-fn probe(url: &str) -> Result<(), String> {
-    use std::net::ToSocketAddrs as _;
-    let (scheme, rest) = url.split_once("://").ok_or("not an http(s) URL")?;
-    let default_port = match scheme {
-        "http" => 80,
-        "https" => 443,
-        _ => return Err(format!("not an http(s) URL ({scheme})")),
-    };
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    let authority = authority
-        .rsplit_once('@')
-        .map_or(authority, |(_, host)| host);
-    let with_port = if authority
-        .rsplit_once(':')
-        .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
-    {
-        authority.to_owned()
-    } else {
-        format!("{authority}:{default_port}")
-    };
-    let address = with_port
-        .to_socket_addrs()
-        .map_err(|e| format!("cannot resolve {authority}: {e}"))?
-        .next()
-        .ok_or_else(|| format!("{authority} has no address"))?;
-    std::net::TcpStream::connect_timeout(&address, PROBE_TIMEOUT)
-        .map(drop)
-        .map_err(|e| e.to_string())
-}
-
-/// The last `count` lines of the hook's log.
-pub(super) fn hook_log(env: &Environment, count: usize) -> Vec<String> {
-    let Some(home) = env.memrecall_home() else {
-        return Vec::new();
-    };
-    let text = std::fs::read_to_string(home.join("logs").join("hook.log")).unwrap_or_default();
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(count)..]
-        .iter()
-        .map(|l| crate::output::one_line(l))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -539,11 +347,5 @@ mod tests {
         )
         .unwrap();
         assert_eq!(trusted_entries(&value), 2);
-    }
-
-    #[test]
-    fn a_closed_port_is_unreachable_and_a_non_http_url_is_refused() {
-        assert!(probe("http://127.0.0.1:1/v1").is_err());
-        assert!(probe("ftp://127.0.0.1").unwrap_err().contains("ftp"));
     }
 }

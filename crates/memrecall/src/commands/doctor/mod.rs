@@ -7,6 +7,7 @@
 
 mod agent_extra;
 mod checks;
+mod setup;
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -56,9 +57,9 @@ struct Report {
     binary: Binary,
     agents: Vec<checks::AgentReport>,
     cwd: PathBuf,
-    roots: Vec<checks::RootReport>,
-    server: checks::ServerReport,
-    selector: checks::SelectorReport,
+    roots: Vec<setup::RootReport>,
+    server: setup::ServerReport,
+    selector: setup::SelectorReport,
     hook_log: Vec<String>,
     problems: Vec<Problem>,
 }
@@ -105,11 +106,11 @@ pub(crate) fn run(args: &DoctorArgs) -> Result<(), Failure> {
             version: env!("CARGO_PKG_VERSION"),
         },
         agents,
-        roots: checks::roots(&layouts, &cwd, &env),
+        roots: setup::roots(&layouts, &cwd, &env),
         cwd,
-        server: checks::server(&env, &mut problems),
-        selector: checks::selector(&env, &mut problems),
-        hook_log: checks::hook_log(&env, LOG_LINES),
+        server: setup::server(&env, &mut problems),
+        selector: setup::selector(&env, &mut problems),
+        hook_log: setup::hook_log(&env, LOG_LINES),
         problems,
     };
     if args.json {
