@@ -16,9 +16,10 @@ pub const MAX_CANDIDATES: usize = 200;
 /// Recent documents always get at least this many candidate slots, so a memory that shares no word
 /// with the query can still reach the model.
 pub const MIN_RECENT_SLOTS: usize = MAX_CANDIDATES - MAX_LEXICAL_CANDIDATES;
-/// Size of the heuristic result used when the model selector fails.
-pub const FALLBACK_LIMIT: usize = 5;
-/// Size of the fast result: smaller than the fallback because it carries no model judgement.
+/// Size of the heuristic result, what settles without a selector or when it fails.
+pub const HEURISTIC_LIMIT: usize = 5;
+/// Size of the fast result: smaller than the heuristic result because it carries no model
+/// judgement.
 pub const FAST_LIMIT: usize = 2;
 
 /// The result of the one scoring pass per recall.
@@ -148,9 +149,9 @@ impl CandidateSelection {
         &self.candidates
     }
 
-    /// Lexical top 5 (the selector-failure fallback).
-    pub fn fallback(&self) -> &[Ranked] {
-        self.ranked.get(..FALLBACK_LIMIT).unwrap_or(&self.ranked)
+    /// The heuristic result: the lexical top 5, what settles without a selector or when it fails.
+    pub fn heuristic(&self) -> &[Ranked] {
+        self.ranked.get(..HEURISTIC_LIMIT).unwrap_or(&self.ranked)
     }
 
     /// Lexical top 2 (the fast result); empty when nothing matched.

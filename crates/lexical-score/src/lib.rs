@@ -114,7 +114,7 @@ mod text;
 pub use bytes::Bytes;
 pub use bytestring::ByteString;
 pub use candidates::{
-    CandidateSelection, FALLBACK_LIMIT, FAST_LIMIT, MAX_CANDIDATES, MAX_LEXICAL_CANDIDATES,
+    CandidateSelection, FAST_LIMIT, HEURISTIC_LIMIT, MAX_CANDIDATES, MAX_LEXICAL_CANDIDATES,
     MIN_RECENT_SLOTS,
 };
 pub use delivery::{

@@ -66,10 +66,7 @@ mod session;
 pub use confidence::{FastConfidence, judge_fast};
 /// What of a ranking is delivered; chosen per session ([`SessionConfig::delivery_rule`]).
 pub use lexical_score::DeliveryRule;
-pub use prompt::{
-    Clock, FixedClock, Lines, MAX_DOC_BODY_CHARS, SystemClock, age_in_days, printable,
-    render_prompt,
-};
+pub use prompt::{Clock, FixedClock, Lines, SystemClock, age_in_days, printable, render_prompt};
 pub use recall::{
     FastResult, RecallScanError, RecallState, RecallTimings, ScanOutcome, SettledRecall,
     candidate_id,

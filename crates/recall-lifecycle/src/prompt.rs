@@ -6,9 +6,9 @@ use std::time::{Duration, SystemTime};
 
 use memory_scan::Document;
 
-/// How many characters of a body a prompt shows; the scorer's body window matches it so a body
-/// match is always a match on text the model can see.
-pub const MAX_DOC_BODY_CHARS: usize = lexical_score::BODY_WINDOW_CHARS;
+// A prompt shows a body's first `BODY_WINDOW_CHARS` characters, the scorer's body window, so a
+// body match is always a match on text the model can see.
+use lexical_score::BODY_WINDOW_CHARS;
 
 const HEADER: &str = "## Relevant memory\n\nUse the following memories only when they are directly relevant to the current request. Verify file/function claims before relying on them.\n\n";
 const TRUNCATED_NOTE: &str = "> NOTE: Relevant memory truncated for prompt budget.";
@@ -149,7 +149,7 @@ fn body_text(body: &str) -> String {
     if body.is_empty() {
         return EMPTY_BODY.to_owned();
     }
-    match body.char_indices().nth(MAX_DOC_BODY_CHARS) {
+    match body.char_indices().nth(BODY_WINDOW_CHARS) {
         None => body.to_owned(),
         Some((cut, _)) => format!("{}\n\n{TRUNCATED_NOTE}", &body[..cut]),
     }
@@ -200,13 +200,13 @@ mod tests {
 
     #[test]
     fn body_is_cut_on_a_character_boundary_with_a_note() {
-        let body = "漢".repeat(MAX_DOC_BODY_CHARS + 5);
+        let body = "漢".repeat(BODY_WINDOW_CHARS + 5);
         let text = body_text(&body);
-        assert!(text.starts_with(&"漢".repeat(MAX_DOC_BODY_CHARS)));
+        assert!(text.starts_with(&"漢".repeat(BODY_WINDOW_CHARS)));
         assert!(text.ends_with(&format!("\n\n{TRUNCATED_NOTE}")));
         assert_eq!(
-            body_text(&"a".repeat(MAX_DOC_BODY_CHARS)),
-            "a".repeat(MAX_DOC_BODY_CHARS)
+            body_text(&"a".repeat(BODY_WINDOW_CHARS)),
+            "a".repeat(BODY_WINDOW_CHARS)
         );
     }
 }

@@ -1304,7 +1304,7 @@ async fn a_turn_cap_cuts_the_refined_delivery_to_what_the_fast_one_left() {
 
     assert_eq!(paths(&refined), vec![f.terse.clone()]);
     assert!(
-        !session.surfaced().contains(&f.dashboard),
+        !session.delivered().contains(&f.dashboard),
         "a document cut by the cap is not marked delivered"
     );
 }

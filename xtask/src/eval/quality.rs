@@ -13,7 +13,7 @@
 use std::time::SystemTime;
 
 use lexical_score::{
-    ActiveToolAliases, CandidateSelection, FALLBACK_LIMIT, MemoryType, PreparedText, QueryTokens,
+    ActiveToolAliases, CandidateSelection, HEURISTIC_LIMIT, MemoryType, PreparedText, QueryTokens,
     Scorable,
     measurement::{design, frozen},
 };
@@ -42,7 +42,7 @@ const EPSILON: f64 = 1e-9;
 pub fn shipped_scorer(query: &str, documents: &[ScannedDocument]) -> Vec<usize> {
     let tokens = QueryTokens::new(query);
     CandidateSelection::select(&tokens, documents, &ActiveToolAliases::default())
-        .fallback()
+        .heuristic()
         .iter()
         .map(|r| r.index)
         .collect()
@@ -64,7 +64,7 @@ pub fn frozen_scorer(query: &str, documents: &[ScannedDocument]) -> Vec<usize> {
         .collect();
     frozen::rank(query, &frozen_documents)
         .into_iter()
-        .take(FALLBACK_LIMIT)
+        .take(HEURISTIC_LIMIT)
         .map(|r| r.index)
         .collect()
 }
@@ -103,7 +103,7 @@ pub fn design_scorer(query: &str, documents: &[ScannedDocument]) -> Vec<usize> {
         .collect();
     let tokens = design::query_tokens(query);
     CandidateSelection::select(&tokens, &plain, &ActiveToolAliases::default())
-        .fallback()
+        .heuristic()
         .iter()
         .map(|r| r.index)
         .collect()
@@ -203,7 +203,7 @@ pub fn random_floor(documents: usize) -> f64 {
     if documents == 0 {
         return 1.0;
     }
-    (FALLBACK_LIMIT as f64 / documents as f64).min(1.0)
+    (HEURISTIC_LIMIT as f64 / documents as f64).min(1.0)
 }
 
 /// Scores every case of the corpus with `scorer`.
@@ -213,7 +213,7 @@ pub fn evaluate(corpus: &Corpus, name: &str, scorer: &Scorer<'_>) -> ScorerMetri
         .iter()
         .map(|case| {
             let mut top = scorer(&case.query, &corpus.documents);
-            top.truncate(FALLBACK_LIMIT);
+            top.truncate(HEURISTIC_LIMIT);
             outcome(corpus, case, &top)
         })
         .collect();

@@ -204,7 +204,7 @@ pub fn lexical_turns(corpus: &Corpus, rule: &DeliveryRule) -> Vec<TurnCount> {
                 &ActiveToolAliases::default(),
             );
             let evidence = QueryEvidence::judge(&query, &rule.evidence, &corpus.documents);
-            let delivered = rule.deliver(&evidence, selection.fallback(), &corpus.documents);
+            let delivered = rule.deliver(&evidence, selection.heuristic(), &corpus.documents);
             let relevant_delivered = delivered
                 .iter()
                 .filter(|r| case.relevant.contains(&r.index))

@@ -83,7 +83,7 @@ fn without_matches_the_candidates_are_the_most_recent_documents() {
     let selection = select("codeword", &docs);
     assert_eq!(selection.candidates(), [4, 3, 2, 1, 0]);
     assert!(selection.fast().is_empty());
-    assert!(selection.fallback().is_empty());
+    assert!(selection.heuristic().is_empty());
 }
 
 #[test]
@@ -112,7 +112,7 @@ fn the_fallback_is_the_lexical_top_five_and_the_fast_result_its_top_two() {
         .map(|i| Doc::plain("codeword", "", "").modified_at(i))
         .collect();
     let selection = select("codeword", &docs);
-    let fallback: Vec<usize> = selection.fallback().iter().map(|r| r.index).collect();
+    let fallback: Vec<usize> = selection.heuristic().iter().map(|r| r.index).collect();
     let fast: Vec<usize> = selection.fast().iter().map(|r| r.index).collect();
     assert_eq!(fallback, [7, 6, 5, 4, 3]);
     assert_eq!(fast, [7, 6]);
@@ -124,7 +124,7 @@ fn a_single_match_gives_a_one_document_fast_result() {
     let docs = [Doc::plain("codeword", "", ""), Doc::plain("other", "", "")];
     let selection = select("codeword", &docs);
     assert_eq!(selection.fast().len(), 1);
-    assert_eq!(selection.fallback().len(), 1);
+    assert_eq!(selection.heuristic().len(), 1);
 }
 
 #[test]

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use lexical_score::{
-    DeliveryRule, FALLBACK_LIMIT, QueryEvidence, QueryTokens, ScoreBreakdown, TokenVerdict,
+    DeliveryRule, HEURISTIC_LIMIT, QueryEvidence, QueryTokens, ScoreBreakdown, TokenVerdict,
     Uninformative,
 };
 use memory_scan::{MemoryRoots, RecallScan, ScanReport, ScannedDocument};
@@ -46,7 +46,7 @@ impl RankRow {
         let ranked = lexical_score::rank(&tokens, &prepared);
         let rule = DeliveryRule::SHIPPED;
         let evidence = QueryEvidence::judge(&tokens, &rule.evidence, &prepared);
-        let top = ranked.get(..FALLBACK_LIMIT).unwrap_or(&ranked);
+        let top = ranked.get(..HEURISTIC_LIMIT).unwrap_or(&ranked);
         let kept = rule.deliver(&evidence, top, &prepared);
         ranked
             .into_iter()

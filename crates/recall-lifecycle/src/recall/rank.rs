@@ -62,7 +62,7 @@ pub(super) fn scan_and_rank(
     let selection = CandidateSelection::select(&tokens, &pool, &aliases);
     let rule = ctx.delivery_rule;
     let delivered = if rule.is_untrimmed() {
-        selection.fallback().to_vec()
+        selection.heuristic().to_vec()
     } else {
         // The scoring pass counted each token's documents: nothing is read again before the
         // fast result.
@@ -70,7 +70,7 @@ pub(super) fn scan_and_rank(
         let frequencies = Some(selection.document_frequencies());
         let evidence =
             QueryEvidence::with_frequencies(&tokens, &rule.evidence, frequencies, scored);
-        rule.deliver(&evidence, selection.fallback(), &pool)
+        rule.deliver(&evidence, selection.heuristic(), &pool)
     };
     let fast_confidence = delivered
         .first()
@@ -100,7 +100,7 @@ impl Ranked {
 
     /// Documents of the lexical top five the delivery rule left out.
     pub(super) fn trimmed(&self) -> usize {
-        self.selection.fallback().len() - self.delivered.len()
+        self.selection.heuristic().len() - self.delivered.len()
     }
 }
 

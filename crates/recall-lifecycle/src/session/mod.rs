@@ -34,7 +34,7 @@ pub struct RecallSession {
     ctx: Arc<RecallContext>,
     clock: Arc<dyn Clock>,
     turn_cap: Option<NonZeroUsize>,
-    surfaced: HashSet<PathBuf>,
+    delivered: HashSet<PathBuf>,
     active: Option<ActiveRecall>,
     last_state: Option<watch::Receiver<RecallState>>,
     /// Stops the background work of the last recall (see [`RecallInput::idle`]); cancelled by the
@@ -63,7 +63,7 @@ impl RecallSession {
             }),
             clock: config.clock,
             turn_cap: config.turn_cap,
-            surfaced: HashSet::new(),
+            delivered: HashSet::new(),
             active: None,
             last_state: None,
             idle: CancellationToken::new(),
@@ -81,7 +81,7 @@ impl RecallSession {
         let input = RecallInput {
             query: query.to_owned(),
             recent_tools: recent_tools.to_vec(),
-            excluded: self.surfaced.clone(),
+            excluded: self.delivered.clone(),
             idle: self.idle.clone(),
         };
         let (fast, terminal) = DeliveryTelemetry::new(Arc::clone(&self.ctx.sink));
@@ -209,7 +209,7 @@ impl RecallSession {
     /// Cancels any pending recall and forgets what was delivered, so it may be recalled again.
     pub fn reset(&mut self) {
         self.cancel(CancelReason::Reset);
-        self.surfaced.clear();
+        self.delivered.clear();
     }
 
     /// Cancels any pending recall; the session cannot be used afterwards.
@@ -272,8 +272,8 @@ impl RecallSession {
     }
 
     /// Paths delivered so far in this session.
-    pub fn surfaced(&self) -> &HashSet<PathBuf> {
-        &self.surfaced
+    pub fn delivered(&self) -> &HashSet<PathBuf> {
+        &self.delivered
     }
 
     fn deliver_settled(&mut self, at: DeliveredAt) -> Delivery {
@@ -325,7 +325,7 @@ impl RecallSession {
         documents: Vec<Arc<ScannedDocument>>,
         latency: Duration,
     ) -> DeliveredMemory {
-        self.surfaced
+        self.delivered
             .extend(documents.iter().map(|d| d.path().to_path_buf()));
         let prompt = render_prompt(documents.iter().map(|d| d.document()), self.clock.now());
         DeliveredMemory {
