@@ -1,5 +1,5 @@
 //! `cargo xtask compare-scorers`: one query ranked over memory directories by the shipped scorer
-//! and by the frozen pre-change scorer, side by side. `cargo xtask eval` compares the two over the
+//! and by the frozen scorer, side by side. `cargo xtask eval` compares the two over the
 //! corpus; this shows the comparison on a tree of one's own. The frozen scorer is a measurement
 //! tool (`lexical-score`'s `measurement` feature), so it lives here and not in the binary.
 

@@ -54,7 +54,7 @@ enum Task {
     ///
     /// Run it after a Unicode update; a unit test checks it is fresh.
     ClassTable,
-    /// Ranks one query with the shipped and the frozen pre-change scorer, side by side
+    /// Ranks one query with the shipped and the frozen scorer, side by side
     ///
     /// Scans the memory directories given and prints both rankings of the query: the
     /// comparison `eval` makes over the corpus, on a tree of one's own.

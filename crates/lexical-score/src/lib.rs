@@ -143,11 +143,11 @@ pub fn word_segmenter_is_loaded() -> bool {
 pub mod measurement {
     pub mod frozen;
 
-    /// The unsegmented baseline, for comparisons only (the `design` column of the evaluation; see
+    /// The unsegmented baseline, for comparisons only (a column of the evaluation; see
     /// `docs/spec.md#the-unsegmented-baseline`): runs of Thai, Lao, Khmer and Myanmar are not
     /// segmented but stay whole tokens. Documents scored with these rules are prepared without
     /// keywords and usage scenarios.
-    pub mod design {
+    pub mod unsegmented {
         use crate::QueryTokens;
         use crate::text::Scan;
 

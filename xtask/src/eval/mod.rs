@@ -153,7 +153,7 @@ fn render_quality(out: &mut String, q: &QualityReport) {
     );
     let _ = writeln!(
         out,
-        "design: the previous release's rules (no word segmentation, no keywords or usage scenarios)"
+        "unsegmented: the baseline without word segmentation, keywords or usage scenarios"
     );
     let _ = writeln!(
         out,
@@ -163,7 +163,7 @@ fn render_quality(out: &mut String, q: &QualityReport) {
         "shipped R@5",
         "top-1",
         "silent",
-        "design R@5",
+        "unseg. R@5",
         "top-1",
         "silent",
         "frozen R@5",
@@ -196,28 +196,28 @@ fn render_quality(out: &mut String, q: &QualityReport) {
         row(
             out,
             slice,
-            q.design.slice(&slice.name),
+            q.unsegmented.slice(&slice.name),
             q.frozen.slice(&slice.name),
         );
     }
     row(
         out,
         &q.shipped.gated_answerable,
-        Some(&q.design.gated_answerable),
+        Some(&q.unsegmented.gated_answerable),
         Some(&q.frozen.gated_answerable),
     );
     let _ = writeln!(
         out,
         "no-result precision (silent answers that were right, outside semantic-no-lexical): shipped {}, design {}, frozen {}",
         optional_percent(q.shipped.no_result_precision),
-        optional_percent(q.design.no_result_precision),
+        optional_percent(q.unsegmented.no_result_precision),
         optional_percent(q.frozen.no_result_precision)
     );
     let _ = writeln!(
         out,
         "no-result recall (no-result cases answered with silence): shipped {}, design {}, frozen {}",
         optional_percent(q.shipped.no_result_recall),
-        optional_percent(q.design.no_result_recall),
+        optional_percent(q.unsegmented.no_result_recall),
         optional_percent(q.frozen.no_result_recall)
     );
     let misses: Vec<_> = q

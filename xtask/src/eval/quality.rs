@@ -15,7 +15,7 @@ use std::time::SystemTime;
 use lexical_score::{
     ActiveToolAliases, CandidateSelection, HEURISTIC_LIMIT, MemoryType, PreparedText, QueryTokens,
     Scorable,
-    measurement::{design, frozen},
+    measurement::{frozen, unsegmented},
 };
 use memory_scan::ScannedDocument;
 use serde::Serialize;
@@ -72,7 +72,7 @@ pub fn frozen_scorer(query: &str, documents: &[ScannedDocument]) -> Vec<usize> {
 /// The unsegmented baseline, the `design` column (`docs/spec.md#the-unsegmented-baseline`): the
 /// shipped selection without word segmentation and without the structured fields (documents
 /// prepared from title, description and body only).
-pub fn design_scorer(query: &str, documents: &[ScannedDocument]) -> Vec<usize> {
+pub fn unsegmented_scorer(query: &str, documents: &[ScannedDocument]) -> Vec<usize> {
     /// A document prepared without its structured fields.
     struct Plain {
         text: PreparedText,
@@ -101,7 +101,7 @@ pub fn design_scorer(query: &str, documents: &[ScannedDocument]) -> Vec<usize> {
             }
         })
         .collect();
-    let tokens = design::query_tokens(query);
+    let tokens = unsegmented::query_tokens(query);
     CandidateSelection::select(&tokens, &plain, &ActiveToolAliases::default())
         .heuristic()
         .iter()
@@ -181,8 +181,8 @@ pub struct QualityReport {
     pub shipped: ScorerMetrics,
     /// The frozen scorer.
     pub frozen: ScorerMetrics,
-    /// The unsegmented baseline (see [`design_scorer`]).
-    pub design: ScorerMetrics,
+    /// The unsegmented baseline (see [`unsegmented_scorer`]).
+    pub unsegmented: ScorerMetrics,
 }
 
 /// Runs both scorers over the corpus.
@@ -194,7 +194,7 @@ pub fn quality_report(corpus: &Corpus, shipped: &Scorer<'_>, frozen: &Scorer<'_>
         random_floor: random_floor(documents),
         shipped: evaluate(corpus, "shipped", shipped),
         frozen: evaluate(corpus, "frozen", frozen),
-        design: evaluate(corpus, "design", &design_scorer),
+        unsegmented: evaluate(corpus, "unsegmented", &unsegmented_scorer),
     }
 }
 
@@ -402,7 +402,7 @@ pub fn quality_gates(report: &QualityReport) -> Vec<String> {
 
     // No case the unsegmented baseline answers may be lost: each relevant document the design
     // scorer put in its top five stays there, and a right first answer stays right.
-    for (s, d) in shipped.outcomes.iter().zip(&report.design.outcomes) {
+    for (s, d) in shipped.outcomes.iter().zip(&report.unsegmented.outcomes) {
         let lost_recall = s.recall_at_5.unwrap_or(0.0) < d.recall_at_5.unwrap_or(0.0) - EPSILON;
         let lost_top = d.top_1 == Some(true) && s.top_1 != Some(true);
         let lost_silence = d.slice == NO_RESULT_SLICE && d.silent && !s.silent;

@@ -74,9 +74,9 @@ fn a_long_cjk_query_keeps_bigrams_from_both_ends() {
 }
 
 #[test]
-fn design_rules_keep_a_thai_run_whole_where_the_shipped_rules_segment_it() {
+fn unsegmented_rules_keep_a_thai_run_whole_where_the_shipped_rules_segment_it() {
     assert_eq!(
-        lexical_score::measurement::design::query_tokens("การปรับใช้ระบบ").as_slice(),
+        lexical_score::measurement::unsegmented::query_tokens("การปรับใช้ระบบ").as_slice(),
         ["การปรับใช้ระบบ"]
     );
     assert_eq!(
