@@ -1,0 +1,47 @@
+//! The measured trees: N topics dated a day back, the last one holding the codeword.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::Result;
+
+use super::{CODEWORD, TOPIC_DIR};
+
+/// Writes `reference/topic-NNNN.md` files dated a day back, as are the directories, and the
+/// catalog directory a tree in use has; the last topic carries the codeword.
+pub(crate) fn build_tree(root: &Path, topics: usize) -> Result<()> {
+    let day_ago = std::time::SystemTime::now() - Duration::from_hours(24);
+    let dir = root.join(TOPIC_DIR);
+    std::fs::create_dir_all(&dir)?;
+    let filler = "Notes on the service topology, ownership of the alerting rules, the runbook \
+        links and the dashboards the on-call engineer opens first when latency rises. ";
+    for i in 0..topics {
+        let mut body = String::with_capacity(1_000);
+        while body.len() < 900 {
+            body.push_str(filler);
+        }
+        body.truncate(900);
+        if i + 1 == topics {
+            let _ = write!(body, " The codeword is {CODEWORD}.");
+        } else {
+            let _ = write!(body, " Topic number {i:05}.");
+        }
+        let text = format!(
+            "---\nname: Topic {i:05}\ndescription: Reference notes for subsystem {i}\ntype: reference\n---\n\n{body}\n"
+        );
+        let path = dir.join(format!("topic-{i:05}.md"));
+        std::fs::write(&path, text)?;
+        std::fs::File::options()
+            .write(true)
+            .open(&path)?
+            .set_modified(day_ago)?;
+    }
+    // A tree in use already has its catalog directory, made long before any recall of today.
+    std::fs::create_dir(root.join(memory_scan::CATALOG_DIR_NAME))?;
+    // A tree that has been there a day: its directories are as settled as its files.
+    for directory in [&dir, root] {
+        std::fs::File::open(directory)?.set_modified(day_ago)?;
+    }
+    Ok(())
+}
