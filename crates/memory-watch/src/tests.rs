@@ -244,11 +244,11 @@ fn a_root_given_for_both_scopes_sees_a_deletion_in_both() {
 #[cfg(target_os = "linux")]
 #[test]
 fn network_and_fuse_file_systems_are_known_to_report_no_events() {
-    assert!(super::remote_file_system(0x6969));
-    assert!(super::remote_file_system(0x6573_5546));
+    assert!(super::mode::remote_file_system(0x6969));
+    assert!(super::mode::remote_file_system(0x6573_5546));
     // ext4 and tmpfs report their own changes.
-    assert!(!super::remote_file_system(0xEF53));
-    assert!(!super::remote_file_system(0x0102_1994));
+    assert!(!super::mode::remote_file_system(0xEF53));
+    assert!(!super::mode::remote_file_system(0x0102_1994));
 }
 
 #[test]
