@@ -19,7 +19,9 @@
 
 use std::fs::File;
 use std::io;
-use std::path::{Path, PathBuf};
+#[cfg(unix)]
+use std::path::Path;
+use std::path::PathBuf;
 #[cfg(unix)]
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -29,86 +31,10 @@ use std::time::SystemTime;
 #[cfg(unix)]
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 
-/// The hidden directory under a memory root that holds the catalog.
-pub const CATALOG_DIR_NAME: &str = ".memrecall";
-/// The catalog's file name inside [`CATALOG_DIR_NAME`].
-pub const CATALOG_FILE_NAME: &str = "catalog";
-/// Where the catalog of a memory root lives.
-pub fn catalog_path(root: &Path) -> PathBuf {
-    root.join(CATALOG_DIR_NAME).join(CATALOG_FILE_NAME)
-}
+mod location;
 
-/// Where a cache keeps the catalogs of its roots.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-pub enum CatalogStore {
-    /// Inside each root, at [`catalog_path`]: the catalog lives and dies with its tree.
-    #[default]
-    InRoot,
-    /// In a directory of the caller's, one state directory per root named by the root's path
-    /// ([`CatalogStore::catalog_path`]): for roots whose place memrecall reads but must not
-    /// write in (a directory a repository's own settings chose). The directory is created,
-    /// private to the user, when the first catalog is written.
-    Under(PathBuf),
-}
-
-impl CatalogStore {
-    /// Where the catalog of `root` is kept.
-    pub fn catalog_path(&self, root: &Path) -> PathBuf {
-        self.location(root).path().join(CATALOG_FILE_NAME)
-    }
-
-    /// The state directory of `root`.
-    pub(crate) fn location(&self, root: &Path) -> StateLocation {
-        match self {
-            Self::InRoot => StateLocation::in_root(root),
-            Self::Under(dir) => StateLocation {
-                parent: dir.clone(),
-                name: root_key(root),
-                create_parent: true,
-            },
-        }
-    }
-}
-
-/// The name of a root's state directory in a [`CatalogStore::Under`] directory: its last name
-/// (for a person looking) and a hash of its whole path (so two roots never share one).
-fn root_key(root: &Path) -> String {
-    let last: String = root
-        .file_name()
-        .map(|name| name.to_string_lossy())
-        .unwrap_or_default()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .take(32)
-        .collect();
-    let hash = twox_hash::XxHash3_64::oneshot(root.as_os_str().as_encoded_bytes());
-    format!("{last}-{hash:016x}")
-}
-
-/// Where one root's state directory is: the entry `name` of the directory `parent`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct StateLocation {
-    parent: PathBuf,
-    name: String,
-    /// Whether `parent` is created (privately) when missing; a memory root never is.
-    create_parent: bool,
-}
-
-impl StateLocation {
-    /// `<root>/.memrecall`.
-    pub(crate) fn in_root(root: &Path) -> Self {
-        Self {
-            parent: root.to_path_buf(),
-            name: CATALOG_DIR_NAME.to_owned(),
-            create_parent: false,
-        }
-    }
-
-    /// The state directory's path.
-    pub(crate) fn path(&self) -> PathBuf {
-        self.parent.join(&self.name)
-    }
-}
+pub(crate) use location::StateLocation;
+pub use location::{CATALOG_DIR_NAME, CATALOG_FILE_NAME, CatalogStore, catalog_path};
 
 /// Temporary files older than this were left by a writer that died; the next writer removes them.
 const STALE_TEMPORARY: Duration = Duration::from_mins(10);
