@@ -89,6 +89,15 @@ fn topic(dir: &Path, file: &str, name: &str, description: &str, body: &str) {
     );
 }
 
+impl Drop for World {
+    /// A hook may have started the user's server in this world's home; it goes with the home.
+    fn drop(&mut self) {
+        if self.base.join("repo").is_dir() {
+            let _ = self.run(&["stop"], "", &[]);
+        }
+    }
+}
+
 fn topic_text(name: &str, description: &str, kind: &str, body: &str) -> String {
     format!("---\nname: {name}\ndescription: {description}\ntype: {kind}\n---\n\n{body}\n")
 }
