@@ -8,11 +8,7 @@
 #![forbid(unsafe_code)]
 // Doc comments on the argument types are `--help` text, read in a terminal, not Markdown.
 #![allow(clippy::doc_markdown)]
-#![allow(
-    rustdoc::invalid_html_tags,
-    rustdoc::bare_urls,
-    rustdoc::broken_intra_doc_links
-)]
+#![allow(rustdoc::invalid_html_tags, rustdoc::bare_urls)]
 
 // Recall allocates many small strings on tokio and rayon threads at once; glibc's allocator
 // spent about a fifth of a 10,000-topic recall in malloc and free, mimalloc halves the recall.

@@ -68,7 +68,9 @@ enum SelectorKind {
 }
 
 #[derive(Debug, Args)]
-#[allow(clippy::struct_excessive_bools)] // independent command-line switches, as the user types them
+// Independent command-line switches, as the user types them; the field comments are `--help`
+// text, where `[delivery]` names a table of config.toml, not a link.
+#[allow(clippy::struct_excessive_bools, rustdoc::broken_intra_doc_links)]
 pub(crate) struct RecallArgs {
     /// What the user asked.
     query: String,

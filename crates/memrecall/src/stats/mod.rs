@@ -2,7 +2,7 @@
 //! it back.
 //!
 //! Every recall the binary runs (`memrecall recall`, `memrecall hook`, and the server) records its
-//! events through [`telemetry_sink`] into a [`RotatingSink`]: bounded, rotated JSON-lines files
+//! events through [`telemetry_sink`] into a [`RotatingSink`](delivery_telemetry::RotatingSink): bounded, rotated JSON-lines files
 //! private to the user. `[telemetry] record = false` in `config.toml` turns that off.
 //!
 //! `memrecall stats` reads every `*.jsonl` file there (a malformed line or an unreadable file is
