@@ -10,8 +10,8 @@
 //!   and consumed with `after_tool_result` before the turn ends.
 //!
 //! The modelled scenarios run on a paused tokio clock, so latencies are exact and the run takes
-//! no wall time. A smaller set runs the real [`HttpSelector`] against a loopback wiremock server
-//! on real time, so the figures also cover the network path.
+//! no wall time. A smaller set runs the real [`HttpSelector`](selector_http::HttpSelector)
+//! against a loopback wiremock server on real time, so the figures also cover the network path.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
