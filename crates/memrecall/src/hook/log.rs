@@ -38,11 +38,10 @@ pub(crate) fn hook_log_path(home: &Path) -> PathBuf {
     home.join("logs").join("hook.log")
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 
-    #[cfg(unix)]
     #[test]
     fn the_log_is_private_to_the_user() {
         use std::os::unix::fs::PermissionsExt;
