@@ -6,8 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use recall_facade::{
-    CatalogStore, Delivery, DiscardReason, MemoryRecall, RecallConfig, ScannerChoice,
-    SelectorChoice,
+    Delivery, DiscardReason, MemoryRecall, RecallConfig, ScannerChoice, SelectorChoice,
 };
 use selector::MockSelector;
 
@@ -152,7 +151,7 @@ fn one_thread_runtime() -> tokio::runtime::Runtime {
 #[cfg(unix)]
 async fn one_ms_into_a_scan(project: &Path) -> MemoryRecall {
     let mut config = RecallConfig::with_roots(Some(project.to_path_buf()), None);
-    config.scanner = ScannerChoice::Catalog(CatalogStore::InRoot);
+    config.scanner = ScannerChoice::Catalog(recall_facade::CatalogStore::InRoot);
     let mut recall = MemoryRecall::new(config).unwrap();
     recall.begin_turn("something worth remembering", &[]);
     tokio::time::sleep(std::time::Duration::from_millis(1)).await;
