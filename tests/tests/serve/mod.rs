@@ -754,3 +754,18 @@ fn qwen_codes_empty_prompt_continuation_gets_the_models_remaining_pick_once() {
         ""
     );
 }
+
+/// Huge pages left most of each 2 MiB the allocator touched unused (see `small_pages` in the
+/// binary's `main.rs`).
+#[cfg(target_os = "linux")]
+#[test]
+fn the_server_runs_without_transparent_huge_pages() {
+    let mut world = World::new();
+    let pid = world.start_server();
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let thp = status
+        .lines()
+        .find_map(|line| line.strip_prefix("THP_enabled:"))
+        .expect("this kernel says whether a process may use transparent huge pages");
+    assert_eq!(thp.trim(), "0", "{status}");
+}
