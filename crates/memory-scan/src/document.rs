@@ -171,12 +171,13 @@ impl ScannedDocument {
     /// Prepares the document's scoring text once.
     pub fn new(document: Document) -> Self {
         let topic = document.topic();
-        let prepared = PreparedText::structured(
-            topic.title(),
+        let (title, description, body) = topic.shared_texts();
+        let prepared = PreparedText::sharing(
+            title,
             topic.keywords(),
-            topic.description(),
+            description,
             topic.usage_scenarios(),
-            topic.body(),
+            body,
         );
         Self { document, prepared }
     }

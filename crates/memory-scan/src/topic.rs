@@ -169,6 +169,12 @@ impl Topic {
         &self.description
     }
 
+    /// The title, description and body as the shared byte strings the topic holds, for a
+    /// prepared text that shares them instead of copying.
+    pub(crate) fn shared_texts(&self) -> (&ByteString, &ByteString, &ByteString) {
+        (&self.title, &self.description, &self.body)
+    }
+
     /// The trimmed body; empty for the placeholder body.
     pub fn body(&self) -> &str {
         &self.body

@@ -83,6 +83,54 @@ enum Normalized {
 }
 
 impl Normalized {
+    /// The field of `source`, normalised: for an ASCII source without `extra`, a share of the
+    /// source whose lowercase is made only when something reads it whole; otherwise the normal
+    /// form, followed by a newline and the normal form of `extra` when there is one. Also
+    /// returns where the main part ends.
+    fn of(source: &ByteString, extra: &str) -> (Self, usize) {
+        if extra.is_empty() && source.is_ascii() {
+            return (
+                Self::LowercaseOf(source.clone(), OnceLock::new()),
+                source.len(),
+            );
+        }
+        let mut field = normalize(source);
+        let end = field.len();
+        if !extra.is_empty() {
+            field.push('\n');
+            normalize_into(extra, &mut field);
+        }
+        (Self::Text(field.into()), end)
+    }
+
+    /// The field, up to `end` bytes when given, without keeping a lowercase it does not have
+    /// yet: that is made in `scratch`. For reading every field of a text once (building its
+    /// index, finding its noise markers, searching it for one query).
+    fn read<'a>(&'a self, end: Option<usize>, scratch: &'a mut String) -> &'a str {
+        fn upto(text: &str, end: Option<usize>) -> &str {
+            end.and_then(|end| text.get(..end)).unwrap_or(text)
+        }
+        match self {
+            Self::Text(text) => upto(text, end),
+            Self::LowercaseOf(_, lowered) if let Some(lowered) = lowered.get() => {
+                upto(lowered, end)
+            }
+            Self::LowercaseOf(source, _) => {
+                scratch.clear();
+                scratch.push_str(upto(source, end));
+                scratch.make_ascii_lowercase();
+                scratch
+            }
+        }
+    }
+
+    /// The length of the normalised field (an ASCII source's lowercase has its length).
+    fn len(&self) -> usize {
+        match self {
+            Self::Text(text) | Self::LowercaseOf(text, _) => text.len(),
+        }
+    }
+
     fn get(&self) -> &str {
         match self {
             Self::Text(text) => text,
@@ -144,36 +192,54 @@ impl PreparedText {
         usage_scenarios: &str,
         body: &str,
     ) -> Self {
-        let with_extra = |main: &str, extra: &str| {
-            let mut field = normalize(main);
-            let end = field.len();
-            if !extra.is_empty() {
-                field.push('\n');
-                normalize_into(extra, &mut field);
-            }
-            (field, end)
-        };
-        let (title, title_end) = with_extra(title, keywords);
-        let (description, description_end) = with_extra(description, usage_scenarios);
-        let split = if body.len() <= BODY_WINDOW_CHARS {
-            // At most 1,200 bytes, so at most 1,200 characters.
-            body.len()
-        } else if body.is_ascii() {
-            BODY_WINDOW_CHARS
+        Self::sharing(
+            &ByteString::from(title),
+            keywords,
+            &ByteString::from(description),
+            usage_scenarios,
+            &ByteString::from(body),
+        )
+    }
+
+    /// [`PreparedText::structured`] for a document whose title, description and body are shared
+    /// byte strings: a field with an ASCII source (and no structured part) shares the source
+    /// instead of holding a normalised copy, since its normal form is its lowercase. Scores,
+    /// index and stored form are those of [`PreparedText::structured`].
+    pub fn sharing(
+        title: &ByteString,
+        keywords: &str,
+        description: &ByteString,
+        usage_scenarios: &str,
+        body: &ByteString,
+    ) -> Self {
+        let (title, title_end) = Normalized::of(title, keywords);
+        let (description, description_end) = Normalized::of(description, usage_scenarios);
+        let (body, window_end) = if body.is_ascii() {
+            let window_end = body.len().min(BODY_WINDOW_CHARS);
+            (
+                Normalized::LowercaseOf(body.clone(), OnceLock::new()),
+                window_end,
+            )
         } else {
-            body.char_indices()
-                .nth(BODY_WINDOW_CHARS)
-                .map_or(body.len(), |(at, _)| at)
+            let split = if body.len() <= BODY_WINDOW_CHARS {
+                // At most 1,200 bytes, so at most 1,200 characters.
+                body.len()
+            } else {
+                body.char_indices()
+                    .nth(BODY_WINDOW_CHARS)
+                    .map_or(body.len(), |(at, _)| at)
+            };
+            let (shown, rest) = (&body[..split], &body[split..]);
+            let mut normalized_body = String::with_capacity(body.len());
+            normalize_into(shown, &mut normalized_body);
+            let window_end = normalized_body.len();
+            normalize_into(rest, &mut normalized_body);
+            (Normalized::Text(normalized_body.into()), window_end)
         };
-        let (shown, rest) = body.split_at(split);
-        let mut normalized_body = String::with_capacity(body.len());
-        normalize_into(shown, &mut normalized_body);
-        let window_end = normalized_body.len();
-        normalize_into(rest, &mut normalized_body);
         Self {
-            title: Normalized::Text(title.into()),
-            description: Normalized::Text(description.into()),
-            body: Normalized::Text(normalized_body.into()),
+            title,
+            description,
+            body,
             title_end,
             description_end,
             window_end,
@@ -198,7 +264,9 @@ impl PreparedText {
     /// The term index of the scored fields, built now if it is not yet.
     fn index(&self) -> &TermIndex {
         self.index.get_or_init(|| {
-            TermIndex::build([self.title.get(), self.description.get(), self.body_window()])
+            self.with_fields(Some(self.window_end), |[title, description, window]| {
+                TermIndex::build([title, description, window])
+            })
         })
     }
 
@@ -270,6 +338,11 @@ impl PreparedText {
         self.body.get()
     }
 
+    /// The length of the normalised full body, without deriving it.
+    pub(crate) fn body_len(&self) -> usize {
+        self.body.len()
+    }
+
     /// The normalised body window: the only part of the body that is scored.
     pub fn body_window(&self) -> &str {
         let body = self.body();
@@ -287,19 +360,56 @@ impl PreparedText {
         match (self.index.get(), lookup) {
             (Some(index), _) => index.fields_containing_each(self, terms, found),
             (None, Lookup::Indexed) => self.index().fields_containing_each(self, terms, found),
-            (None, Lookup::Once) => {
+            (None, Lookup::Once) => self.with_fields(Some(self.window_end), |fields| {
+                let fields = Searched(fields);
                 for (out, term) in found.iter_mut().zip(terms) {
-                    *out = fields_searched(self, term, ALL_FIELDS);
+                    *out = fields_searched(&fields, term, ALL_FIELDS);
                 }
-            }
+            }),
         }
     }
 
     /// Which noise markers the title, description and full body contain.
     pub(crate) fn noise_markers(&self) -> NoiseMarkers {
-        *self
-            .markers
-            .get_or_init(|| NoiseMarkers::detect([self.title(), self.description(), self.body()]))
+        *self.markers.get_or_init(|| {
+            self.with_fields(None, |[title, description, body]| {
+                NoiseMarkers::detect([
+                    title.get(..self.title_end).unwrap_or(title),
+                    description
+                        .get(..self.description_end)
+                        .unwrap_or(description),
+                    body,
+                ])
+            })
+        })
+    }
+
+    /// Calls `read` with the normalised title (with keywords), description (with usage
+    /// scenarios) and body, the body up to `body_end` when given. A field whose lowercase is not
+    /// made yet is lowercased into a buffer this thread reuses, and not kept: reading every
+    /// field once, as indexing, noise detection and a first search do, leaves the text as small
+    /// as it was.
+    fn with_fields<R>(&self, body_end: Option<usize>, read: impl FnOnce([&str; 3]) -> R) -> R {
+        use std::cell::RefCell;
+        thread_local! {
+            static SCRATCH: RefCell<[String; 3]> = const {
+                RefCell::new([String::new(), String::new(), String::new()])
+            };
+        }
+        let mut own = None;
+        SCRATCH.with(|scratch| {
+            // Taken while `read` runs; a nested read (none today) gets buffers of its own.
+            let mut borrowed = scratch.try_borrow_mut().ok();
+            let [title, description, body] = match borrowed.as_deref_mut() {
+                Some(buffers) => buffers,
+                None => own.insert([String::new(), String::new(), String::new()]),
+            };
+            read([
+                self.title.read(None, title),
+                self.description.read(None, description),
+                self.body.read(body_end, body),
+            ])
+        })
     }
 }
 
@@ -310,6 +420,15 @@ impl FieldText for PreparedText {
             1 => self.description.contains(term, None),
             _ => self.body.contains(term, Some(self.window_end)),
         }
+    }
+}
+
+/// The scored fields of a text, each normalised once for a search of every query token.
+struct Searched<'a>([&'a str; 3]);
+
+impl FieldText for Searched<'_> {
+    fn contains(&self, position: usize, term: &QueryTerm) -> bool {
+        self.0.get(position).is_some_and(|field| term.is_in(field))
     }
 }
 
@@ -397,6 +516,69 @@ mod tests {
         indexed.score_ahead(&query);
         assert_eq!(searched.ahead.get(), indexed.ahead.get());
         assert!(searched.index.get().is_none());
+    }
+
+    /// The same text with every field held as a normalised copy.
+    fn with_copied_fields(text: &PreparedText) -> PreparedText {
+        let copy = |field: &Normalized| Normalized::Text(field.get().into());
+        PreparedText {
+            title: copy(&text.title),
+            description: copy(&text.description),
+            body: copy(&text.body),
+            index: OnceLock::new(),
+            markers: OnceLock::new(),
+            ahead: OnceLock::new(),
+            ..text.clone()
+        }
+    }
+
+    #[test]
+    fn an_ascii_body_is_shared_with_its_source_and_stays_uncopied_through_indexing_and_scoring() {
+        let body = ByteString::from("Run the Migrations first, then restart the API pods.");
+        let text = PreparedText::sharing(&"Deploy".into(), "", &"How we ship".into(), "", &body);
+        text.score_ahead(&QueryTokens::new("migrations restart"));
+        text.build_index();
+        let _ = text.noise_markers();
+        let _ = text.stored("Deploy", "How we ship", &body);
+
+        match &text.body {
+            Normalized::LowercaseOf(source, lowered) => {
+                assert_eq!(source.as_ptr(), body.as_ptr());
+                assert!(lowered.get().is_none());
+            }
+            Normalized::Text(_) => panic!("an ASCII body was copied"),
+        }
+    }
+
+    #[test]
+    fn a_body_with_non_ascii_text_is_held_normalised() {
+        let text = PreparedText::sharing(&"T".into(), "", &"".into(), "", &"Ｆｕｌｌ width".into());
+        assert!(matches!(text.body, Normalized::Text(_)));
+        assert_eq!(text.body(), "full width");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_text_sharing_its_sources_scores_indexes_and_finds_markers_as_normalised_copies_do(
+            title in "[A-Za-z ]{1,20}",
+            description in "[A-Za-z .]{0,40}",
+            body in "[A-Za-z .,ÉéΣ]{0,1500}",
+            query in "[A-Za-z ]{1,30}",
+        ) {
+            let shared = PreparedText::sharing(&title.into(), "", &description.into(), "", &body.into());
+            let copied = with_copied_fields(&shared);
+            let query = QueryTokens::new(&query);
+            proptest::prop_assert_eq!(
+                lexical_hits(&query, &shared, Lookup::Once).points,
+                lexical_hits(&query, &copied, Lookup::Once).points
+            );
+            proptest::prop_assert_eq!(
+                lexical_hits(&query, &shared, Lookup::Indexed).points,
+                lexical_hits(&query, &copied, Lookup::Indexed).points
+            );
+            proptest::prop_assert_eq!(shared.noise_markers(), copied.noise_markers());
+            proptest::prop_assert!(shared == copied);
+        }
     }
 
     #[test]

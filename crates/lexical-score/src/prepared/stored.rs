@@ -22,16 +22,20 @@ impl PreparedText {
         description: &str,
         body: &str,
     ) -> StoredPreparedTextRef<'a> {
-        // A field with a structured part is never derivable from its source alone.
-        let unless_derivable = |normalized: &'a Normalized, source: &str, end: usize| {
-            let field = normalized.get();
-            (!source.is_ascii() || end != field.len()).then_some(field)
-        };
+        // A field with a structured part is never derivable from its source alone; a field
+        // that shares its source is derivable by construction.
+        let unless_derivable =
+            |normalized: &'a Normalized, source: &str, end: usize| match normalized {
+                Normalized::LowercaseOf(..) => None,
+                Normalized::Text(field) => {
+                    (!source.is_ascii() || end != field.len()).then_some(&**field)
+                }
+            };
         let index = self.index();
         StoredPreparedTextRef {
             title: unless_derivable(&self.title, title, self.title_end),
             description: unless_derivable(&self.description, description, self.description_end),
-            body: unless_derivable(&self.body, body, self.body.get().len()),
+            body: unless_derivable(&self.body, body, self.body_len()),
             title_end: self.title_end,
             description_end: self.description_end,
             body_window_end: self.window_end,
