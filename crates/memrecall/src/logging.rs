@@ -17,7 +17,7 @@ use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
 
-use crate::files::{private_dir, private_file};
+use agent_hooks::files::{private_dir, private_file};
 
 /// The environment variable that chooses what is logged.
 pub(crate) const LOG_ENV: &str = "MEMRECALL_LOG";

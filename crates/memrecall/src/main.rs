@@ -15,11 +15,9 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-mod agent;
 mod commands;
 mod config;
 mod failure;
-mod files;
 mod hook;
 mod logging;
 mod mcp;

@@ -3,7 +3,7 @@
 use clap::Args;
 
 use super::Failure;
-use crate::{agent, serve};
+use crate::serve;
 
 #[derive(Debug, Args)]
 pub(crate) struct ServeArgs {
@@ -33,7 +33,7 @@ pub(crate) fn run_serve(args: &ServeArgs) -> Result<(), Failure> {
         max_connections: Some(args.max_connections),
         request_deadline: args.request_deadline,
     };
-    match serve::server::run(options, &agent::Environment::from_process()) {
+    match serve::server::run(options, &agent_hooks::Environment::from_process()) {
         // Two hooks racing to start a server start two; the one without the lock leaves quietly.
         Err(serve::server::ServeError::AlreadyRunning) => Ok(()),
         other => other.map_err(|e| Failure::from(anyhow::Error::new(e))),
@@ -46,7 +46,7 @@ const CONTROL_BUDGET: std::time::Duration = std::time::Duration::from_secs(10);
 fn control(
     request: serve::protocol::Request,
 ) -> Result<Option<serve::protocol::Response>, Failure> {
-    let env = agent::Environment::from_process();
+    let env = agent_hooks::Environment::from_process();
     let paths = serve::ServerPaths::from_env(&env).ok_or_else(|| {
         Failure::from(anyhow::anyhow!(
             "cannot find a run directory: set XDG_RUNTIME_DIR, MEMRECALL_HOME or HOME"
@@ -75,7 +75,7 @@ pub(crate) fn run_stop() -> Result<(), Failure> {
     };
     // The lock is released when the process exits: wait for that, so that a `stop` that
     // returned leaves no server behind.
-    let env = agent::Environment::from_process();
+    let env = agent_hooks::Environment::from_process();
     if let Some(paths) = serve::ServerPaths::from_env(&env) {
         let deadline = std::time::Instant::now() + CONTROL_BUDGET;
         while serve::client::server_holds_lock(&paths) && std::time::Instant::now() < deadline {

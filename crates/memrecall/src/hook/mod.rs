@@ -31,11 +31,11 @@ use std::time::{Duration, Instant, SystemTime};
 
 use recall_facade::{MemoryRecall, RecallConfig, RecallOptions};
 
-use crate::agent::hook_io::{self, HookEvent};
-use crate::agent::{Agent, Environment, Layout, layout};
 use crate::serve::ServerPaths;
 use crate::serve::client::{self, Autostart, Budget, ClientError};
 use crate::serve::protocol::{EventRequest, Point, PromptEvent, Request, Response};
+use agent_hooks::hook_io::{self, HookEvent};
+use agent_hooks::{Agent, Environment, Layout, layout};
 
 mod log;
 mod told;
@@ -147,7 +147,7 @@ fn answer(agent: Agent, layout: Option<Layout>, env: &Environment) -> Result<(),
             cwd.display()
         )
     })?;
-    let layout = layout.unwrap_or(crate::agent::default_layout(agent));
+    let layout = layout.unwrap_or(agent_hooks::default_layout(agent));
     let resolved = layout::resolve(layout, &cwd, env).map_err(|e| e.to_string())?;
     for ignored in &resolved.ignored {
         log(env, agent, &format!("ignored: {ignored}"));
@@ -268,7 +268,7 @@ fn recall_here(
         let context = initial
             .delivered()
             .map(|memory| {
-                crate::agent::context::fit(&memory.documents, &memory.prompt, SystemTime::now())
+                agent_hooks::context::fit(&memory.documents, &memory.prompt, SystemTime::now())
             })
             .unwrap_or_default();
         Ok::<_, String>((recall, context))

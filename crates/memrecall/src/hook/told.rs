@@ -9,8 +9,8 @@ use std::io::Write as _;
 use std::path::Path;
 use std::time::UNIX_EPOCH;
 
-use crate::agent::Environment;
-use crate::files::{private_dir, private_file};
+use agent_hooks::Environment;
+use agent_hooks::files::{private_dir, private_file};
 
 /// Whether `kind` is new for the current configuration; it is remembered as told.
 pub(super) fn first_time(env: &Environment, kind: &str) -> bool {

@@ -9,8 +9,8 @@
 use std::io::Write as _;
 use std::path::PathBuf;
 
-use crate::agent::{Agent, Environment};
-use crate::files::{private_dir, private_file};
+use agent_hooks::files::{private_dir, private_file};
+use agent_hooks::{Agent, Environment};
 
 /// The state file of `session`; `None` without a session or a home.
 fn state_file(env: &Environment, agent: Agent, session: Option<&str>) -> Option<PathBuf> {

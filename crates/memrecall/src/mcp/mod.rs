@@ -28,10 +28,10 @@ use recall_facade::{MemoryRecall, RecallConfig};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::{ErrorData, ServiceExt as _};
 
-use crate::agent::layout::RecallRoots;
-use crate::agent::{Agent, Environment, Layout};
 use crate::commands::roots::{RootArgs, resolve_roots};
 use crate::failure::Failure;
+use agent_hooks::layout::RecallRoots;
+use agent_hooks::{Agent, Environment, Layout};
 
 /// Most memories `list_memories` shows.
 const MAX_LISTED: usize = 50;
@@ -70,7 +70,7 @@ pub struct McpArgs {
 pub fn run(args: &McpArgs) -> Result<(), Failure> {
     let layout = args
         .layout
-        .or(args.agent.map(crate::agent::default_layout))
+        .or(args.agent.map(agent_hooks::default_layout))
         .unwrap_or(Layout::Memrecall);
     let roots = resolve_roots(&RootArgs {
         project: args.project.clone(),

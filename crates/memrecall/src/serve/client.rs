@@ -159,10 +159,11 @@ fn start(paths: &ServerPaths) -> Result<(), ClientError> {
         return Ok(());
     }
     let log_dir = paths.log.parent().unwrap_or(&paths.dir);
-    crate::files::private_dir(log_dir).map_err(ClientError::Start)?;
-    let log = crate::files::private_file(std::fs::OpenOptions::new().create(true).append(true))
-        .open(&paths.log)
-        .map_err(ClientError::Start)?;
+    agent_hooks::files::private_dir(log_dir).map_err(ClientError::Start)?;
+    let log =
+        agent_hooks::files::private_file(std::fs::OpenOptions::new().create(true).append(true))
+            .open(&paths.log)
+            .map_err(ClientError::Start)?;
     let err = log.try_clone().map_err(ClientError::Start)?;
     let exe = std::env::current_exe().map_err(ClientError::Start)?;
     // The child is not waited for; it outlives this process and is adopted by init.

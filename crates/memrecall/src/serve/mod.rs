@@ -23,7 +23,7 @@ pub use local::{UNAVAILABLE, check_private_dir, check_socket};
 use std::fs::File;
 use std::path::PathBuf;
 
-use crate::agent::Environment;
+use agent_hooks::Environment;
 
 /// Where one user's server keeps its socket, lock and log.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -59,7 +59,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::frame::{FrameDecoder, FrameError};
-use crate::agent::{Agent, Layout};
+use agent_hooks::{Agent, Layout};
 
 /// The protocol version this build speaks.
 pub const VERSION: u32 = 3;
@@ -126,11 +126,11 @@ pub struct PromptEvent {
     pub repeat_is_continuation: bool,
     /// The agent's working directory, absolute.
     pub cwd: PathBuf,
-    /// The layout to read; `None`: the agent's own (see [`crate::agent::default_layout`]).
+    /// The layout to read; `None`: the agent's own (see [`agent_hooks::default_layout`]).
     #[serde(default)]
     pub layout: Option<Layout>,
     /// The environment variables the layouts read, as the hook saw them (see
-    /// [`crate::agent::Environment`]).
+    /// [`agent_hooks::Environment`]).
     #[serde(default)]
     pub env: BTreeMap<String, String>,
 }

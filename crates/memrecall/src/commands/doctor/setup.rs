@@ -7,8 +7,8 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::Problem;
-use crate::agent::{Environment, Layout, layout};
 use crate::config::{CONFIG_FILE_NAME, Config, ConfigSelectorKind};
+use agent_hooks::{Environment, Layout, layout};
 
 /// How long the selector probe and the server's status may take.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(2);

@@ -40,8 +40,8 @@ use self::sessions::{RootsKey, Sessions, Slot};
 use super::PrivacyError;
 #[cfg(unix)]
 use super::{ServerPaths, check_private_dir, try_lock};
-use crate::agent::Environment;
 use crate::config::{Config, IdleExit};
+use agent_hooks::Environment;
 
 /// The most agent sessions kept at once.
 pub const MAX_SESSIONS: usize = 64;
@@ -119,11 +119,11 @@ fn serve(options: ServeOptions, env: &Environment) -> Result<(), ServeError> {
         crate::logging::to_file(log);
     }
     if !check_private_dir(&paths.dir)? {
-        crate::files::private_dir(&paths.dir)
+        agent_hooks::files::private_dir(&paths.dir)
             .map_err(ServeError::io("cannot create", &paths.dir))?;
         check_private_dir(&paths.dir)?;
     }
-    let lock = crate::files::private_file(
+    let lock = agent_hooks::files::private_file(
         std::fs::OpenOptions::new()
             .read(true)
             .write(true)

@@ -14,9 +14,9 @@ use recall_facade::{Delivery, MemoryRecall, RecallConfig, ScannerChoice, Telemet
 use super::{
     MAX_IDLE_CACHES, MAX_SESSIONS, Server, UNWATCH_AFTER, document_cache, lock, log, millis,
 };
-use crate::agent::layout::{self, RecallRoots};
-use crate::agent::{Agent, Environment};
 use crate::serve::protocol::{DeliveryAnswer, EventRequest, Point, PromptEvent};
+use agent_hooks::layout::{self, RecallRoots};
+use agent_hooks::{Agent, Environment};
 
 /// The roots a session recalls from and where their catalogs go: what its document cache is
 /// shared by.
@@ -158,7 +158,7 @@ impl Server {
             return None;
         }
         let env = Environment::from_named(prompt.env.clone());
-        let layout = prompt.layout.unwrap_or(crate::agent::default_layout(agent));
+        let layout = prompt.layout.unwrap_or(agent_hooks::default_layout(agent));
         let resolved = match layout::resolve(layout, &prompt.cwd, &env) {
             Ok(resolved) => resolved,
             Err(error) => {
@@ -340,7 +340,7 @@ fn context_of(delivery: &Delivery) -> String {
     delivery
         .delivered()
         .map(|memory| {
-            crate::agent::context::fit(&memory.documents, &memory.prompt, SystemTime::now())
+            agent_hooks::context::fit(&memory.documents, &memory.prompt, SystemTime::now())
         })
         .unwrap_or_default()
 }

@@ -163,18 +163,18 @@ fn a_windows_project_folder_name_turns_the_drive_colon_and_backslashes_into_dash
 fn qwen_code_lowercases_a_project_folder_name_on_windows_only() {
     let dir = Path::new(r"C:\Users\Ana\Shop");
     assert_eq!(
-        qwen_project_name(dir, crate::agent::Platform::Windows),
+        crate::qwen_code::project_name(dir, crate::Platform::Windows),
         "c--users-ana-shop"
     );
     assert_eq!(
-        qwen_project_name(Path::new("/home/Ana/Shop"), crate::agent::Platform::Unix),
+        crate::qwen_code::project_name(Path::new("/home/Ana/Shop"), crate::Platform::Unix),
         "-home-Ana-Shop"
     );
 }
 
 #[test]
 fn on_windows_the_home_is_userprofile_and_home_only_without_it() {
-    use crate::agent::Platform;
+    use crate::Platform;
     let both = Environment::from_pairs([("USERPROFILE", r"C:\Users\ana"), ("HOME", "/h")]);
     assert_eq!(
         both.clone().on(Platform::Windows).home(),

@@ -5,7 +5,7 @@ use std::path::Path;
 
 /// Creates `dir` and its missing parents, each private to this user (0700 on Unix): what
 /// memrecall keeps under its home.
-pub(crate) fn private_dir(dir: &Path) -> std::io::Result<()> {
+pub fn private_dir(dir: &Path) -> std::io::Result<()> {
     let mut builder = std::fs::DirBuilder::new();
     builder.recursive(true);
     #[cfg(unix)]
@@ -15,7 +15,7 @@ pub(crate) fn private_dir(dir: &Path) -> std::io::Result<()> {
 
 /// `options` creating a file private to this user (0600 on Unix) and refusing a symlink in its
 /// place (`O_NOFOLLOW`: the open fails rather than write through a link to another file).
-pub(crate) fn private_file(options: &mut std::fs::OpenOptions) -> &mut std::fs::OpenOptions {
+pub fn private_file(options: &mut std::fs::OpenOptions) -> &mut std::fs::OpenOptions {
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt as _;

@@ -25,12 +25,7 @@
 
 use std::path::{Path, PathBuf};
 
-use unicode_normalization::UnicodeNormalization as _;
-
-use super::{Environment, Layout, git};
-
-/// Claude Code cuts a project directory name longer than this many UTF-16 units.
-pub const CLAUDE_CODE_MAX_DIR_NAME: usize = 200;
+use crate::{Environment, Layout, claude_code, git, qwen_code};
 
 /// Who decided where a root is, which decides whether memrecall may write in it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -57,7 +52,7 @@ pub struct RootChoice {
 }
 
 impl RootChoice {
-    fn at(path: PathBuf, why: impl Into<String>) -> Self {
+    pub(crate) fn at(path: PathBuf, why: impl Into<String>) -> Self {
         Self {
             path: Some(path),
             why: why.into(),
@@ -65,7 +60,7 @@ impl RootChoice {
         }
     }
 
-    fn none(why: impl Into<String>) -> Self {
+    pub(crate) fn none(why: impl Into<String>) -> Self {
         Self {
             path: None,
             why: why.into(),
@@ -73,7 +68,7 @@ impl RootChoice {
         }
     }
 
-    fn chosen_by_repository(mut self) -> Self {
+    pub(crate) fn chosen_by_repository(mut self) -> Self {
         self.origin = RootOrigin::Repository;
         self
     }
@@ -179,8 +174,8 @@ pub fn resolve(
     let repository = git::find(&cwd);
     let mut ignored = Vec::new();
     let (project, user) = match layout {
-        Layout::ClaudeCode => claude_code(&cwd, repository.as_ref(), env, &mut ignored)?,
-        Layout::QwenCode => qwen_code(&cwd, repository.as_ref(), env)?,
+        Layout::ClaudeCode => claude_code::roots(&cwd, repository.as_ref(), env, &mut ignored)?,
+        Layout::QwenCode => qwen_code::roots(&cwd, repository.as_ref(), env)?,
         Layout::Memrecall => memrecall(&cwd, repository.as_ref(), env)?,
     };
     Ok(ResolvedRoots {
@@ -193,7 +188,7 @@ pub fn resolve(
 }
 
 /// The project directory and a phrase saying where it came from.
-fn project_dir(
+pub(crate) fn project_dir(
     cwd: &Path,
     repository: Option<&git::GitRoot>,
     canonical: bool,
@@ -235,202 +230,9 @@ pub fn js_sanitise(path: &str) -> String {
     out
 }
 
-/// Qwen Code's folder name for a project directory: sanitised as Claude Code's, and lowercased
-/// on Windows.
-fn qwen_project_name(dir: &Path, platform: super::Platform) -> String {
-    let name = js_sanitise(&dir.to_string_lossy());
-    match platform {
-        super::Platform::Unix => name,
-        super::Platform::Windows => name.to_lowercase(),
-    }
-}
-
-fn claude_code(
-    cwd: &Path,
-    repository: Option<&git::GitRoot>,
-    env: &Environment,
-    ignored: &mut Vec<String>,
-) -> Result<(RootChoice, RootChoice), LayoutError> {
-    let user = memrecall_user_root(env, "Claude Code");
-    if env.is_truthy("CLAUDE_CODE_DISABLE_AUTO_MEMORY") {
-        return Ok((
-            RootChoice::none("auto memory is off: CLAUDE_CODE_DISABLE_AUTO_MEMORY is set"),
-            user,
-        ));
-    }
-    let config = match env.path("CLAUDE_CONFIG_DIR") {
-        Some(dir) => dir,
-        None => env
-            .home()
-            .map(|h| h.join(".claude"))
-            .ok_or(LayoutError::NoHome {
-                layout: "Claude Code",
-                variable: "CLAUDE_CONFIG_DIR",
-            })?,
-    };
-    let settings_project = repository.map_or(cwd, |r| r.root.as_path());
-    if let Some((dir, file, origin)) =
-        auto_memory_directory(settings_project, &config, env, ignored)
-    {
-        let choice = RootChoice::at(dir, format!("autoMemoryDirectory in {}", file.display()));
-        let choice = match origin {
-            RootOrigin::User => choice,
-            RootOrigin::Repository => choice.chosen_by_repository(),
-        };
-        return Ok((choice, user));
-    }
-    let projects = config.join("projects");
-    if let Some(name) = env.var("CLAUDE_CODE_PROJECT_DIR_NAME") {
-        return Ok((
-            RootChoice::at(
-                projects.join(name).join("memory"),
-                "the project directory named by CLAUDE_CODE_PROJECT_DIR_NAME",
-            ),
-            user,
-        ));
-    }
-    let (dir, source) = project_dir(cwd, repository, true);
-    let normalised: String = dir.to_string_lossy().nfc().collect();
-    let name = js_sanitise(&normalised);
-    // The name is ASCII, so units, characters and bytes agree.
-    if name.len() <= CLAUDE_CODE_MAX_DIR_NAME {
-        return Ok((
-            RootChoice::at(
-                projects.join(&name).join("memory"),
-                format!("named after {source}"),
-            ),
-            user,
-        ));
-    }
-    let prefix = format!("{}-", &name[..CLAUDE_CODE_MAX_DIR_NAME]);
-    let project = match newest_with_prefix(&projects, &prefix) {
-        Some(found) => RootChoice::at(
-            found.join("memory"),
-            format!(
-                "named after {source}: its name is over {CLAUDE_CODE_MAX_DIR_NAME} characters, so the directory starting with the first {CLAUDE_CODE_MAX_DIR_NAME} and a hash"
-            ),
-        ),
-        None => RootChoice::none(format!(
-            "named after {source}: its name is over {CLAUDE_CODE_MAX_DIR_NAME} characters and no directory in {} starts with its first {CLAUDE_CODE_MAX_DIR_NAME} and a hash yet",
-            projects.display()
-        )),
-    };
-    Ok((project, user))
-}
-
-/// `autoMemoryDirectory` from the local project settings, else the user settings, with `~/`
-/// expanded and a relative path taken from the project directory, and who chose it (the project's
-/// file is the repository's). A settings file that cannot be used is skipped with its reason in
-/// `ignored`; every file is read through [`memory_scan::foreign`], so a FIFO, a device or a huge
-/// file put in its place is refused without blocking or reading it.
-fn auto_memory_directory(
-    project: &Path,
-    config: &Path,
-    env: &Environment,
-    ignored: &mut Vec<String>,
-) -> Option<(PathBuf, PathBuf, RootOrigin)> {
-    use memory_scan::foreign::{self, ByteLimit, Links};
-    [
-        (
-            project.join(".claude").join("settings.local.json"),
-            RootOrigin::Repository,
-        ),
-        (config.join("settings.json"), RootOrigin::User),
-    ]
-    .into_iter()
-    .find_map(|(file, origin)| {
-        let text = match foreign::read_to_string(&file, ByteLimit::SETTINGS, Links::Follow) {
-            Ok(text) => text,
-            Err(error) if error.is_not_found() => return None,
-            Err(error) => {
-                ignored.push(error.to_string());
-                return None;
-            }
-        };
-        let value: serde_json::Value = match serde_json::from_str(&text) {
-            Ok(value) => value,
-            Err(error) => {
-                ignored.push(format!("{} is not JSON ({error})", file.display()));
-                return None;
-            }
-        };
-        let dir = value.get("autoMemoryDirectory")?.as_str()?.trim();
-        if dir.is_empty() {
-            return None;
-        }
-        let dir = match dir.strip_prefix("~/") {
-            Some(rest) => env.home()?.join(rest),
-            None if dir == "~" => env.home()?,
-            None => project.join(dir),
-        };
-        Some((dir, file, origin))
-    })
-}
-
-/// The entry of `dir` whose name starts with `prefix` and whose `memory` directory (else itself)
-/// changed last; the name breaks ties.
-fn newest_with_prefix(dir: &Path, prefix: &str) -> Option<PathBuf> {
-    std::fs::read_dir(dir)
-        .ok()?
-        .filter_map(Result::ok)
-        .filter(|entry| {
-            entry
-                .file_name()
-                .to_str()
-                .is_some_and(|n| n.starts_with(prefix))
-        })
-        .map(|entry| {
-            let path = entry.path();
-            let changed = std::fs::metadata(path.join("memory"))
-                .or_else(|_| std::fs::metadata(&path))
-                .and_then(|m| m.modified())
-                .ok();
-            (changed, path)
-        })
-        .max()
-        .map(|(_, path)| path)
-}
-
-fn qwen_code(
-    cwd: &Path,
-    repository: Option<&git::GitRoot>,
-    env: &Environment,
-) -> Result<(RootChoice, RootChoice), LayoutError> {
-    let home = match env.path("QWEN_HOME") {
-        Some(home) => (home, "QWEN_HOME"),
-        None => (
-            env.home()
-                .map(|h| h.join(".qwen"))
-                .ok_or(LayoutError::NoHome {
-                    layout: "Qwen Code",
-                    variable: "QWEN_HOME",
-                })?,
-            "~/.qwen",
-        ),
-    };
-    let (dir, source) = project_dir(cwd, repository, false);
-    let project = if env.is_truthy("QWEN_CODE_MEMORY_LOCAL") {
-        RootChoice::at(
-            dir.join(".qwen").join("memory"),
-            format!("inside {source}: QWEN_CODE_MEMORY_LOCAL is set"),
-        )
-    } else {
-        let name = qwen_project_name(&dir, env.platform());
-        RootChoice::at(
-            home.0.join("projects").join(name).join("memory"),
-            format!("in {}, named after {source}", home.1),
-        )
-    };
-    let user = RootChoice::at(
-        home.0.join("memories"),
-        format!("the user memories in {}", home.1),
-    );
-    Ok((project, user))
-}
-
 /// The user root of an agent that keeps no user memory of its own: memrecall's, where the
 /// README teaches the user to write theirs.
-fn memrecall_user_root(env: &Environment, agent: &str) -> RootChoice {
+pub(crate) fn memrecall_user_root(env: &Environment, agent: &str) -> RootChoice {
     match env.memrecall_home() {
         Some(home) => RootChoice::at(
             home.join("memories"),

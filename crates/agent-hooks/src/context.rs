@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use agent_hooks::hook_io::{MAX_CONTEXT_UTF16, utf16_len};
+use crate::hook_io::{MAX_CONTEXT_UTF16, utf16_len};
 use memory_scan::ScannedDocument;
 
 /// Ends a prompt that had to be cut.

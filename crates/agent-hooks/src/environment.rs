@@ -1,55 +1,9 @@
-//! The agents memrecall plugs into, each in one place: where it keeps memory ([`layout`]), how
-//! it finds a project's git root ([`git`]), what its hooks read and print ([`hook_io`]) and where
-//! its hook settings live ([`settings`]). No recall logic lives here: these modules translate an
-//! agent's world into roots and a query, and a delivery back into the agent's output shape.
-
-pub mod context;
-pub mod git;
-pub mod layout;
-pub mod settings;
+//! The environment variables the layouts and the settings read, and the platform whose rules
+//! apply to them.
 
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
-
-use clap::ValueEnum;
-use serde::{Deserialize, Serialize};
-
-pub use agent_hooks::{Agent, hook_io};
-
-/// The layout a hook reads when none is given: the agent's own memory where it keeps memory,
-/// memrecall's tree otherwise.
-pub const fn default_layout(agent: Agent) -> Layout {
-    match agent {
-        Agent::ClaudeCode => Layout::ClaudeCode,
-        Agent::QwenCode => Layout::QwenCode,
-        Agent::GeminiCli | Agent::Codex => Layout::Memrecall,
-    }
-}
-
-/// Where memory trees live: an agent's own layout or memrecall's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Layout {
-    /// `~/.claude/projects/<dir>/memory/`, and memrecall's user root (the agent keeps no user
-    /// memory of its own).
-    ClaudeCode,
-    /// `~/.qwen/projects/<dir>/memory/` and `~/.qwen/memories/`.
-    QwenCode,
-    /// `$MEMRECALL_HOME/projects/<dir>/memory/` and `$MEMRECALL_HOME/memories/`.
-    Memrecall,
-}
-
-impl Layout {
-    /// The name used on the command line.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Layout::ClaudeCode => "claude-code",
-            Layout::QwenCode => "qwen-code",
-            Layout::Memrecall => "memrecall",
-        }
-    }
-}
 
 /// The environment variables layouts and settings read, captured once so that resolution is a
 /// pure function of them (and testable without touching the process environment), with the

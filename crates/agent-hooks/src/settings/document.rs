@@ -10,7 +10,7 @@ use jsonc_parser::cst::{CstArray, CstInputValue, CstNode, CstObject, CstRootNode
 use super::{
     SettingsError, accepts_comments, hook_timeout, installed_events, is_memrecall_hook, program_of,
 };
-use crate::agent::Agent;
+use crate::Agent;
 
 /// One settings file's text, parsed for editing.
 pub struct Document {
@@ -297,7 +297,7 @@ impl Document {
 /// One group holding memrecall's entry.
 fn group(agent: Agent, command: &str) -> CstInputValue {
     let mut entry = Vec::new();
-    if agent == Agent::GeminiCli {
+    if agent.conventions().hook_entry_named {
         entry.push(("name".to_owned(), CstInputValue::from("memrecall")));
     }
     entry.push(("type".to_owned(), CstInputValue::from("command")));

@@ -80,26 +80,12 @@ pub fn settings_path(
     project: Option<&Path>,
     env: &Environment,
 ) -> Result<PathBuf, SettingsError> {
-    let file = if agent == Agent::Codex {
-        "hooks.json"
-    } else {
-        "settings.json"
-    };
-    let dot_dir = match agent {
-        Agent::ClaudeCode => ".claude",
-        Agent::QwenCode => ".qwen",
-        Agent::GeminiCli => ".gemini",
-        Agent::Codex => ".codex",
-    };
+    let conventions = agent.conventions();
+    let (file, dot_dir) = (conventions.settings_file, conventions.dot_dir);
     if let Some(project) = project {
         return Ok(project.join(dot_dir).join(file));
     }
-    let moved = match agent {
-        Agent::ClaudeCode => env.path("CLAUDE_CONFIG_DIR"),
-        Agent::QwenCode => env.path("QWEN_HOME"),
-        Agent::Codex => env.path("CODEX_HOME"),
-        Agent::GeminiCli => None,
-    };
+    let moved = conventions.home_variable.and_then(|name| env.path(name));
     let dir = match moved {
         Some(dir) => dir,
         None => env.home().ok_or(SettingsError::NoHome)?.join(dot_dir),
@@ -109,16 +95,13 @@ pub fn settings_path(
 
 /// Whether the agent reads its settings file as JSON with comments.
 pub const fn accepts_comments(agent: Agent) -> bool {
-    matches!(agent, Agent::GeminiCli)
+    agent.conventions().settings_accept_comments
 }
 
 /// The hook's timeout, in the unit the agent's current version reads: seconds for Claude Code,
 /// Qwen Code (0.24.4 reads seconds) and Codex, milliseconds for Gemini CLI.
 pub const fn hook_timeout(agent: Agent) -> u64 {
-    match agent {
-        Agent::ClaudeCode | Agent::QwenCode | Agent::Codex => 10,
-        Agent::GeminiCli => 10_000,
-    }
+    agent.conventions().hook_timeout
 }
 
 /// The command an agent runs: `program` (quoted for the shell when it needs to be) with the hook's

@@ -104,8 +104,8 @@ fn link_target(path: &Path) -> std::io::Result<PathBuf> {
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
-    use crate::agent::Agent;
-    use crate::agent::settings::Document;
+    use crate::Agent;
+    use crate::settings::Document;
 
     #[test]
     fn writing_a_symlinked_settings_file_replaces_its_target_and_keeps_the_link() {
