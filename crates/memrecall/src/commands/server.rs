@@ -44,31 +44,36 @@ pub(crate) fn run_serve(args: &ServeArgs) -> Result<(), Failure> {
 const CONTROL_BUDGET: std::time::Duration = std::time::Duration::from_secs(10);
 
 fn control(
-    request: serve::protocol::Request,
-) -> Result<Option<serve::protocol::Response>, Failure> {
+    request: recall_server::protocol::Request,
+) -> Result<Option<recall_server::protocol::Response>, Failure> {
     let env = agent_hooks::Environment::from_process();
-    let paths = serve::ServerPaths::from_env(&env).ok_or_else(|| {
+    let paths = recall_server::ServerPaths::from_env(&env).ok_or_else(|| {
         Failure::from(anyhow::anyhow!(
             "cannot find a run directory: set XDG_RUNTIME_DIR, MEMRECALL_HOME or HOME"
         ))
     })?;
-    let budget = serve::client::Budget {
+    let budget = recall_server::client::Budget {
         connect_by: std::time::Instant::now() + CONTROL_BUDGET,
         answer_within: CONTROL_BUDGET,
     };
-    match serve::client::exchange(&paths, request, serve::client::Autostart::No, budget) {
+    match recall_server::client::exchange(
+        &paths,
+        request,
+        recall_server::client::Autostart::No,
+        budget,
+    ) {
         Ok(response) => Ok(Some(response)),
-        Err(serve::client::ClientError::NotRunning) => Ok(None),
+        Err(recall_server::client::ClientError::NotRunning) => Ok(None),
         Err(error) => Err(Failure::from(anyhow::Error::new(error))),
     }
 }
 
 pub(crate) fn run_stop() -> Result<(), Failure> {
-    let Some(response) = control(serve::protocol::Request::Stop)? else {
+    let Some(response) = control(recall_server::protocol::Request::Stop)? else {
         println!("no server is running");
         return Ok(());
     };
-    let serve::protocol::Response::Stopping { pid } = response else {
+    let recall_server::protocol::Response::Stopping { pid } = response else {
         return Err(Failure::from(anyhow::anyhow!(
             "unexpected answer to stop: {response:?}"
         )));
@@ -76,9 +81,11 @@ pub(crate) fn run_stop() -> Result<(), Failure> {
     // The lock is released when the process exits: wait for that, so that a `stop` that
     // returned leaves no server behind.
     let env = agent_hooks::Environment::from_process();
-    if let Some(paths) = serve::ServerPaths::from_env(&env) {
+    if let Some(paths) = recall_server::ServerPaths::from_env(&env) {
         let deadline = std::time::Instant::now() + CONTROL_BUDGET;
-        while serve::client::server_holds_lock(&paths) && std::time::Instant::now() < deadline {
+        while recall_server::client::server_holds_lock(&paths)
+            && std::time::Instant::now() < deadline
+        {
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
     }
@@ -87,7 +94,7 @@ pub(crate) fn run_stop() -> Result<(), Failure> {
 }
 
 pub(crate) fn run_status(args: &StatusArgs) -> Result<(), Failure> {
-    let Some(response) = control(serve::protocol::Request::Status)? else {
+    let Some(response) = control(recall_server::protocol::Request::Status)? else {
         if args.json {
             println!("null");
         } else {
@@ -95,7 +102,7 @@ pub(crate) fn run_status(args: &StatusArgs) -> Result<(), Failure> {
         }
         return Ok(());
     };
-    let serve::protocol::Response::Status(status) = response else {
+    let recall_server::protocol::Response::Status(status) = response else {
         return Err(Failure::from(anyhow::anyhow!(
             "unexpected answer to status: {response:?}"
         )));

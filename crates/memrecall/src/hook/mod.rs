@@ -31,11 +31,11 @@ use std::time::{Duration, Instant, SystemTime};
 
 use recall_facade::{MemoryRecall, RecallConfig, RecallOptions};
 
-use crate::serve::ServerPaths;
-use crate::serve::client::{self, Autostart, Budget, ClientError};
-use crate::serve::protocol::{EventRequest, Point, PromptEvent, Request, Response};
 use agent_hooks::hook_io::{self, HookEvent};
 use agent_hooks::{Agent, Environment, Layout, layout};
+use recall_server::ServerPaths;
+use recall_server::client::{self, Autostart, Budget, ClientError};
+use recall_server::protocol::{EventRequest, Point, PromptEvent, Request, Response};
 
 mod log;
 mod told;

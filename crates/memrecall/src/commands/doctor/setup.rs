@@ -70,9 +70,9 @@ pub(super) struct ServerReport {
 }
 
 pub(super) fn server(env: &Environment, problems: &mut Vec<Problem>) -> ServerReport {
-    use crate::serve::client::{self, Autostart, Budget, ClientError};
-    use crate::serve::protocol::{Request, Response};
-    let Some(paths) = crate::serve::ServerPaths::from_env(env) else {
+    use recall_server::client::{self, Autostart, Budget, ClientError};
+    use recall_server::protocol::{Request, Response};
+    let Some(paths) = recall_server::ServerPaths::from_env(env) else {
         return ServerReport::default();
     };
     let budget = Budget {

@@ -37,11 +37,11 @@ use self::limits::{Burst, Limits};
 pub use self::limits::{MAX_CONNECTIONS, REQUEST_DEADLINE};
 pub(crate) use self::problems::{selector_failure, unset_key_note};
 use self::sessions::{RootsKey, Sessions, Slot};
-use super::PrivacyError;
-#[cfg(unix)]
-use super::{ServerPaths, check_private_dir, try_lock};
 use crate::config::{Config, IdleExit};
 use agent_hooks::Environment;
+use recall_server::PrivacyError;
+#[cfg(unix)]
+use recall_server::{ServerPaths, check_private_dir, try_lock};
 
 /// The most agent sessions kept at once.
 pub const MAX_SESSIONS: usize = 64;
@@ -101,7 +101,7 @@ pub struct ServeOptions {
 
 /// Runs the server until it is idle for its idle time or asked to stop.
 pub fn run(options: ServeOptions, env: &Environment) -> Result<(), ServeError> {
-    match super::UNAVAILABLE {
+    match recall_server::UNAVAILABLE {
         Some(why) => Err(ServeError::Unavailable(why)),
         #[cfg(unix)]
         None => serve(options, env),

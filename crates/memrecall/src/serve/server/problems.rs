@@ -12,7 +12,7 @@ use recall_facade::SettledRecall;
 
 use super::sessions::Entry;
 use super::{Server, lock, log};
-use crate::serve::protocol::SelectorFailure;
+use recall_server::protocol::SelectorFailure;
 
 #[derive(Debug, Default)]
 pub(super) struct Problems {

@@ -14,9 +14,9 @@ use recall_facade::{Delivery, MemoryRecall, RecallConfig, ScannerChoice, Telemet
 use super::{
     MAX_IDLE_CACHES, MAX_SESSIONS, Server, UNWATCH_AFTER, document_cache, lock, log, millis,
 };
-use crate::serve::protocol::{DeliveryAnswer, EventRequest, Point, PromptEvent};
 use agent_hooks::layout::{self, RecallRoots};
 use agent_hooks::{Agent, Environment};
+use recall_server::protocol::{DeliveryAnswer, EventRequest, Point, PromptEvent};
 
 /// The roots a session recalls from and where their catalogs go: what its document cache is
 /// shared by.

@@ -12,8 +12,8 @@ use recall_facade::{MemoryRecall, RecallConfig, TelemetrySink};
 use super::sessions::{Entry, end_turn};
 use super::status::{from_proc_status, rss_from_ps};
 use super::{CountingSink, MAX_SESSIONS, ServeOptions, Server, lock};
-use crate::serve::protocol::{EventRequest, Point, PromptEvent};
 use agent_hooks::{Agent, Environment, Layout, layout};
+use recall_server::protocol::{EventRequest, Point, PromptEvent};
 
 fn counting(recording: &Arc<RecordingSink>) -> CountingSink {
     CountingSink {

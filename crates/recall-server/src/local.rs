@@ -17,7 +17,7 @@ mod unix {
     use std::path::Path;
     use std::process::Command;
 
-    use crate::serve::PrivacyError;
+    use crate::PrivacyError;
 
     /// Why this platform has no server: `None`, it has one.
     pub const UNAVAILABLE: Option<&str> = None;
@@ -111,7 +111,7 @@ mod elsewhere {
     use std::process::Command;
     use std::time::Duration;
 
-    use crate::serve::PrivacyError;
+    use crate::PrivacyError;
 
     /// Why this platform has no server.
     pub const UNAVAILABLE: Option<&str> = Some(
@@ -176,7 +176,7 @@ mod tests {
     use std::os::unix::fs::PermissionsExt as _;
 
     use super::*;
-    use crate::serve::PrivacyError;
+    use crate::PrivacyError;
 
     #[test]
     fn a_run_directory_others_may_open_is_refused() {

@@ -11,9 +11,9 @@ use std::io::BufReader;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::local::{self, Stream};
-use super::protocol::{self, Request, RequestLine, Response, VERSION, WireError};
-use super::{PrivacyError, ServerPaths, check_private_dir, check_socket, try_lock};
+use crate::local::{self, Stream};
+use crate::protocol::{self, Request, RequestLine, Response, VERSION, WireError};
+use crate::{PrivacyError, ServerPaths, check_private_dir, check_socket, try_lock};
 
 /// How often a client retries connecting to a server it has just started.
 const RETRY_EVERY: Duration = Duration::from_millis(2);

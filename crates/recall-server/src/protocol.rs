@@ -2,7 +2,7 @@
 //!
 //! One Unix-socket connection carries one exchange: the client writes one request as a single
 //! line of JSON ending in `\n` (at most [`MAX_LINE_BYTES`], UTF-8, cut by
-//! [`super::frame::FrameDecoder`] on both sides), the server answers with one line and closes
+//! [`crate::frame::FrameDecoder`] on both sides), the server answers with one line and closes
 //! the connection. A client that does not send its whole request within the server's deadline
 //! is dropped unanswered; a line too long or not UTF-8 is answered with an `error`.
 //! Every message carries the protocol version `"v"`; this is version [`VERSION`] (3). A server
@@ -58,7 +58,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::frame::{FrameDecoder, FrameError};
+use crate::frame::{FrameDecoder, FrameError};
 use agent_hooks::{Agent, Layout};
 
 /// The protocol version this build speaks.

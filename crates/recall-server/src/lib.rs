@@ -1,0 +1,165 @@
+#![forbid(unsafe_code)]
+//! The per-user recall server's wire side: where one user's server lives ([`ServerPaths`]), the
+//! socket protocol ([`protocol`]: one JSON line each way, framed by [`frame::FrameDecoder`], the
+//! one framing both sides use) and the client ([`client::exchange`]) an agent's hook asks it
+//! through, starting it when none runs.
+//!
+//! The server keeps each agent session's recall alive between the prompt event and the tool
+//! events, so the model's choice can land at the tool-result point without repeating the fast
+//! documents. Where it lives: the run directory `$XDG_RUNTIME_DIR/memrecall/`, else
+//! `$MEMRECALL_HOME/run/` (mode 0700), holding the socket `serve.sock` (mode 0600) and the lock
+//! `serve.lock` the server holds for its whole life, so two servers never serve one user. Its log
+//! is `$MEMRECALL_HOME/logs/serve.log`. Both sides refuse a run directory or socket that another
+//! user owns or that others may open, and the server refuses a peer of another uid (checked with
+//! the peer's credentials). There is no TCP. Only Unix has a server: elsewhere
+//! [`UNAVAILABLE`] says why, and a client gives up at once.
+//!
+//! # Example
+//!
+//! ```
+//! use agent_hooks::Environment;
+//! use recall_server::ServerPaths;
+//! use recall_server::protocol::{self, Request, Response};
+//!
+//! let env = Environment::from_pairs([("MEMRECALL_HOME", "/home/ana/.memrecall")]);
+//! let paths = ServerPaths::from_env(&env).expect("a memrecall home");
+//! assert!(paths.socket.ends_with("run/serve.sock"));
+//!
+//! let request = protocol::parse_request(r#"{"v":3,"kind":"status"}"#)?;
+//! assert_eq!(request, Request::Status);
+//! let answer = protocol::parse_response(r#"{"v":3,"kind":"stopping","pid":42}"#)?;
+//! assert_eq!(answer, Response::Stopping { pid: 42 });
+//! # Ok::<(), protocol::WireError>(())
+//! ```
+
+pub mod client;
+pub mod frame;
+mod local;
+pub mod protocol;
+
+#[cfg(unix)]
+pub use local::current_uid;
+pub use local::{UNAVAILABLE, check_private_dir, check_socket};
+
+use std::fs::File;
+use std::path::PathBuf;
+
+use agent_hooks::Environment;
+
+/// Where one user's server keeps its socket, lock and log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerPaths {
+    /// The private run directory.
+    pub dir: PathBuf,
+    /// The socket.
+    pub socket: PathBuf,
+    /// The lock the running server holds.
+    pub lock: PathBuf,
+    /// The server's log.
+    pub log: PathBuf,
+}
+
+impl ServerPaths {
+    /// The paths for `env`; `None` without `XDG_RUNTIME_DIR`, `MEMRECALL_HOME` and `HOME`.
+    pub fn from_env(env: &Environment) -> Option<Self> {
+        let home = env.memrecall_home();
+        let dir = match env.path("XDG_RUNTIME_DIR") {
+            Some(runtime) => runtime.join("memrecall"),
+            None => home.as_ref()?.join("run"),
+        };
+        let log = match &home {
+            Some(home) => home.join("logs").join("serve.log"),
+            None => dir.join("serve.log"),
+        };
+        Some(Self {
+            socket: dir.join("serve.sock"),
+            lock: dir.join("serve.lock"),
+            log,
+            dir,
+        })
+    }
+}
+
+/// Why a run directory or socket may not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum PrivacyError {
+    /// The path is not what it should be (a directory, a socket).
+    #[error("{path} is not a {expected}")]
+    WrongType {
+        /// The path.
+        path: PathBuf,
+        /// What it should be.
+        expected: &'static str,
+    },
+    /// Another user owns it.
+    #[error("{path} belongs to uid {owner}, not to this user (uid {uid})")]
+    ForeignOwner {
+        /// The path.
+        path: PathBuf,
+        /// Its owner.
+        owner: u32,
+        /// This process's uid.
+        uid: u32,
+    },
+    /// Others may open it.
+    #[error("{path} has mode {mode:o}: others may open it")]
+    OpenToOthers {
+        /// The path.
+        path: PathBuf,
+        /// Its permission bits.
+        mode: u32,
+    },
+    /// It could not be inspected.
+    #[error("cannot inspect {path}: {source}")]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// What went wrong.
+        source: std::io::Error,
+    },
+}
+
+/// Tries to take the exclusive lock on `file` without waiting: `Ok(false)` when another process
+/// holds it.
+pub fn try_lock(file: &File) -> std::io::Result<bool> {
+    match file.try_lock() {
+        Ok(()) => Ok(true),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(false),
+        Err(std::fs::TryLockError::Error(e)) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    #[test]
+    fn the_run_directory_is_under_xdg_runtime_dir_when_set() {
+        let env = Environment::from_pairs([("XDG_RUNTIME_DIR", "/run/user/7"), ("HOME", "/h")]);
+        let paths = ServerPaths::from_env(&env).unwrap();
+        assert_eq!(paths.socket, Path::new("/run/user/7/memrecall/serve.sock"));
+        assert_eq!(paths.log, Path::new("/h/.memrecall/logs/serve.log"));
+    }
+
+    #[test]
+    fn without_xdg_runtime_dir_the_run_directory_is_in_the_memrecall_home() {
+        let env = Environment::from_pairs([("MEMRECALL_HOME", "/m")]);
+        let paths = ServerPaths::from_env(&env).unwrap();
+        assert_eq!(paths.dir, Path::new("/m/run"));
+        assert_eq!(paths.lock, Path::new("/m/run/serve.lock"));
+    }
+
+    #[test]
+    fn a_second_lock_on_a_held_lock_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("serve.lock");
+        let first = File::create(&path).unwrap();
+        let second = File::open(&path).unwrap();
+        assert!(try_lock(&first).unwrap());
+        assert!(!try_lock(&second).unwrap());
+        drop(first);
+        assert!(try_lock(&second).unwrap());
+    }
+}
