@@ -2,7 +2,8 @@
 //! The per-user recall server's wire side: where one user's server lives ([`ServerPaths`]), the
 //! socket protocol ([`protocol`]: one JSON line each way, framed by [`frame::FrameDecoder`], the
 //! one framing both sides use) and the client ([`client::exchange`]) an agent's hook asks it
-//! through, starting it when none runs.
+//! through, starting it when none runs; and the bounded log files the hook and the server write
+//! ([`log::Log`]).
 //!
 //! The server keeps each agent session's recall alive between the prompt event and the tool
 //! events, so the model's choice can land at the tool-result point without repeating the fast
@@ -35,6 +36,7 @@
 pub mod client;
 pub mod frame;
 mod local;
+pub mod log;
 pub mod protocol;
 
 #[cfg(unix)]

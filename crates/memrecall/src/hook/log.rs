@@ -3,8 +3,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
-use crate::logging::Log;
 use agent_hooks::{Agent, Environment};
+use recall_server::log::Log;
 
 pub(super) fn log(env: &Environment, agent: Agent, message: &str) {
     write_log_line(

@@ -114,7 +114,7 @@ pub fn run(options: ServeOptions, env: &Environment) -> Result<(), ServeError> {
 #[cfg(unix)]
 fn serve(options: ServeOptions, env: &Environment) -> Result<(), ServeError> {
     let paths = ServerPaths::from_env(env).ok_or(ServeError::NoRunDirectory)?;
-    let _ = LOG.set(Mutex::new(crate::logging::Log::new(paths.log.clone())));
+    let _ = LOG.set(Mutex::new(recall_server::log::Log::new(paths.log.clone())));
     if let Some(log) = LOG.get() {
         crate::logging::to_file(log);
     }
@@ -181,7 +181,7 @@ fn bind(socket: &Path) -> Result<tokio::net::UnixListener, ServeError> {
 }
 
 /// The server's log, once [`run`] knows where it is.
-static LOG: OnceLock<Mutex<crate::logging::Log>> = OnceLock::new();
+static LOG: OnceLock<Mutex<recall_server::log::Log>> = OnceLock::new();
 
 /// One line in the server's log, else (no log known, or it cannot be written) on its standard
 /// error.
