@@ -18,13 +18,9 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod commands;
 mod config;
 mod failure;
-mod hook;
 mod logging;
 mod mcp;
 mod output;
-// Without a server on this platform, only the parts the hook shares with it are used.
-#[cfg_attr(not(unix), allow(dead_code, unused_variables))]
-mod serve;
 mod stats;
 #[cfg(test)]
 mod test_support;
@@ -91,7 +87,7 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(error) if commands::hook::is_hook_run() && error.use_stderr() => {
             // A hook entry with a bad command line must not exit 2 (that blocks the prompt).
-            hook::log_bad_command_line(&error.to_string());
+            recall_server::hook::log_bad_command_line(&error.to_string());
             return ExitCode::SUCCESS;
         }
         Err(error) => error.exit(),
@@ -125,7 +121,7 @@ fn main() -> ExitCode {
             layout,
         }) => {
             if let Some(agent) = agent {
-                hook::run(agent, layout);
+                recall_server::hook::run(agent, layout, &commands::PROGRAM);
             }
             Ok(())
         }

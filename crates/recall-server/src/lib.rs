@@ -2,8 +2,11 @@
 //! The per-user recall server's wire side: where one user's server lives ([`ServerPaths`]), the
 //! socket protocol ([`protocol`]: one JSON line each way, framed by [`frame::FrameDecoder`], the
 //! one framing both sides use) and the client ([`client::exchange`]) an agent's hook asks it
-//! through, starting it when none runs; and the bounded log files the hook and the server write
-//! ([`log::Log`]).
+//! through, starting it when none runs; the server itself ([`server::run`]: sessions,
+//! connections, limits, status, problems); one hook call ([`hook::run`]: parse the agent's stdin,
+//! ask the server or recall in this process, print the agent's stdout); and the bounded log files
+//! both write ([`log::Log`]). What the program running them reads from its configuration file
+//! and where its telemetry goes come in a [`Program`].
 //!
 //! The server keeps each agent session's recall alive between the prompt event and the tool
 //! events, so the model's choice can land at the tool-result point without repeating the fast
@@ -35,9 +38,20 @@
 
 pub mod client;
 pub mod frame;
+pub mod hook;
 mod local;
 pub mod log;
 pub mod protocol;
+// Without a server on this platform, only the parts the hook shares with it are used.
+#[cfg_attr(not(unix), allow(dead_code, unused_variables))]
+pub mod server;
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use delivery_telemetry::RotatingSink;
+use recall_facade::{RecallOptions, TelemetrySink};
 
 #[cfg(unix)]
 pub use local::current_uid;
@@ -47,6 +61,46 @@ use std::fs::File;
 use std::path::PathBuf;
 
 use agent_hooks::Environment;
+
+/// The configuration file under the memrecall home: the server reloads it when it changes, and
+/// the hook says a selector failure again once it changed.
+pub const CONFIG_FILE_NAME: &str = "config.toml";
+
+/// What the program running the server or a hook gives them: its reading of the configuration
+/// file, its telemetry history and its `tracing` subscriber. A `static` of the program's.
+#[derive(Debug, Clone, Copy)]
+pub struct Program {
+    /// What [`CONFIG_FILE_NAME`] under a memrecall home chooses for the server; the message of
+    /// why it cannot be read.
+    pub server_config: fn(&Path) -> Result<ServerConfig, String>,
+    /// What the configuration under `env`'s memrecall home chooses for a recall (the defaults
+    /// without a home); the message of why it cannot be read.
+    pub recall_options: fn(&agent_hooks::Environment) -> Result<RecallOptions, String>,
+    /// The telemetry of the recalls of this process for a memrecall home: the history (unless
+    /// the configuration turns it off) and `tracing`.
+    pub telemetry: fn(Option<&Path>) -> Telemetry,
+    /// Sends the libraries' `tracing` events of this process to a log.
+    pub trace_to: fn(&'static Mutex<log::Log>),
+}
+
+/// What the configuration file chooses for the server.
+#[derive(Debug, Default)]
+pub struct ServerConfig {
+    /// The recall options every session is built with.
+    pub options: RecallOptions,
+    /// The idle time after which the server exits; `None`: [`server::DEFAULT_IDLE_EXIT`].
+    pub idle_exit: Option<Duration>,
+}
+
+/// A process's telemetry: the sinks its recalls emit to, and the history among them (if
+/// recorded), whose dropped events its owner reports.
+#[derive(Debug, Clone)]
+pub struct Telemetry {
+    /// Everything, fanned out.
+    pub sink: Arc<dyn TelemetrySink>,
+    /// The history under the memrecall home, unless turned off or there is no home.
+    pub history: Option<Arc<RotatingSink>>,
+}
 
 /// Where one user's server keeps its socket, lock and log.
 #[derive(Debug, Clone, PartialEq, Eq)]

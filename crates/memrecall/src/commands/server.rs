@@ -3,7 +3,6 @@
 use clap::Args;
 
 use super::Failure;
-use crate::serve;
 
 #[derive(Debug, Args)]
 pub(crate) struct ServeArgs {
@@ -12,7 +11,7 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
     idle_exit: Option<std::time::Duration>,
     /// Serve at most this many connections at once; one over the bound is closed at once.
-    #[arg(long, value_name = "N", default_value_t = serve::server::MAX_CONNECTIONS)]
+    #[arg(long, value_name = "N", default_value_t = recall_server::server::MAX_CONNECTIONS)]
     max_connections: usize,
     /// Drop a client that has not sent its whole request this long after connecting [default:
     /// 5s].
@@ -28,14 +27,18 @@ pub(crate) struct StatusArgs {
 }
 
 pub(crate) fn run_serve(args: &ServeArgs) -> Result<(), Failure> {
-    let options = serve::server::ServeOptions {
+    let options = recall_server::server::ServeOptions {
         idle_exit: args.idle_exit,
         max_connections: Some(args.max_connections),
         request_deadline: args.request_deadline,
     };
-    match serve::server::run(options, &agent_hooks::Environment::from_process()) {
+    match recall_server::server::run(
+        options,
+        &agent_hooks::Environment::from_process(),
+        &super::PROGRAM,
+    ) {
         // Two hooks racing to start a server start two; the one without the lock leaves quietly.
-        Err(serve::server::ServeError::AlreadyRunning) => Ok(()),
+        Err(recall_server::server::ServeError::AlreadyRunning) => Ok(()),
         other => other.map_err(|e| Failure::from(anyhow::Error::new(e))),
     }
 }

@@ -5,15 +5,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use delivery_telemetry::RecordingSink;
 use memory_scan::MemoryRoots;
+use recall_facade::RecordingSink;
 use recall_facade::{MemoryRecall, RecallConfig, TelemetrySink};
 
 use super::sessions::{Entry, end_turn};
 use super::status::{from_proc_status, rss_from_ps};
 use super::{CountingSink, MAX_SESSIONS, ServeOptions, Server, lock};
+use crate::protocol::{EventRequest, Point, PromptEvent};
+use crate::{CONFIG_FILE_NAME, Program, ServerConfig, Telemetry};
 use agent_hooks::{Agent, Environment, Layout, layout};
-use recall_server::protocol::{EventRequest, Point, PromptEvent};
 
 fn counting(recording: &Arc<RecordingSink>) -> CountingSink {
     CountingSink {
@@ -43,9 +44,35 @@ async fn a_turn_ended_with_its_recall_pending_emits_one_terminal_event() {
     assert_eq!(sink.ended.load(Ordering::Relaxed), 1);
 }
 
+/// The program the tests run the server in: of the configuration file it reads the
+/// `[serve] idle_exit` only; its telemetry goes to `tracing`.
+static TEST_PROGRAM: Program = Program {
+    server_config: |home| {
+        let text = std::fs::read_to_string(home.join(CONFIG_FILE_NAME)).unwrap_or_default();
+        let table: toml::Table = toml::from_str(&text).map_err(|e| e.to_string())?;
+        let idle_exit = table
+            .get("serve")
+            .and_then(|serve| serve.get("idle_exit"))
+            .and_then(toml::Value::as_str)
+            .map(humantime::parse_duration)
+            .transpose()
+            .map_err(|e| e.to_string())?;
+        Ok(ServerConfig {
+            options: recall_facade::RecallOptions::default(),
+            idle_exit,
+        })
+    },
+    recall_options: |_| Ok(recall_facade::RecallOptions::default()),
+    telemetry: |_| Telemetry {
+        sink: Arc::new(recall_facade::TracingSink),
+        history: None,
+    },
+    trace_to: |_| {},
+};
+
 fn server_in(home: &Path) -> Server {
     let env = Environment::from_pairs([("MEMRECALL_HOME", home.as_os_str().to_owned())]);
-    Server::new(&env, ServeOptions::default())
+    Server::new(&env, ServeOptions::default(), &TEST_PROGRAM)
 }
 
 /// A Qwen Code prompt event for the project directory `project`, read in memrecall's layout
@@ -155,7 +182,7 @@ async fn a_project_without_an_existing_memory_root_starts_no_recall_and_writes_n
 #[test]
 fn a_changed_config_file_is_reloaded() {
     let home = tempfile::tempdir().unwrap();
-    let config = home.path().join(crate::config::CONFIG_FILE_NAME);
+    let config = home.path().join(CONFIG_FILE_NAME);
     std::fs::write(&config, "[serve]\nidle_exit = \"90s\"\n").unwrap();
     let server = server_in(home.path());
     let generation = lock(&server.settings).generation;

@@ -29,22 +29,24 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, SystemTime};
 
 use memory_watch::WatchedCache;
-use recall_facade::{Phase, RecallOptions, TelemetryEvent, TelemetrySink, TracingSink};
+use recall_facade::{Phase, RecallOptions, TelemetryEvent, TelemetrySink};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use self::limits::{Burst, Limits};
 pub use self::limits::{MAX_CONNECTIONS, REQUEST_DEADLINE};
-pub(crate) use self::problems::{selector_failure, unset_key_note};
+pub use self::problems::{selector_failure, unset_key_note};
 use self::sessions::{RootsKey, Sessions, Slot};
-use crate::config::{Config, IdleExit};
-use agent_hooks::Environment;
-use recall_server::PrivacyError;
+use crate::PrivacyError;
+use crate::{CONFIG_FILE_NAME, Program};
 #[cfg(unix)]
-use recall_server::{ServerPaths, check_private_dir, try_lock};
+use crate::{ServerPaths, check_private_dir, try_lock};
+use agent_hooks::Environment;
 
 /// The most agent sessions kept at once.
 pub const MAX_SESSIONS: usize = 64;
+/// How long the server waits without a request before it exits, unless the configuration says.
+pub const DEFAULT_IDLE_EXIT: Duration = Duration::from_mins(30);
 /// The most document caches kept for roots no session uses any more.
 const MAX_IDLE_CACHES: usize = 8;
 /// How often the server checks that its socket is still its own.
@@ -91,7 +93,7 @@ impl ServeError {
 /// What the command line may set.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ServeOptions {
-    /// The idle time; `None` takes `config.toml`'s, else [`IdleExit::DEFAULT`].
+    /// The idle time; `None` takes `config.toml`'s, else [`DEFAULT_IDLE_EXIT`].
     pub idle_exit: Option<Duration>,
     /// The most connections served at once; `None` takes [`MAX_CONNECTIONS`].
     pub max_connections: Option<usize>,
@@ -100,11 +102,15 @@ pub struct ServeOptions {
 }
 
 /// Runs the server until it is idle for its idle time or asked to stop.
-pub fn run(options: ServeOptions, env: &Environment) -> Result<(), ServeError> {
-    match recall_server::UNAVAILABLE {
+pub fn run(
+    options: ServeOptions,
+    env: &Environment,
+    program: &'static Program,
+) -> Result<(), ServeError> {
+    match crate::UNAVAILABLE {
         Some(why) => Err(ServeError::Unavailable(why)),
         #[cfg(unix)]
-        None => serve(options, env),
+        None => serve(options, env, program),
         #[cfg(not(unix))]
         None => unreachable!("a platform without a server says why"),
     }
@@ -112,11 +118,15 @@ pub fn run(options: ServeOptions, env: &Environment) -> Result<(), ServeError> {
 
 /// Serves on the user's socket.
 #[cfg(unix)]
-fn serve(options: ServeOptions, env: &Environment) -> Result<(), ServeError> {
+fn serve(
+    options: ServeOptions,
+    env: &Environment,
+    program: &'static Program,
+) -> Result<(), ServeError> {
     let paths = ServerPaths::from_env(env).ok_or(ServeError::NoRunDirectory)?;
-    let _ = LOG.set(Mutex::new(recall_server::log::Log::new(paths.log.clone())));
+    let _ = LOG.set(Mutex::new(crate::log::Log::new(paths.log.clone())));
     if let Some(log) = LOG.get() {
-        crate::logging::to_file(log);
+        (program.trace_to)(log);
     }
     if !check_private_dir(&paths.dir)? {
         agent_hooks::files::private_dir(&paths.dir)
@@ -152,7 +162,7 @@ fn serve(options: ServeOptions, env: &Environment) -> Result<(), ServeError> {
         ))?;
     let served = runtime.block_on(async {
         let listener = bind(&paths.socket)?;
-        let server = Arc::new(Server::new(env, options));
+        let server = Arc::new(Server::new(env, options, program));
         log(&format!(
             "serving on {} (pid {}, idle exit {})",
             paths.socket.display(),
@@ -181,7 +191,7 @@ fn bind(socket: &Path) -> Result<tokio::net::UnixListener, ServeError> {
 }
 
 /// The server's log, once [`run`] knows where it is.
-static LOG: OnceLock<Mutex<recall_server::log::Log>> = OnceLock::new();
+static LOG: OnceLock<Mutex<crate::log::Log>> = OnceLock::new();
 
 /// One line in the server's log, else (no log known, or it cannot be written) on its standard
 /// error.
@@ -199,8 +209,8 @@ fn log(line: &str) {
 /// The sink every recall's telemetry goes to: the history under `$MEMRECALL_HOME/telemetry`
 /// (what `memrecall stats` reads; unless `[telemetry] record = false` when the server starts)
 /// and `tracing`.
-fn telemetry_sink(home: Option<&Path>) -> Arc<dyn TelemetrySink> {
-    crate::stats::telemetry_sink(home, vec![Arc::new(TracingSink)]).sink
+fn telemetry_sink(program: &Program, home: Option<&Path>) -> Arc<dyn TelemetrySink> {
+    (program.telemetry)(home).sink
 }
 
 /// The document cache for one pair of roots: catalogs kept (where `catalogs` says; none without
@@ -245,6 +255,8 @@ struct Settings {
 
 struct Server {
     home: Option<PathBuf>,
+    /// What the program running the server reads and records.
+    program: &'static Program,
     options: ServeOptions,
     started: Instant,
     settings: Mutex<Settings>,
@@ -276,21 +288,22 @@ fn millis(duration: Duration) -> f64 {
 }
 
 impl Server {
-    fn new(env: &Environment, options: ServeOptions) -> Self {
+    fn new(env: &Environment, options: ServeOptions, program: &'static Program) -> Self {
         let home = env.memrecall_home();
         let server = Self {
             sink: Arc::new(CountingSink {
-                inner: telemetry_sink(home.as_deref()),
+                inner: telemetry_sink(program, home.as_deref()),
                 ended: AtomicU64::new(0),
             }),
             home,
+            program,
             options,
             started: Instant::now(),
             settings: Mutex::new(Settings {
                 stamp: None,
                 generation: 0,
                 options: RecallOptions::default(),
-                idle_exit: IdleExit::DEFAULT.duration(),
+                idle_exit: DEFAULT_IDLE_EXIT,
             }),
             sessions: Mutex::new(Sessions::default()),
             caches: Mutex::new(HashMap::new()),
@@ -319,7 +332,7 @@ impl Server {
         let Some(home) = &self.home else {
             return;
         };
-        let path = home.join(crate::config::CONFIG_FILE_NAME);
+        let path = home.join(CONFIG_FILE_NAME);
         let stamp = std::fs::metadata(&path)
             .ok()
             .map(|m| (m.modified().unwrap_or(SystemTime::UNIX_EPOCH), m.len()));
@@ -329,20 +342,14 @@ impl Server {
         }
         settings.stamp = stamp;
         settings.generation += 1;
-        let loaded = Config::load(home)
-            .map_err(|e| e.to_string())
-            .and_then(|config| {
-                let idle = config
-                    .serve
-                    .idle_exit
-                    .unwrap_or(IdleExit::DEFAULT)
-                    .duration();
-                let mut chosen = RecallOptions::from(config);
-                lock(&self.problems).new_generation(problems::unset_key_note(&chosen.selector));
-                let selector = std::mem::take(&mut chosen.selector);
-                chosen.selector = selector.build().map_err(|e| e.to_string())?.into();
-                Ok((chosen, idle))
-            });
+        let loaded = (self.program.server_config)(home).and_then(|config| {
+            let idle = config.idle_exit.unwrap_or(DEFAULT_IDLE_EXIT);
+            let mut chosen = config.options;
+            lock(&self.problems).new_generation(problems::unset_key_note(&chosen.selector));
+            let selector = std::mem::take(&mut chosen.selector);
+            chosen.selector = selector.build().map_err(|e| e.to_string())?.into();
+            Ok((chosen, idle))
+        });
         match loaded {
             Ok((options, idle)) => {
                 settings.options = options;
@@ -355,10 +362,7 @@ impl Server {
                 problems.new_generation(None);
                 problems.config_error(line);
                 settings.options = RecallOptions::default();
-                settings.idle_exit = self
-                    .options
-                    .idle_exit
-                    .unwrap_or(IdleExit::DEFAULT.duration());
+                settings.idle_exit = self.options.idle_exit.unwrap_or(DEFAULT_IDLE_EXIT);
             }
         }
     }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tokio::sync::Semaphore;
 
-use recall_server::protocol::MAX_LINE_BYTES;
+use crate::protocol::MAX_LINE_BYTES;
 
 /// The most connections served at once by default; a connection over the bound is closed as
 /// soon as it is accepted, and its client recalls in its own process.

@@ -14,9 +14,9 @@ use recall_facade::{Delivery, MemoryRecall, RecallConfig, ScannerChoice, Telemet
 use super::{
     MAX_IDLE_CACHES, MAX_SESSIONS, Server, UNWATCH_AFTER, document_cache, lock, log, millis,
 };
+use crate::protocol::{DeliveryAnswer, EventRequest, Point, PromptEvent};
 use agent_hooks::layout::{self, RecallRoots};
 use agent_hooks::{Agent, Environment};
-use recall_server::protocol::{DeliveryAnswer, EventRequest, Point, PromptEvent};
 
 /// The roots a session recalls from and where their catalogs go: what its document cache is
 /// shared by.
@@ -153,7 +153,7 @@ impl Server {
         if !prompt.cwd.is_absolute() {
             self.log_refusal(&format!(
                 "refused a prompt event: its cwd {} is not absolute",
-                crate::output::escaped_path(&prompt.cwd)
+                escaped_path(&prompt.cwd)
             ));
             return None;
         }
@@ -184,7 +184,7 @@ impl Server {
             if let Some(why) = refusal {
                 self.log_refusal(&format!(
                     "not reading the memory root {}: {why}",
-                    crate::output::escaped_path(path)
+                    escaped_path(path)
                 ));
                 *root = None;
             }
@@ -343,4 +343,10 @@ fn context_of(delivery: &Delivery) -> String {
             agent_hooks::context::fit(&memory.documents, &memory.prompt, SystemTime::now())
         })
         .unwrap_or_default()
+}
+
+/// A path as one printable line (lossy where it is not UTF-8), for the log.
+fn escaped_path(path: &std::path::Path) -> String {
+    recall_facade::printable(&path.display().to_string(), recall_facade::Lines::Escaped)
+        .into_owned()
 }

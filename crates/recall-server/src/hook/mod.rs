@@ -5,17 +5,17 @@
 //! when there is simply nothing to add) and writes one line to `$MEMRECALL_HOME/logs/hook.log`.
 //! Exit code 2 would block the user's prompt in every agent, so it is never used.
 //!
-//! The hook is a thin client of the user's server (`memrecall serve`, see [`crate::serve`]): it
+//! The hook is a thin client of the user's server (`memrecall serve`, see [`crate::server`]): it
 //! sends the event and prints the answer in the agent's shape. The server keeps the session's
 //! recall between events, so a prompt event gets the fast result and a later tool-result event
 //! the model's remaining picks, once; the stop event ends the turn. When no server runs, a prompt
-//! event starts one; when none answers within [`CONNECT_BUDGET`] (or its answer is late or
+//! event starts one; when none answers within `CONNECT_BUDGET` (or its answer is late or
 //! broken), the prompt is recalled in this process as below, and a tool event prints nothing.
 //!
 //! Qwen Code's continuation after a tool result (its prompt event again, with an empty prompt or
 //! the same one) is the tool-result point: with an empty prompt always, with the same one when
 //! the server's open turn has that query or a hook recalled that turn in its own process
-//! ([`turn_state`]). So a
+//! (`turn_state`). So a
 //! continuation gets the model's remaining pick from the server, once, and never a document the
 //! turn was already given; a turn recalled in the hook's own process has nothing left to give.
 //!
@@ -23,7 +23,8 @@
 //! waits at most the 100 ms ceiling, and what it delivers is printed, cut to whole documents
 //! under [`hook_io::MAX_CONTEXT_UTF16`]. The process then ends the turn (a selector still
 //! thinking is cancelled) and brings the catalogs up to date for the next call. The recall's
-//! telemetry events go to `$MEMRECALL_HOME/telemetry/` (see [`crate::stats`]).
+//! telemetry events go where the running program's [`Program::telemetry`] sends them (memrecall:
+//! `$MEMRECALL_HOME/telemetry/`).
 
 use std::io::{Read as _, Write as _};
 use std::sync::Arc;
@@ -31,11 +32,12 @@ use std::time::{Duration, Instant, SystemTime};
 
 use recall_facade::{MemoryRecall, RecallConfig, RecallOptions};
 
+use crate::Program;
+use crate::ServerPaths;
+use crate::client::{self, Autostart, Budget, ClientError};
+use crate::protocol::{EventRequest, Point, PromptEvent, Request, Response};
 use agent_hooks::hook_io::{self, HookEvent};
 use agent_hooks::{Agent, Environment, Layout, layout};
-use recall_server::ServerPaths;
-use recall_server::client::{self, Autostart, Budget, ClientError};
-use recall_server::protocol::{EventRequest, Point, PromptEvent, Request, Response};
 
 mod log;
 mod told;
@@ -56,12 +58,12 @@ const CONNECT_BUDGET: Duration = recall_facade::FIRST_PROMPT_CEILING;
 const ANSWER_BUDGET: Duration = Duration::from_millis(250);
 
 /// Runs one hook call; always succeeds (see the module docs).
-pub fn run(agent: Agent, layout: Option<Layout>) {
+pub fn run(agent: Agent, layout: Option<Layout>, program: &'static Program) {
     let env = Environment::from_process();
-    trace_to_hook_log(&env);
+    trace_to_hook_log(&env, program);
     // A panic is logged, never shown: the agent may print the hook's stderr to the user.
     std::panic::set_hook(Box::new(|_| {}));
-    let outcome = std::panic::catch_unwind(|| answer(agent, layout, &env));
+    let outcome = std::panic::catch_unwind(|| answer(agent, layout, &env, program));
     match outcome {
         Ok(Ok(())) => {}
         Ok(Err(message)) => log(&env, agent, &message),
@@ -86,7 +88,12 @@ pub fn log_bad_command_line(message: &str) {
 
 /// Answers one hook call: reads the event from standard input, recalls (through the server when
 /// one is running, else in this process) and prints what the agent should add.
-fn answer(agent: Agent, layout: Option<Layout>, env: &Environment) -> Result<(), String> {
+fn answer(
+    agent: Agent,
+    layout: Option<Layout>,
+    env: &Environment,
+    program: &Program,
+) -> Result<(), String> {
     let started = Instant::now();
     let mut stdin = String::new();
     std::io::stdin()
@@ -176,6 +183,7 @@ fn answer(agent: Agent, layout: Option<Layout>, env: &Environment) -> Result<(),
         Err(error) => {
             log(env, agent, &format!("{error}; recalling in this process"));
             recall_here(
+                program,
                 agent,
                 env,
                 &input.event_name,
@@ -188,7 +196,7 @@ fn answer(agent: Agent, layout: Option<Layout>, env: &Environment) -> Result<(),
 }
 
 /// Asks the user's server for the delivery at `point`, starting the server when `autostart`
-/// says so; the whole exchange fits in [`CONNECT_BUDGET`] and [`ANSWER_BUDGET`].
+/// says so; the whole exchange fits in `CONNECT_BUDGET` and `ANSWER_BUDGET`.
 fn ask_server(
     env: &Environment,
     agent: Agent,
@@ -221,6 +229,7 @@ fn ask_server(
 /// The recall of one prompt in this process, when no server answers: nothing outlives the
 /// call, so the tool-result point of this turn has nothing to deliver.
 fn recall_here(
+    program: &Program,
     agent: Agent,
     env: &Environment,
     event_name: &str,
@@ -236,7 +245,7 @@ fn recall_here(
     if repeat_is_continuation {
         turn_state::open_turn(env, agent, session, &query);
     }
-    let options = crate::config::recall_options(env).unwrap_or_else(|message| {
+    let options = (program.recall_options)(env).unwrap_or_else(|message| {
         log(
             env,
             agent,
@@ -245,7 +254,7 @@ fn recall_here(
         RecallOptions::default()
     });
     // Said with a selector failure: asked without a key.
-    let key_note = crate::serve::server::unset_key_note(&options.selector)
+    let key_note = crate::server::unset_key_note(&options.selector)
         .map(|note| format!("; {note}"))
         .unwrap_or_default();
 
@@ -255,8 +264,7 @@ fn recall_here(
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     let home = env.memrecall_home();
-    let telemetry =
-        crate::stats::telemetry_sink(home.as_deref(), vec![Arc::new(recall_facade::TracingSink)]);
+    let telemetry = (program.telemetry)(home.as_deref());
     let ran = runtime.block_on(async {
         let mut config = RecallConfig::with_roots(roots.project, roots.user);
         config.scanner = roots.catalogs.into();
@@ -287,7 +295,7 @@ fn recall_here(
     let failure = recall
         .latest_recall()
         .and_then(|state| state.settled)
-        .and_then(|settled| crate::serve::server::selector_failure(&settled));
+        .and_then(|settled| crate::server::selector_failure(&settled));
     if let Some(failure) = failure {
         if told::first_time(env, &failure.kind) {
             log(

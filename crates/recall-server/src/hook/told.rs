@@ -51,7 +51,7 @@ pub(super) fn first_time(env: &Environment, kind: &str) -> bool {
 
 /// `config.toml`'s modification time and size, or `none` when there is none.
 fn config_stamp(home: &Path) -> String {
-    std::fs::metadata(home.join(crate::config::CONFIG_FILE_NAME)).map_or_else(
+    std::fs::metadata(home.join(crate::CONFIG_FILE_NAME)).map_or_else(
         |_| "none".to_owned(),
         |meta| {
             let modified = meta

@@ -12,7 +12,7 @@ use recall_facade::SettledRecall;
 
 use super::sessions::Entry;
 use super::{Server, lock, log};
-use recall_server::protocol::SelectorFailure;
+use crate::protocol::SelectorFailure;
 
 #[derive(Debug, Default)]
 pub(super) struct Problems {
@@ -63,7 +63,7 @@ impl Problems {
 
 /// A word for the logs when the HTTP selector's `api_key_env` names a variable this process
 /// does not have: then no key is sent, which a failure may well be about.
-pub(crate) fn unset_key_note(choice: &recall_facade::SelectorChoice) -> Option<String> {
+pub fn unset_key_note(choice: &recall_facade::SelectorChoice) -> Option<String> {
     let recall_facade::SelectorChoice::Http(http) = choice else {
         return None;
     };
@@ -79,14 +79,15 @@ pub(crate) fn unset_key_note(choice: &recall_facade::SelectorChoice) -> Option<S
 
 /// The selector failure a settled recall carries, as its telemetry event; `None` when the
 /// selector answered, was not asked, or was cancelled by the turn's end (not a failure).
-pub(crate) fn selector_failure(settled: &SettledRecall) -> Option<SelectorErrorEvent> {
+pub fn selector_failure(settled: &SettledRecall) -> Option<SelectorErrorEvent> {
     let error = settled.selector_error.as_ref()?;
     if matches!(error, selector::SelectorError::Cancelled) {
         return None;
     }
     Some(SelectorErrorEvent {
         kind: error.kind(),
-        message: crate::output::one_line(&error.to_string()),
+        message: recall_facade::printable(&error.to_string(), recall_facade::Lines::Escaped)
+            .into_owned(),
     })
 }
 

@@ -11,11 +11,9 @@ use tokio::time::Instant;
 
 use super::limits::{AcceptBackoff, FREE_REQUEST_BYTES, MAX_ACCEPT_BACKOFF, READ_CHUNK};
 use super::{SOCKET_CHECK_EVERY, Server, lock, log, millis};
-use recall_server::current_uid;
-use recall_server::frame::FrameDecoder;
-use recall_server::protocol::{
-    self, MAX_LINE_BYTES, Request, Response, ResponseLine, VERSION, WireError,
-};
+use crate::current_uid;
+use crate::frame::FrameDecoder;
+use crate::protocol::{self, MAX_LINE_BYTES, Request, Response, ResponseLine, VERSION, WireError};
 
 impl Server {
     pub(super) async fn accept_loop(self: &Arc<Self>, listener: &UnixListener, socket: &Path) {

@@ -8,7 +8,7 @@ use memory_watch::WatchMode;
 use recall_facade::MemoryRecall;
 
 use super::{Server, lock};
-use recall_server::protocol::Status;
+use crate::protocol::Status;
 
 impl Server {
     /// How each scanned root's changes are noticed, one `root: mode` per line's worth, in root

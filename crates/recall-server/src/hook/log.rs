@@ -3,8 +3,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
+use crate::Program;
+use crate::log::Log;
 use agent_hooks::{Agent, Environment};
-use recall_server::log::Log;
 
 pub(super) fn log(env: &Environment, agent: Agent, message: &str) {
     write_log_line(
@@ -22,14 +23,12 @@ pub(super) fn write_log_line(env: &Environment, line: &str) {
     let _ = Log::new(hook_log_path(&home)).append(line);
 }
 
-/// Sends the libraries' `tracing` events of this hook process to `hook.log` (see
-/// [`crate::logging`]); nowhere without a memrecall home.
-pub(super) fn trace_to_hook_log(env: &Environment) {
+/// Sends the libraries' `tracing` events of this hook process to `hook.log` (through the
+/// program's subscriber, [`Program::trace_to`]); nowhere without a memrecall home.
+pub(super) fn trace_to_hook_log(env: &Environment, program: &Program) {
     static TRACE_LOG: OnceLock<Mutex<Log>> = OnceLock::new();
     if let Some(home) = env.memrecall_home() {
-        crate::logging::to_file(
-            TRACE_LOG.get_or_init(|| Mutex::new(Log::new(hook_log_path(&home)))),
-        );
+        (program.trace_to)(TRACE_LOG.get_or_init(|| Mutex::new(Log::new(hook_log_path(&home)))));
     }
 }
 
