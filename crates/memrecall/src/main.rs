@@ -19,7 +19,6 @@ mod commands;
 mod config;
 mod failure;
 mod logging;
-mod mcp;
 mod output;
 mod stats;
 #[cfg(test)]
@@ -65,7 +64,7 @@ enum Command {
     Hook(HookArgs),
     /// Serve recall, listing, ranking explanations and saving as a Model Context Protocol
     /// server on stdin and stdout, for agents that look memory up themselves.
-    Mcp(mcp::McpArgs),
+    Mcp(commands::mcp::McpArgs),
     /// Summarise the recorded telemetry: delivery rate by phase, strategy and delivery point,
     /// discard reasons, and latency percentiles against the 100 ms budget.
     Stats(stats::StatsArgs),
@@ -105,7 +104,7 @@ fn main() -> ExitCode {
         Command::Rank(args) => commands::rank::run(&args),
         Command::Scan(args) => commands::scan::run(&args),
         Command::Roots(args) => commands::roots::run(&args),
-        Command::Mcp(args) => mcp::run(&args),
+        Command::Mcp(args) => commands::mcp::run(&args),
         Command::Stats(args) => stats::run(&args),
         Command::Serve(args) => commands::server::run_serve(&args),
         Command::Stop => commands::server::run_stop(),

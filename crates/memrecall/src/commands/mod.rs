@@ -3,6 +3,7 @@
 pub(crate) mod doctor;
 pub(crate) mod hook;
 pub(crate) mod install;
+pub(crate) mod mcp;
 pub(crate) mod rank;
 pub(crate) mod recall;
 pub(crate) mod roots;

@@ -1,4 +1,6 @@
-//! `memrecall mcp`: memory recall as a Model Context Protocol server on stdin and stdout.
+#![forbid(unsafe_code)]
+//! Memory recall as a Model Context Protocol server on stdin and stdout, on the official SDK
+//! (`rmcp`): what `memrecall mcp` serves to agents that look memory up themselves.
 //!
 //! Tools: `recall_memories`, `list_memories`, `explain_recall` and (unless `--read-only`)
 //! `save_memory`. Every memory is also a read-only resource, `memory://project/<path>` or
@@ -7,10 +9,28 @@
 //! path in its URI, so nothing outside the roots can be reached through one.
 //!
 //! A request the server cannot parse or route gets a protocol error: a line that is not JSON a
-//! parse error, a string that is not Unicode an invalid-params error (see [`stdio`]), and the
+//! parse error, a string that is not Unicode an invalid-params error (see `stdio`), and the
 //! server reads on; a tool argument the model
 //! can fix (a file that exists, a name that leaves the root) gets a tool result marked as an
 //! error, whose text says what to change. The server ends when the client closes its input.
+//!
+//! # Example
+//!
+//! ```
+//! use agent_hooks::layout::RecallRoots;
+//! use recall_mcp::MemoryServer;
+//!
+//! let dir = tempfile::tempdir()?;
+//! let roots = RecallRoots { project: Some(dir.path().to_path_buf()), user: None, catalogs: None };
+//! let runtime = tokio::runtime::Runtime::new()?;
+//! let explain: recall_mcp::Explain = |query, documents, _| format!("{query}: {}", documents.len());
+//! let server = runtime.block_on(async {
+//!     MemoryServer::new(roots, recall_facade::RecallOptions::default(), true, explain)
+//! })?;
+//! // recall_mcp::serve_stdio(server) would now answer a client on stdin and stdout.
+//! # drop(server);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 mod params;
 mod resources;
@@ -22,16 +42,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clap::Args;
 use memory_scan::{DocumentCache, MemoryRoots, ScannedDocument, Scope};
 use recall_facade::{MemoryRecall, RecallConfig};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::{ErrorData, ServiceExt as _};
 
-use crate::commands::roots::{RootArgs, resolve_roots};
-use crate::failure::Failure;
 use agent_hooks::layout::RecallRoots;
-use agent_hooks::{Agent, Environment, Layout};
 
 /// Most memories `list_memories` shows.
 const MAX_LISTED: usize = 50;
@@ -46,62 +62,42 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 const SECONDS_PER_DAY: u64 = 86_400;
 const URI_PREFIX: &str = "memory://";
 
-/// `memrecall mcp`'s command line.
-#[derive(Debug, Args)]
-pub struct McpArgs {
-    /// The agent running the server: its memory layout gives the default roots.
-    #[arg(long, value_enum)]
-    agent: Option<Agent>,
-    /// Whose memory layout gives the default roots [default: the agent's, else memrecall's].
-    #[arg(long, value_enum)]
-    layout: Option<Layout>,
-    /// Project memory root [default: the layout's for the current directory].
-    #[arg(long, value_name = "DIR")]
-    project: Option<PathBuf>,
-    /// User memory root [default: the layout's].
-    #[arg(long, value_name = "DIR")]
-    user: Option<PathBuf>,
-    /// Offer no save_memory tool: the server only reads memory.
-    #[arg(long)]
-    read_only: bool,
+/// Serves `server` on this process's standard input and output until the client closes its
+/// input, then writes the catalogs the recalls brought up to date. Must be called inside a
+/// multi-threaded runtime.
+pub async fn serve_stdio(server: MemoryServer) -> Result<(), McpError> {
+    let (transport, written) = stdio::transport();
+    let service = server
+        .clone()
+        .serve(transport)
+        .await
+        .map_err(|e| McpError::NotStarted(e.to_string()))?;
+    let ended = service.waiting().await;
+    server.close().await;
+    let _ = tokio::time::timeout(SHUTDOWN_GRACE, written).await;
+    ended
+        .map(|_| ())
+        .map_err(|e| McpError::Failed(e.to_string()))
 }
 
-/// Runs the server until the client closes stdin.
-pub fn run(args: &McpArgs) -> Result<(), Failure> {
-    let layout = args
-        .layout
-        .or(args.agent.map(agent_hooks::default_layout))
-        .unwrap_or(Layout::Memrecall);
-    let roots = resolve_roots(&RootArgs {
-        project: args.project.clone(),
-        user: args.user.clone(),
-        layout,
-    })?;
-    // Tools wait for the settled recall, so the delivery design does not apply here; the
-    // delivery rule does, to what settles without a selector.
-    let settings =
-        crate::config::recall_options(&Environment::from_process()).map_err(Failure::selector)?;
-    let runtime = crate::failure::runtime()?;
-    let served = runtime.block_on(async {
-        let server = MemoryServer::new(roots, settings, args.read_only)?;
-        let (transport, written) = stdio::transport();
-        let service = server
-            .clone()
-            .serve(transport)
-            .await
-            .map_err(|e| anyhow::anyhow!("the MCP session did not start: {e}"))?;
-        let ended = service.waiting().await;
-        server.close().await;
-        let _ = tokio::time::timeout(SHUTDOWN_GRACE, written).await;
-        ended
-            .map(|_| ())
-            .map_err(|e| Failure::from(anyhow::anyhow!("the MCP session failed: {e}")))
-    });
-    // Standard input is read on a blocking thread that may still wait for a byte; it must not
-    // keep the process alive once the session has ended.
-    runtime.shutdown_timeout(Duration::from_millis(100));
-    served
+/// Why the server cannot start or serve.
+#[derive(Debug, thiserror::Error)]
+pub enum McpError {
+    /// The recall session cannot be built (a selector that cannot be configured).
+    #[error("{0}")]
+    Recall(String),
+    /// The MCP session did not start.
+    #[error("the MCP session did not start: {0}")]
+    NotStarted(String),
+    /// The MCP session ended in an error.
+    #[error("the MCP session failed: {0}")]
+    Failed(String),
 }
+
+/// The text `explain_recall` answers for a query, given every scanned document and the most
+/// rows to show: the ranking with each field's contribution (memrecall's is `memrecall rank`'s
+/// text).
+pub type Explain = fn(query: &str, documents: &[Arc<ScannedDocument>], rows: usize) -> String;
 
 /// The server: the roots, one recall session and one scan cache shared by every request.
 #[derive(Debug, Clone)]
@@ -113,6 +109,8 @@ pub struct MemoryServer {
 #[derive(Debug)]
 struct State {
     roots: MemoryRoots,
+    /// The text of `explain_recall`.
+    explain: Explain,
     /// Recalls run one at a time: the session's turns are sequential.
     recall: tokio::sync::Mutex<MemoryRecall>,
     /// For listing, explaining and resources.
@@ -120,17 +118,20 @@ struct State {
 }
 
 impl MemoryServer {
-    /// Builds the server; must be called inside the runtime.
-    fn new(
+    /// Builds the server over `recall_roots`, recalling with `options`, without the
+    /// `save_memory` tool when `read_only`, explaining rankings with `explain`; must be called
+    /// inside the runtime.
+    pub fn new(
         recall_roots: RecallRoots,
         options: recall_facade::RecallOptions,
         read_only: bool,
-    ) -> Result<Self, Failure> {
+        explain: Explain,
+    ) -> Result<Self, McpError> {
         let roots = recall_roots.memory_roots();
         let mut config = RecallConfig::with_roots(roots.project.clone(), roots.user.clone());
         config.options = options;
         config.scanner = recall_roots.catalogs.into();
-        let recall = MemoryRecall::new(config).map_err(|e| Failure::selector(e.to_string()))?;
+        let recall = MemoryRecall::new(config).map_err(|e| McpError::Recall(e.to_string()))?;
         let mut tool_router = Self::tool_router();
         if read_only {
             tool_router.remove_route("save_memory");
@@ -138,6 +139,7 @@ impl MemoryServer {
         Ok(Self {
             state: Arc::new(State {
                 roots,
+                explain,
                 recall: tokio::sync::Mutex::new(recall),
                 cache: DocumentCache::new(),
             }),

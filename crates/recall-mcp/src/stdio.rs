@@ -41,7 +41,7 @@ pub(super) enum Verdict {
 
 /// The transport to give rmcp (its input, its output), and the task that copies its output to
 /// standard output, which ends once rmcp has closed its output and all of it is written.
-pub(super) fn transport() -> ((DuplexStream, DuplexStream), JoinHandle<()>) {
+pub(crate) fn transport() -> ((DuplexStream, DuplexStream), JoinHandle<()>) {
     let stdout = Arc::new(Mutex::new(tokio::io::stdout()));
     let (filtered, rmcp_input) = tokio::io::duplex(PIPE_BYTES);
     let (rmcp_output, answers) = tokio::io::duplex(PIPE_BYTES);

@@ -10,13 +10,20 @@ use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{ErrorData, tool, tool_router};
 
-use super::params::{ExplainParams, ListParams, RecallParams, SaveParams, ScopeArg};
-use super::resources::{encode_path, resource_uri};
-use super::{
+use crate::params::{ExplainParams, ListParams, RecallParams, SaveParams, ScopeArg};
+use crate::resources::{encode_path, resource_uri};
+use crate::{
     MAX_EXPLAINED, MAX_LISTED, MAX_QUERY_BYTES, MAX_RECALLED, MemoryServer, SECONDS_PER_DAY,
     URI_PREFIX, save,
 };
-use crate::output::RankRow;
+
+/// A value's serialised word (`model`, `heuristic`), `-` when it has none.
+fn enum_word<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_else(|| "-".to_owned())
+}
 
 fn text_result(text: String) -> CallToolResult {
     CallToolResult::success(vec![ContentBlock::text(text)])
@@ -84,10 +91,7 @@ impl MemoryServer {
             recall.end_turn();
             match state {
                 Some(state) => match (state.settled, state.fast) {
-                    (Some(settled), _) => (
-                        settled.documents.clone(),
-                        crate::output::enum_word(Some(&settled.strategy)),
-                    ),
+                    (Some(settled), _) => (settled.documents.clone(), enum_word(&settled.strategy)),
                     (None, Some(fast)) => (fast.documents.clone(), "lexical".to_owned()),
                     (None, None) => (Vec::new(), "none".to_owned()),
                 },
@@ -175,16 +179,10 @@ impl MemoryServer {
             )));
         }
         let documents = self.scan().await?;
-        let rows: Vec<RankRow> = RankRow::rank(&params.query, &documents)
-            .into_iter()
-            .take(MAX_EXPLAINED)
-            .collect();
-        let verdicts = crate::output::token_verdicts(&params.query, &documents);
-        Ok(text_result(RankRow::to_text(
+        Ok(text_result((self.state.explain)(
             &params.query,
-            &rows,
-            &verdicts,
-            documents.len(),
+            &documents,
+            MAX_EXPLAINED,
         )))
     }
 
