@@ -17,7 +17,6 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod commands;
 mod config;
-mod failure;
 mod logging;
 mod output;
 mod stats;

@@ -49,7 +49,7 @@ pub(crate) fn run(args: &McpArgs) -> Result<(), Failure> {
     // delivery rule does, to what settles without a selector.
     let settings =
         crate::config::recall_options(&Environment::from_process()).map_err(Failure::selector)?;
-    let runtime = crate::failure::runtime()?;
+    let runtime = super::runtime()?;
     let served = runtime.block_on(async {
         let server = MemoryServer::new(roots, settings, args.read_only, explain)?;
         recall_mcp::serve_stdio(server).await

@@ -10,7 +10,16 @@ pub(crate) mod roots;
 pub(crate) mod scan;
 pub(crate) mod server;
 
-pub(crate) use crate::failure::{Failure, emit, runtime};
+pub(crate) use crate::output::{Failure, emit};
+
+/// The async runtime a command's recalls run on.
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::from(anyhow::anyhow!("cannot start the async runtime: {e}")))
+}
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};

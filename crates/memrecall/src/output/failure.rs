@@ -1,5 +1,4 @@
-//! What every command shares: failures with their documented exit codes, output to stdout, the
-//! async runtime.
+//! Failures with their documented exit codes, and output to stdout.
 
 /// A failure with its documented exit code.
 #[derive(Debug)]
@@ -51,14 +50,6 @@ pub(crate) fn emit(text: &str) -> Result<(), Failure> {
         }
         _ => Ok(()),
     }
-}
-
-pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| Failure::from(anyhow::anyhow!("cannot start the async runtime: {e}")))
 }
 
 #[cfg(test)]
