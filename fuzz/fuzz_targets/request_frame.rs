@@ -4,7 +4,7 @@
 //! panic.
 #![no_main]
 
-#[path = "../../crates/memrecall/src/serve/frame.rs"]
+#[path = "../../crates/recall-server/src/frame.rs"]
 mod frame;
 
 use frame::{FrameDecoder, FrameError};

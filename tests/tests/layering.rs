@@ -1,5 +1,6 @@
-//! The binary's top-level modules form no cycle: each uses only modules below it, so a module
-//! can be understood, and moved into a crate of its own, without the ones above it.
+//! The binary's top-level modules (`commands`, `config`, `logging`, `output`, `stats`) form no
+//! cycle: each uses only modules below it, so a module can be understood, and moved into a crate
+//! of its own, without the ones above it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -77,7 +78,9 @@ fn cycle_from(
 #[test]
 fn the_binarys_top_level_modules_use_each_other_without_a_cycle() {
     let graph = module_graph();
-    assert!(graph.len() > 5, "modules not found: {graph:?}");
+    for module in ["commands", "config", "logging", "output", "stats"] {
+        assert!(graph.contains_key(module), "{module} not found: {graph:?}");
+    }
     for start in graph.keys() {
         let mut path = vec![start.clone()];
         if let Some(cycle) = cycle_from(&graph, start, &mut path) {

@@ -27,7 +27,7 @@ use serde_json::{Value, json};
 use crate::scan_latency::{CODEWORD, build_tree, median};
 
 /// The version of the server's socket protocol this report speaks
-/// (`crates/memrecall/src/serve/protocol.rs`).
+/// (`crates/recall-server/src/protocol.rs`).
 const PROTOCOL: u32 = 3;
 
 const DEFAULT_RUNS: usize = 21;

@@ -81,25 +81,18 @@ pub enum HookInputError {
 
 /// The event names of an agent's two delivery points.
 pub const fn event_names(agent: Agent) -> (&'static str, &'static str) {
-    match agent {
-        Agent::ClaudeCode | Agent::QwenCode | Agent::Codex => ("UserPromptSubmit", "PostToolUse"),
-        Agent::GeminiCli => ("BeforeAgent", "AfterTool"),
-    }
+    let events = &agent.conventions().events;
+    (events.prompt, events.tool_result)
 }
 
 /// The event name of an agent's turn end.
 pub const fn turn_end_event(agent: Agent) -> &'static str {
-    match agent {
-        Agent::ClaudeCode | Agent::QwenCode | Agent::Codex => "Stop",
-        Agent::GeminiCli => "AfterAgent",
-    }
+    agent.conventions().events.turn_end
 }
 
 /// The event name of a session's end, for the agents that have one (all four do).
 pub const fn session_end_event(agent: Agent) -> Option<&'static str> {
-    match agent {
-        Agent::ClaudeCode | Agent::QwenCode | Agent::GeminiCli | Agent::Codex => Some("SessionEnd"),
-    }
+    agent.conventions().events.session_end
 }
 
 /// Parses an agent's hook input.
@@ -112,19 +105,20 @@ pub fn parse(agent: Agent, stdin: &str) -> Result<HookInput, HookInputError> {
     let text = |key: &str| object.get(key).and_then(Value::as_str);
     let event_name = text("hook_event_name").unwrap_or_default().to_owned();
     let (initial, tool_result) = event_names(agent);
+    let conventions = agent.conventions();
     let event = if event_name == initial {
-        let query = match agent {
-            Agent::QwenCode => text("submitted_prompt").or_else(|| text("prompt")),
-            _ => text("prompt"),
-        };
+        let query = conventions
+            .prompt_fields
+            .iter()
+            .find_map(|&field| text(field));
         match query {
             // Qwen Code's continuation after a tool result carries an empty prompt.
-            Some(query) if agent == Agent::QwenCode && query.trim().is_empty() => {
+            Some(query) if conventions.prompt_event_continues && query.trim().is_empty() => {
                 HookEvent::ToolResult
             }
             Some(query) => HookEvent::Prompt {
                 query: query.to_owned(),
-                repeat_is_continuation: agent == Agent::QwenCode,
+                repeat_is_continuation: conventions.prompt_event_continues,
             },
             None => HookEvent::Other,
         }
@@ -147,10 +141,7 @@ pub fn parse(agent: Agent, stdin: &str) -> Result<HookInput, HookInputError> {
 
 /// What stdout carries when there is nothing to add.
 pub const fn nothing(agent: Agent) -> &'static str {
-    match agent {
-        Agent::GeminiCli => "{}\n",
-        Agent::ClaudeCode | Agent::QwenCode | Agent::Codex => "",
-    }
+    agent.conventions().nothing
 }
 
 /// The stdout that adds `context` to the model's input at `event_name`.

@@ -1,15 +1,12 @@
 //! Where the product's own lines and the libraries' `tracing` events go: a log file bounded by
-//! size for the hook and the server (which have no terminal), standard error for the commands a
-//! user runs. `MEMRECALL_LOG` chooses what is recorded: a level (`error`, `warn`, `info`,
+//! size for the hook and the server (which have no terminal; the file is a
+//! [`recall_server::log::Log`]), standard error for the commands a user runs. `MEMRECALL_LOG` chooses what is recorded: a level (`error`, `warn`, `info`,
 //! `debug`, `trace`, `off`) or `target=level` directives separated by commas
 //! (`memory_watch=debug,warn`). The default is `warn` in the log files and `error` on standard
 //! error, where the commands say their own warnings (a telemetry file that could not be written
 //! is one line of the command's, not a warning per event).
 
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
-use std::time::SystemTime;
 
 use tracing_subscriber::Layer as _;
 use tracing_subscriber::filter::{LevelFilter, Targets};
@@ -17,64 +14,10 @@ use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
 
-use crate::files::{private_dir, private_file};
+use recall_server::log::Log;
 
 /// The environment variable that chooses what is logged.
 pub(crate) const LOG_ENV: &str = "MEMRECALL_LOG";
-
-/// The log is moved to `hook.log.1` once it grows past this.
-const MAX_LOG_BYTES: u64 = 512 * 1024;
-
-/// A log (`….log`) kept under [`MAX_LOG_BYTES`]: a log over it is moved to `….log.1` before the
-/// next line, so at most two logs of that size exist. The file stays open from one line to the
-/// next, so a process that has run out of descriptors still logs.
-#[derive(Debug)]
-pub(crate) struct Log {
-    path: PathBuf,
-    file: Option<std::fs::File>,
-}
-
-impl Log {
-    pub(crate) const fn new(path: PathBuf) -> Self {
-        Self { path, file: None }
-    }
-
-    /// Appends one timestamped line.
-    pub(crate) fn append(&mut self, line: &str) -> std::io::Result<()> {
-        let size = match &self.file {
-            Some(file) => file.metadata()?.len(),
-            None => std::fs::symlink_metadata(&self.path)
-                .ok()
-                .filter(std::fs::Metadata::is_file)
-                .map_or(0, |m| m.len()),
-        };
-        if size > MAX_LOG_BYTES {
-            self.file = None;
-            match std::fs::rename(&self.path, rotated(&self.path)) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
-                _ => {}
-            }
-        }
-        let file = if let Some(file) = &mut self.file {
-            file
-        } else {
-            if let Some(dir) = self.path.parent() {
-                private_dir(dir)?;
-            }
-            let opened = private_file(std::fs::OpenOptions::new().create(true).append(true))
-                .open(&self.path)?;
-            self.file.insert(opened)
-        };
-        let line = line.replace('\n', " ");
-        let now = humantime::format_rfc3339_seconds(SystemTime::now());
-        // One write per line, so concurrent hooks do not interleave within a line.
-        file.write_all(format!("{now} {line}\n").as_bytes())
-    }
-}
-
-fn rotated(path: &Path) -> PathBuf {
-    path.with_extension("log.1")
-}
 
 /// What `MEMRECALL_LOG`'s value records, or why it cannot be read. Unset or empty: `default`
 /// and above.
@@ -174,50 +117,6 @@ impl Drop for EventLine {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_log_over_its_bound_moves_aside_and_a_new_one_starts() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("hook.log");
-        std::fs::write(
-            &path,
-            vec![b'x'; usize::try_from(MAX_LOG_BYTES).unwrap() + 1],
-        )
-        .unwrap();
-        Log::new(path.clone()).append("fresh").unwrap();
-        let text = std::fs::read_to_string(&path).unwrap();
-        assert!(
-            text.ends_with(" fresh\n") && text.lines().count() == 1,
-            "{text}"
-        );
-        assert!(dir.path().join("hook.log.1").is_file());
-    }
-
-    #[test]
-    fn a_log_kept_open_moves_aside_once_it_grows_past_its_bound() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("serve.log");
-        let mut log = Log::new(path.clone());
-        let long = "x".repeat(64 * 1024);
-        while !dir.path().join("serve.log.1").exists() {
-            log.append(&long).unwrap();
-            assert!(std::fs::metadata(&path).unwrap().len() <= MAX_LOG_BYTES + 65 * 1024);
-        }
-        assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 1);
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn a_log_that_is_a_symlink_is_not_written_through() {
-        let dir = tempfile::tempdir().unwrap();
-        let target = dir.path().join("elsewhere");
-        std::fs::write(&target, "keep\n").unwrap();
-        let logs = dir.path().join("logs");
-        std::fs::create_dir(&logs).unwrap();
-        std::os::unix::fs::symlink(&target, logs.join("hook.log")).unwrap();
-        assert!(Log::new(logs.join("hook.log")).append("a line").is_err());
-        assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep\n");
-    }
 
     #[test]
     fn an_unset_log_variable_records_the_default_level_and_not_below() {

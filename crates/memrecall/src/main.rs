@@ -15,18 +15,10 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-mod agent;
 mod commands;
 mod config;
-mod failure;
-mod files;
-mod hook;
 mod logging;
-mod mcp;
 mod output;
-// Without a server on this platform, only the parts the hook shares with it are used.
-#[cfg_attr(not(unix), allow(dead_code, unused_variables))]
-mod serve;
 mod stats;
 #[cfg(test)]
 mod test_support;
@@ -71,7 +63,7 @@ enum Command {
     Hook(HookArgs),
     /// Serve recall, listing, ranking explanations and saving as a Model Context Protocol
     /// server on stdin and stdout, for agents that look memory up themselves.
-    Mcp(mcp::McpArgs),
+    Mcp(commands::mcp::McpArgs),
     /// Summarise the recorded telemetry: delivery rate by phase, strategy and delivery point,
     /// discard reasons, and latency percentiles against the 100 ms budget.
     Stats(stats::StatsArgs),
@@ -94,7 +86,7 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(error) if commands::hook::is_hook_run() && error.use_stderr() => {
             // A hook entry with a bad command line must not exit 2 (that blocks the prompt).
-            hook::log_bad_command_line(&error.to_string());
+            recall_server::hook::log_bad_command_line(&error.to_string());
             return ExitCode::SUCCESS;
         }
         Err(error) => error.exit(),
@@ -112,7 +104,7 @@ fn main() -> ExitCode {
         Command::Rank(args) => commands::rank::run(&args),
         Command::Scan(args) => commands::scan::run(&args),
         Command::Roots(args) => commands::roots::run(&args),
-        Command::Mcp(args) => mcp::run(&args),
+        Command::Mcp(args) => commands::mcp::run(&args),
         Command::Stats(args) => stats::run(&args),
         Command::Serve(args) => commands::server::run_serve(&args),
         Command::Stop => commands::server::run_stop(),
@@ -128,7 +120,7 @@ fn main() -> ExitCode {
             layout,
         }) => {
             if let Some(agent) = agent {
-                hook::run(agent, layout);
+                recall_server::hook::run(agent, layout, &commands::PROGRAM);
             }
             Ok(())
         }

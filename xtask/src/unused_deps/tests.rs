@@ -156,3 +156,46 @@ fn a_workspace_entry_no_crate_declares_is_reported() {
         }]
     );
 }
+
+#[test]
+fn a_dependency_named_only_in_string_literals_and_comments_is_reported() {
+    let (_dir, package) = package_with(
+        concat!(
+            "// recall_lifecycle::recall is where catalogs are written\n",
+            "/* use recall_lifecycle; /* nested */ recall_lifecycle::x */\n",
+            "fn t() { assert!(f(\"recall_lifecycle::recall\")); }\n",
+            "const R: &str = r#\"use recall_lifecycle::Session;\"#;\n",
+            "const Q: char = '\"'; const B: &[u8] = b\"recall_lifecycle::x\";\n",
+        ),
+        "fn it() { let _ = \"recall_lifecycle\"; }\n",
+        vec![
+            dependency("recall-lifecycle", None),
+            dependency("recall-lifecycle", Some("dev")),
+        ],
+    );
+    assert_eq!(
+        unused_in_packages(&[&package]).unwrap(),
+        [
+            Finding::Unnamed {
+                package: "planted".to_owned(),
+                dependency: "recall-lifecycle".to_owned(),
+                dev: false,
+            },
+            Finding::Unnamed {
+                package: "planted".to_owned(),
+                dependency: "recall-lifecycle".to_owned(),
+                dev: true,
+            },
+        ]
+    );
+}
+
+#[test]
+fn code_after_a_character_literal_or_a_lifetime_still_counts() {
+    let (_dir, package) = package_with(
+        "fn f<'a>(s: &'a str) -> char { let _ = '\"'; serde_json::from_str::<()>(s).ok(); 'x' }\n",
+        "",
+        vec![dependency("serde_json", None)],
+    );
+    assert_eq!(unused_in_packages(&[&package]).unwrap(), []);
+}

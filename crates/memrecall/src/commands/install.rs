@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use super::hook::InstallArgs;
 use super::{Failure, emit};
-use crate::agent::settings::{self, Document, SettingsError, record};
-use crate::agent::{Agent, Environment};
+use agent_hooks::settings::{self, Document, SettingsError, record};
+use agent_hooks::{Agent, Environment};
 
 /// What Codex needs before it runs a hook, said after every Codex install.
 const CODEX_TRUST: &str = "Codex runs a hook only once you have trusted it: run `codex` in a terminal and trust the memrecall hook there (Codex then keeps a `trusted_hash` for it under `hooks.state`). Until then `codex exec` skips the hook without a word.";

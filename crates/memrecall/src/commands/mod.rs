@@ -3,10 +3,61 @@
 pub(crate) mod doctor;
 pub(crate) mod hook;
 pub(crate) mod install;
+pub(crate) mod mcp;
 pub(crate) mod rank;
 pub(crate) mod recall;
 pub(crate) mod roots;
 pub(crate) mod scan;
 pub(crate) mod server;
 
-pub(crate) use crate::failure::{Failure, emit, runtime};
+pub(crate) use crate::output::{Failure, emit};
+
+/// The async runtime a command's recalls run on.
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::from(anyhow::anyhow!("cannot start the async runtime: {e}")))
+}
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use recall_server::{Program, ServerConfig, Telemetry};
+
+/// What the server (`memrecall serve`) and the hook (`memrecall hook`) take from this program:
+/// `config.toml` read as every command reads it, the telemetry history `memrecall stats` reads,
+/// and the `tracing` subscriber `MEMRECALL_LOG` filters.
+pub(crate) static PROGRAM: Program = Program {
+    server_config,
+    recall_options: crate::config::recall_options,
+    telemetry,
+    trace_to,
+};
+
+/// What `config.toml` under `home` chooses for the server.
+fn server_config(home: &Path) -> Result<ServerConfig, String> {
+    let config = crate::config::Config::load(home).map_err(|e| e.to_string())?;
+    let idle_exit = config
+        .serve
+        .idle_exit
+        .map(crate::config::IdleExit::duration);
+    Ok(ServerConfig {
+        options: config.into(),
+        idle_exit,
+    })
+}
+
+/// The history under `home` (unless `config.toml` turns it off) and `tracing`.
+fn telemetry(home: Option<&Path>) -> Telemetry {
+    let sinks = crate::stats::telemetry_sink(home, vec![Arc::new(recall_facade::TracingSink)]);
+    Telemetry {
+        sink: sinks.sink,
+        history: sinks.history,
+    }
+}
+
+fn trace_to(log: &'static Mutex<recall_server::log::Log>) {
+    crate::logging::to_file(log);
+}

@@ -186,7 +186,7 @@ pub(crate) fn run(args: &RecallArgs) -> Result<(), Failure> {
         if let Some(failure) = state
             .as_ref()
             .and_then(|s| s.settled.as_deref())
-            .and_then(crate::serve::server::selector_failure)
+            .and_then(recall_server::server::selector_failure)
         {
             sinks
                 .all

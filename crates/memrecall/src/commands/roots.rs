@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::{Failure, emit};
-use crate::agent::layout::RecallRoots;
-use crate::agent::{Agent, Environment, Layout, layout, settings};
+use agent_hooks::layout::RecallRoots;
+use agent_hooks::{Agent, Environment, Layout, layout, settings};
 
 #[derive(Debug, Args)]
 pub(crate) struct RootsArgs {

@@ -3,7 +3,6 @@
 use clap::Args;
 
 use super::Failure;
-use crate::{agent, serve};
 
 #[derive(Debug, Args)]
 pub(crate) struct ServeArgs {
@@ -12,7 +11,7 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
     idle_exit: Option<std::time::Duration>,
     /// Serve at most this many connections at once; one over the bound is closed at once.
-    #[arg(long, value_name = "N", default_value_t = serve::server::MAX_CONNECTIONS)]
+    #[arg(long, value_name = "N", default_value_t = recall_server::server::MAX_CONNECTIONS)]
     max_connections: usize,
     /// Drop a client that has not sent its whole request this long after connecting [default:
     /// 5s].
@@ -28,14 +27,18 @@ pub(crate) struct StatusArgs {
 }
 
 pub(crate) fn run_serve(args: &ServeArgs) -> Result<(), Failure> {
-    let options = serve::server::ServeOptions {
+    let options = recall_server::server::ServeOptions {
         idle_exit: args.idle_exit,
         max_connections: Some(args.max_connections),
         request_deadline: args.request_deadline,
     };
-    match serve::server::run(options, &agent::Environment::from_process()) {
+    match recall_server::server::run(
+        options,
+        &agent_hooks::Environment::from_process(),
+        &super::PROGRAM,
+    ) {
         // Two hooks racing to start a server start two; the one without the lock leaves quietly.
-        Err(serve::server::ServeError::AlreadyRunning) => Ok(()),
+        Err(recall_server::server::ServeError::AlreadyRunning) => Ok(()),
         other => other.map_err(|e| Failure::from(anyhow::Error::new(e))),
     }
 }
@@ -44,41 +47,48 @@ pub(crate) fn run_serve(args: &ServeArgs) -> Result<(), Failure> {
 const CONTROL_BUDGET: std::time::Duration = std::time::Duration::from_secs(10);
 
 fn control(
-    request: serve::protocol::Request,
-) -> Result<Option<serve::protocol::Response>, Failure> {
-    let env = agent::Environment::from_process();
-    let paths = serve::ServerPaths::from_env(&env).ok_or_else(|| {
+    request: recall_server::protocol::Request,
+) -> Result<Option<recall_server::protocol::Response>, Failure> {
+    let env = agent_hooks::Environment::from_process();
+    let paths = recall_server::ServerPaths::from_env(&env).ok_or_else(|| {
         Failure::from(anyhow::anyhow!(
             "cannot find a run directory: set XDG_RUNTIME_DIR, MEMRECALL_HOME or HOME"
         ))
     })?;
-    let budget = serve::client::Budget {
+    let budget = recall_server::client::Budget {
         connect_by: std::time::Instant::now() + CONTROL_BUDGET,
         answer_within: CONTROL_BUDGET,
     };
-    match serve::client::exchange(&paths, request, serve::client::Autostart::No, budget) {
+    match recall_server::client::exchange(
+        &paths,
+        request,
+        recall_server::client::Autostart::No,
+        budget,
+    ) {
         Ok(response) => Ok(Some(response)),
-        Err(serve::client::ClientError::NotRunning) => Ok(None),
+        Err(recall_server::client::ClientError::NotRunning) => Ok(None),
         Err(error) => Err(Failure::from(anyhow::Error::new(error))),
     }
 }
 
 pub(crate) fn run_stop() -> Result<(), Failure> {
-    let Some(response) = control(serve::protocol::Request::Stop)? else {
+    let Some(response) = control(recall_server::protocol::Request::Stop)? else {
         println!("no server is running");
         return Ok(());
     };
-    let serve::protocol::Response::Stopping { pid } = response else {
+    let recall_server::protocol::Response::Stopping { pid } = response else {
         return Err(Failure::from(anyhow::anyhow!(
             "unexpected answer to stop: {response:?}"
         )));
     };
     // The lock is released when the process exits: wait for that, so that a `stop` that
     // returned leaves no server behind.
-    let env = agent::Environment::from_process();
-    if let Some(paths) = serve::ServerPaths::from_env(&env) {
+    let env = agent_hooks::Environment::from_process();
+    if let Some(paths) = recall_server::ServerPaths::from_env(&env) {
         let deadline = std::time::Instant::now() + CONTROL_BUDGET;
-        while serve::client::server_holds_lock(&paths) && std::time::Instant::now() < deadline {
+        while recall_server::client::server_holds_lock(&paths)
+            && std::time::Instant::now() < deadline
+        {
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
     }
@@ -87,7 +97,7 @@ pub(crate) fn run_stop() -> Result<(), Failure> {
 }
 
 pub(crate) fn run_status(args: &StatusArgs) -> Result<(), Failure> {
-    let Some(response) = control(serve::protocol::Request::Status)? else {
+    let Some(response) = control(recall_server::protocol::Request::Status)? else {
         if args.json {
             println!("null");
         } else {
@@ -95,7 +105,7 @@ pub(crate) fn run_status(args: &StatusArgs) -> Result<(), Failure> {
         }
         return Ok(());
     };
-    let serve::protocol::Response::Status(status) = response else {
+    let recall_server::protocol::Response::Status(status) = response else {
         return Err(Failure::from(anyhow::anyhow!(
             "unexpected answer to status: {response:?}"
         )));

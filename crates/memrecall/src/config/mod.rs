@@ -30,8 +30,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-/// The file's name inside the memrecall home.
-pub const CONFIG_FILE_NAME: &str = "config.toml";
+/// The file's name inside the memrecall home (the server and the hook watch it there).
+pub const CONFIG_FILE_NAME: &str = recall_server::CONFIG_FILE_NAME;
 
 /// The whole file.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
@@ -86,8 +86,8 @@ pub struct ServeTable {
 pub struct IdleExit(std::time::Duration);
 
 impl IdleExit {
-    /// The default: half an hour.
-    pub const DEFAULT: Self = Self(std::time::Duration::from_mins(30));
+    /// The default: half an hour (the server's own).
+    pub const DEFAULT: Self = Self(recall_server::server::DEFAULT_IDLE_EXIT);
 
     /// The duration.
     pub fn duration(self) -> std::time::Duration {

@@ -3,7 +3,7 @@
 use recall_facade::{HttpSelectorConfig, RecallOptions, SelectorChoice};
 
 use super::{Config, ConfigSelectorKind};
-use crate::agent::Environment;
+use agent_hooks::Environment;
 
 impl From<Config> for RecallOptions {
     /// The selector, the delivery design, the delivery rule and the turn cap the file names;

@@ -1,4 +1,5 @@
-//! What the commands print: a stable JSON form and a readable text form of the same facts.
+//! What the commands print: a stable JSON form and a readable text form of the same facts, and
+//! a failure with its exit code ([`Failure`]).
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -9,10 +10,10 @@ use memory_scan::{MemoryRoots, ScanReport, ScannedDocument};
 use recall_facade::{Delivery, Lines, RecallState, printable};
 use serde::Serialize;
 
-use crate::failure::Failure;
-
+mod failure;
 mod rank;
 
+pub(crate) use failure::{Failure, emit};
 pub use rank::{RankRow, ScanOutput, token_verdicts};
 
 /// Whether the modelled turn calls a tool.

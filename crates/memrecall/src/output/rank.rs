@@ -11,8 +11,8 @@ use lexical_score::{
 use memory_scan::{MemoryRoots, RecallScan, ScanReport, ScannedDocument};
 use serde::Serialize;
 
+use super::Failure;
 use super::{DocumentOut, RootsOut, enum_word, ms, one_line};
-use crate::failure::Failure;
 
 /// One row of the `rank` command.
 #[derive(Debug, Serialize)]

@@ -29,7 +29,7 @@ use std::time::SystemTime;
 use clap::Args;
 
 pub(crate) use self::sink::{TelemetrySinks, telemetry_sink};
-use crate::failure::{Failure, emit};
+use crate::output::{Failure, emit};
 
 /// The directory under the memrecall home that holds the telemetry history.
 pub const TELEMETRY_DIR: &str = "telemetry";

@@ -9,20 +9,15 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::checks::{HookReport, locate};
-use crate::agent::settings::{self, Document};
-use crate::agent::{Agent, Environment};
+use agent_hooks::settings::{self, Document};
+use agent_hooks::{Agent, Environment};
 
 /// How long an agent may take to print its version.
 const VERSION_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// The command each agent is started with.
 const fn agent_command(agent: Agent) -> &'static str {
-    match agent {
-        Agent::ClaudeCode => "claude",
-        Agent::QwenCode => "qwen",
-        Agent::GeminiCli => "gemini",
-        Agent::Codex => "codex",
-    }
+    agent.conventions().command
 }
 
 /// The first line `<agent> --version` prints, when the agent's command is on `PATH` and answers

@@ -7,8 +7,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::Problem;
-use crate::agent::settings::{self, Document};
-use crate::agent::{Agent, Environment};
+use agent_hooks::settings::{self, Document};
+use agent_hooks::{Agent, Environment};
 
 /// One hook entry and the binary it runs.
 #[derive(Debug, Serialize)]

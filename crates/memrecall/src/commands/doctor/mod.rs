@@ -16,7 +16,7 @@ use clap::Args;
 use serde::Serialize;
 
 use super::{Failure, emit};
-use crate::agent::{Agent, Environment, Layout};
+use agent_hooks::{Agent, Environment, Layout};
 
 #[derive(Debug, Args)]
 pub(crate) struct DoctorArgs {
@@ -92,7 +92,7 @@ pub(crate) fn run(args: &DoctorArgs) -> Result<(), Failure> {
         .collect();
     let mut layouts: Vec<Layout> = Vec::new();
     for &agent in &agents_found {
-        let layout = crate::agent::default_layout(agent);
+        let layout = agent_hooks::default_layout(agent);
         if !layouts.contains(&layout) {
             layouts.push(layout);
         }

@@ -7,8 +7,8 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::Problem;
-use crate::agent::{Environment, Layout, layout};
 use crate::config::{CONFIG_FILE_NAME, Config, ConfigSelectorKind};
+use agent_hooks::{Environment, Layout, layout};
 
 /// How long the selector probe and the server's status may take.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
@@ -70,9 +70,9 @@ pub(super) struct ServerReport {
 }
 
 pub(super) fn server(env: &Environment, problems: &mut Vec<Problem>) -> ServerReport {
-    use crate::serve::client::{self, Autostart, Budget, ClientError};
-    use crate::serve::protocol::{Request, Response};
-    let Some(paths) = crate::serve::ServerPaths::from_env(env) else {
+    use recall_server::client::{self, Autostart, Budget, ClientError};
+    use recall_server::protocol::{Request, Response};
+    let Some(paths) = recall_server::ServerPaths::from_env(env) else {
         return ServerReport::default();
     };
     let budget = Budget {

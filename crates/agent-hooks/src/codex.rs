@@ -1,0 +1,29 @@
+//! Codex: keeps no memory folders of its own, so a hook reads memrecall's layout; its hooks are
+//! in `$CODEX_HOME/hooks.json` or `~/.codex/hooks.json` (or the project's `.codex/hooks.json`),
+//! timeouts in seconds; its events are Claude Code's: `UserPromptSubmit` (`prompt`),
+//! `PostToolUse`, `Stop` and `SessionEnd`.
+
+use crate::Layout;
+use crate::conventions::{Conventions, HookEvents};
+
+/// Codex's conventions.
+pub const CONVENTIONS: Conventions = Conventions {
+    name: "codex",
+    command: "codex",
+    default_layout: Layout::Memrecall,
+    dot_dir: ".codex",
+    home_variable: Some("CODEX_HOME"),
+    settings_file: "hooks.json",
+    settings_accept_comments: false,
+    hook_entry_named: false,
+    hook_timeout: 10,
+    events: HookEvents {
+        prompt: "UserPromptSubmit",
+        tool_result: "PostToolUse",
+        turn_end: "Stop",
+        session_end: Some("SessionEnd"),
+    },
+    prompt_fields: &["prompt"],
+    prompt_event_continues: false,
+    nothing: "",
+};

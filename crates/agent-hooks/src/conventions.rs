@@ -1,0 +1,52 @@
+//! One agent's conventions as one value: an agent is added by writing its module's
+//! `CONVENTIONS` (every field must be given) and its arm of
+//! [`Agent::conventions`](crate::Agent::conventions), whose `match` names every agent, so an
+//! agent cannot be half-added.
+
+use crate::Layout;
+
+/// What one agent does that a tool reading or feeding its memory must follow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Conventions {
+    /// The name used on the command line and in logs (`claude-code`).
+    pub name: &'static str,
+    /// The command the agent is started with (`claude`).
+    pub command: &'static str,
+    /// The layout a hook reads when none is given: the agent's own where it keeps memory,
+    /// memrecall's otherwise.
+    pub default_layout: Layout,
+    /// The agent's directory, in the user's home and in a project (`.claude`).
+    pub dot_dir: &'static str,
+    /// The variable that moves the agent's user directory away from `~/<dot_dir>`, if any.
+    pub home_variable: Option<&'static str>,
+    /// The file in that directory that holds the hook settings.
+    pub settings_file: &'static str,
+    /// Whether the agent reads its settings file as JSON with comments.
+    pub settings_accept_comments: bool,
+    /// Whether a hook entry carries a `name` (shown by the agent in its hook list).
+    pub hook_entry_named: bool,
+    /// The hook's timeout, in the unit the agent's current version reads.
+    pub hook_timeout: u64,
+    /// The hook events, by delivery point.
+    pub events: HookEvents,
+    /// The stdin fields of the prompt event that hold the query, the first present one wins.
+    pub prompt_fields: &'static [&'static str],
+    /// Whether the prompt event is fired again before each tool-result continuation: then an
+    /// empty prompt is the tool-result point and a repeated query may be a continuation.
+    pub prompt_event_continues: bool,
+    /// What stdout carries when there is nothing to add.
+    pub nothing: &'static str,
+}
+
+/// An agent's hook event names, by delivery point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HookEvents {
+    /// The initial point: the prompt event.
+    pub prompt: &'static str,
+    /// The tool-result point.
+    pub tool_result: &'static str,
+    /// The turn's end.
+    pub turn_end: &'static str,
+    /// The session's end, for an agent that has one.
+    pub session_end: Option<&'static str>,
+}

@@ -1,0 +1,186 @@
+//! Each layout's roots for a working directory, on real temporary trees.
+
+use super::*;
+
+fn home_env(home: &Path) -> Environment {
+    Environment::from_pairs([("HOME", home.as_os_str().to_owned())])
+}
+
+#[test]
+fn dots_underscores_and_slashes_become_dashes() {
+    assert_eq!(js_sanitise("/home/ana/my_app.v2"), "-home-ana-my-app-v2");
+}
+
+#[test]
+fn a_character_outside_the_basic_plane_becomes_two_dashes() {
+    assert_eq!(js_sanitise("/a🦀b"), "-a--b");
+    assert_eq!(js_sanitise("/é"), "--");
+}
+
+#[test]
+fn claude_code_without_a_repository_names_the_directory_after_the_working_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    let cwd = base.join("work.dir_1");
+    std::fs::create_dir_all(&cwd).unwrap();
+    let roots = resolve(Layout::ClaudeCode, &cwd, &home_env(&base)).unwrap();
+    let expected = base
+        .join(".claude/projects")
+        .join(js_sanitise(&cwd.to_string_lossy()))
+        .join("memory");
+    assert_eq!(roots.project.path, Some(expected));
+    assert_eq!(roots.user.path, Some(base.join(".memrecall/memories")));
+}
+
+#[test]
+fn claude_code_reads_the_nfc_form_of_a_decomposed_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    // "é" as e + combining acute: two characters before NFC, one after.
+    let cwd = base.join("cafe\u{301}");
+    std::fs::create_dir_all(&cwd).unwrap();
+    let roots = resolve(Layout::ClaudeCode, &cwd, &home_env(&base)).unwrap();
+    let name = format!("{}-caf-", js_sanitise(&base.to_string_lossy()));
+    assert_eq!(
+        roots.project.path,
+        Some(base.join(".claude/projects").join(name).join("memory"))
+    );
+}
+
+#[test]
+fn claude_code_config_dir_moves_the_projects_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    let env = Environment::from_pairs([
+        ("HOME", base.as_os_str().to_owned()),
+        ("CLAUDE_CONFIG_DIR", base.join("cfg").into_os_string()),
+    ]);
+    let roots = resolve(Layout::ClaudeCode, &base, &env).unwrap();
+    assert!(
+        roots
+            .project
+            .path
+            .unwrap()
+            .starts_with(base.join("cfg/projects"))
+    );
+}
+
+#[test]
+fn a_local_auto_memory_directory_setting_wins_over_the_derived_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(base.join("repo/.git")).unwrap();
+    std::fs::create_dir_all(base.join("repo/.claude")).unwrap();
+    std::fs::write(
+        base.join("repo/.claude/settings.local.json"),
+        r#"{"autoMemoryDirectory": "notes/memory"}"#,
+    )
+    .unwrap();
+    let roots = resolve(Layout::ClaudeCode, &base.join("repo"), &home_env(&base)).unwrap();
+    assert_eq!(roots.project.path, Some(base.join("repo/notes/memory")));
+    assert_eq!(roots.project.origin, RootOrigin::Repository);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_local_settings_file_linked_to_dev_zero_is_ignored_with_its_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(base.join("repo/.git")).unwrap();
+    std::fs::create_dir_all(base.join("repo/.claude")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", base.join("repo/.claude/settings.local.json")).unwrap();
+    let roots = resolve(Layout::ClaudeCode, &base.join("repo"), &home_env(&base)).unwrap();
+    assert!(
+        roots
+            .project
+            .path
+            .unwrap()
+            .starts_with(base.join(".claude/projects")),
+        "the derived directory is used"
+    );
+    assert_eq!(roots.ignored.len(), 1);
+    assert!(roots.ignored[0].contains("a device"), "{:?}", roots.ignored);
+}
+
+#[test]
+fn a_user_auto_memory_directory_setting_expands_the_home_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(base.join(".claude")).unwrap();
+    std::fs::write(
+        base.join(".claude/settings.json"),
+        r#"{"autoMemoryDirectory": "~/mem"}"#,
+    )
+    .unwrap();
+    let roots = resolve(Layout::ClaudeCode, &base, &home_env(&base)).unwrap();
+    assert_eq!(roots.project.path, Some(base.join("mem")));
+    assert_eq!(roots.project.origin, RootOrigin::User);
+}
+
+#[test]
+fn qwen_code_puts_user_memories_under_its_home() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    let roots = resolve(Layout::QwenCode, &base, &home_env(&base)).unwrap();
+    assert_eq!(roots.user.path, Some(base.join(".qwen/memories")));
+}
+
+#[test]
+fn the_memrecall_layout_uses_the_git_root_of_a_subdirectory() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(base.join("repo/.git")).unwrap();
+    std::fs::create_dir_all(base.join("repo/src")).unwrap();
+    let roots = resolve(Layout::Memrecall, &base.join("repo/src"), &home_env(&base)).unwrap();
+    let expected = base
+        .join(".memrecall/projects")
+        .join(recall_facade::sanitise_project_path(&base.join("repo")))
+        .join("memory");
+    assert_eq!(roots.project.path, Some(expected));
+    assert_eq!(roots.user.path, Some(base.join(".memrecall/memories")));
+}
+
+#[test]
+fn no_home_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let error = resolve(Layout::QwenCode, dir.path(), &Environment::default()).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "cannot find the Qwen Code home: set QWEN_HOME or HOME"
+    );
+}
+
+#[test]
+fn a_windows_project_folder_name_turns_the_drive_colon_and_backslashes_into_dashes() {
+    assert_eq!(js_sanitise(r"C:\Users\Ana\shop"), "C--Users-Ana-shop");
+    assert_eq!(
+        recall_facade::sanitise_project_path(Path::new(r"C:\Users\Ana\shop")),
+        "C--Users-Ana-shop"
+    );
+}
+
+#[test]
+fn qwen_code_lowercases_a_project_folder_name_on_windows_only() {
+    let dir = Path::new(r"C:\Users\Ana\Shop");
+    assert_eq!(
+        crate::qwen_code::project_name(dir, crate::Platform::Windows),
+        "c--users-ana-shop"
+    );
+    assert_eq!(
+        crate::qwen_code::project_name(Path::new("/home/Ana/Shop"), crate::Platform::Unix),
+        "-home-Ana-Shop"
+    );
+}
+
+#[test]
+fn on_windows_the_home_is_userprofile_and_home_only_without_it() {
+    use crate::Platform;
+    let both = Environment::from_pairs([("USERPROFILE", r"C:\Users\ana"), ("HOME", "/h")]);
+    assert_eq!(
+        both.clone().on(Platform::Windows).home(),
+        Some(PathBuf::from(r"C:\Users\ana"))
+    );
+    assert_eq!(both.on(Platform::Unix).home(), Some(PathBuf::from("/h")));
+    let home_only = Environment::from_pairs([("HOME", "/h")]).on(Platform::Windows);
+    assert_eq!(home_only.home(), Some(PathBuf::from("/h")));
+}

@@ -1,0 +1,284 @@
+//! Where each agent keeps its hook settings, the entry memrecall adds there, and merging it in
+//! and out of a settings file without disturbing anything else in it.
+//!
+//! | agent | user file | project file (`--project DIR`) | timeout unit | comments |
+//! |---|---|---|---|---|
+//! | Claude Code | `$CLAUDE_CONFIG_DIR/settings.json` or `~/.claude/settings.json` | `DIR/.claude/settings.json` | seconds | no |
+//! | Qwen Code | `$QWEN_HOME/settings.json` or `~/.qwen/settings.json` | `DIR/.qwen/settings.json` | seconds (0.24.4; values of 1000 or more are read as legacy milliseconds, with a warning) | no |
+//! | Gemini CLI | `~/.gemini/settings.json` | `DIR/.gemini/settings.json` | milliseconds | yes |
+//! | Codex | `$CODEX_HOME/hooks.json` or `~/.codex/hooks.json` | `DIR/.codex/hooks.json` | seconds | no |
+//!
+//! The entry is one group `{"hooks":[{"type":"command","command":"/abs/memrecall hook --agent
+//! A","timeout":…}]}` under each event the hook serves ([`installed_events`]): the prompt event,
+//! the tool-result event, the turn's end and the session's end, so that the server's recall
+//! reaches the tool-result point and every turn ends (10 seconds: the hook answers within the
+//! 100 ms ceiling plus process time, the margin is for a cold disk). The command names the
+//! binary by its absolute path ([`hook_command`]): an agent whose `PATH` lacks memrecall would
+//! otherwise never run it, and say so nowhere.
+//!
+//! A file is edited in place ([`Document`]): the user's comments (where the agent accepts them),
+//! key order, indentation and blank lines stay as they were, so a merged file differs from the
+//! original only by the entries. What `install` replaced is kept ([`record`]) so that
+//! `uninstall` gives back the original bytes.
+
+mod document;
+mod file;
+pub mod record;
+
+use std::path::{Path, PathBuf};
+
+pub use document::Document;
+pub use file::{backup_path, read, remove_created, write};
+
+use super::{Agent, Environment, Layout, hook_io};
+
+/// Why a settings file cannot be changed.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    /// No home directory to find the user settings in.
+    #[error("cannot find the home directory: set HOME or pass --project")]
+    NoHome,
+    /// The file could not be read: not a regular file, too large, not UTF-8, or an I/O failure
+    /// (the error names the path). It is left untouched.
+    #[error(transparent)]
+    Read(#[from] memory_scan::foreign::ForeignFileError),
+    /// The file is not JSON (or, for an agent that accepts them, JSON with comments); it is left
+    /// untouched.
+    #[error(
+        "{path} is not valid {what} ({reason}); it was left untouched: fix it or add the entry by hand"
+    )]
+    Unparsable {
+        /// The file.
+        path: PathBuf,
+        /// What the agent reads: JSON, or JSON with comments.
+        what: &'static str,
+        /// The parse error, with its line and column.
+        reason: String,
+    },
+    /// The file's JSON does not have the shape hook settings need; it is left untouched.
+    #[error("{path}: {what}; it was left untouched: fix it or add the entry by hand")]
+    Shape {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        what: String,
+    },
+    /// The file could not be written.
+    #[error("cannot write {path}: {source}")]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        source: std::io::Error,
+    },
+}
+
+/// The settings file hooks of `agent` live in: the project's when `project` is given, else the
+/// user's.
+pub fn settings_path(
+    agent: Agent,
+    project: Option<&Path>,
+    env: &Environment,
+) -> Result<PathBuf, SettingsError> {
+    let conventions = agent.conventions();
+    let (file, dot_dir) = (conventions.settings_file, conventions.dot_dir);
+    if let Some(project) = project {
+        return Ok(project.join(dot_dir).join(file));
+    }
+    let moved = conventions.home_variable.and_then(|name| env.path(name));
+    let dir = match moved {
+        Some(dir) => dir,
+        None => env.home().ok_or(SettingsError::NoHome)?.join(dot_dir),
+    };
+    Ok(dir.join(file))
+}
+
+/// Whether the agent reads its settings file as JSON with comments.
+pub const fn accepts_comments(agent: Agent) -> bool {
+    agent.conventions().settings_accept_comments
+}
+
+/// The hook's timeout, in the unit the agent's current version reads: seconds for Claude Code,
+/// Qwen Code (0.24.4 reads seconds) and Codex, milliseconds for Gemini CLI.
+pub const fn hook_timeout(agent: Agent) -> u64 {
+    agent.conventions().hook_timeout
+}
+
+/// The command an agent runs: `program` (quoted for the shell when it needs to be) with the hook's
+/// arguments, and `--layout` when one is chosen.
+pub fn hook_command(agent: Agent, program: &Path, layout: Option<Layout>) -> String {
+    let mut command = format!("{} {}", shell_quoted(program), hook_arguments(agent));
+    if let Some(layout) = layout {
+        command.push_str(" --layout ");
+        command.push_str(layout.as_str());
+    }
+    command
+}
+
+/// `command` without a trailing `--layout NAME` naming a known layout.
+fn without_layout(command: &str) -> &str {
+    [Layout::ClaudeCode, Layout::QwenCode, Layout::Memrecall]
+        .iter()
+        .find_map(|layout| command.strip_suffix(&format!(" --layout {}", layout.as_str())))
+        .unwrap_or(command)
+}
+
+fn hook_arguments(agent: Agent) -> String {
+    format!("hook --agent {}", agent.as_str())
+}
+
+/// `path` as one shell word: as it is when it holds only characters no shell treats specially,
+/// else in single quotes.
+fn shell_quoted(path: &Path) -> String {
+    let text = path.to_string_lossy();
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+:@%,=".contains(c));
+    if plain {
+        text.into_owned()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
+/// The program a hook command runs: its first shell word, unquoted.
+pub fn program_of(command: &str) -> String {
+    if let Some(rest) = command.strip_prefix('\'') {
+        let mut program = String::new();
+        let mut rest = rest;
+        while let Some((quoted, after)) = rest.split_once('\'') {
+            program.push_str(quoted);
+            match after.strip_prefix(r"\''") {
+                Some(more) => {
+                    program.push('\'');
+                    rest = more;
+                }
+                None => break,
+            }
+        }
+        return program;
+    }
+    command
+        .split_once(' ')
+        .map_or(command, |(program, _)| program)
+        .to_owned()
+}
+
+/// Whether `command` is memrecall's hook for `agent` (with or without `--layout`): the hook's
+/// arguments after a program named
+/// `memrecall` (any directory, or none), or after `program` when one is named.
+pub fn is_memrecall_hook(command: &str, agent: Agent, program: Option<&Path>) -> bool {
+    let Some(head) = without_layout(command).strip_suffix(&hook_arguments(agent)) else {
+        return false;
+    };
+    if !head.ends_with(' ') {
+        return false;
+    }
+    let named = program_of(command);
+    if program.is_some_and(|p| Path::new(&named) == p) {
+        return true;
+    }
+    Path::new(&named)
+        .file_stem()
+        .is_some_and(|stem| stem == "memrecall")
+}
+
+/// The events `install` registers the hook for: prompt, tool result (when it is another
+/// event), turn end and session end.
+pub fn installed_events(agent: Agent) -> Vec<&'static str> {
+    let (prompt, tool_result) = hook_io::event_names(agent);
+    let mut events = vec![prompt];
+    if tool_result != prompt {
+        events.push(tool_result);
+    }
+    events.push(hook_io::turn_end_event(agent));
+    events.extend(hook_io::session_end_event(agent));
+    events
+}
+
+/// The settings snippet `install` merges, as the text of a new settings file.
+pub fn snippet(agent: Agent, command: &str) -> String {
+    let mut document = Document::empty(agent);
+    // A new document has the right shape for every event.
+    let _ = document.merge(agent, command);
+    document.text()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_agent_installs_its_prompt_tool_result_and_end_events() {
+        let full = ["UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd"];
+        assert_eq!(installed_events(Agent::ClaudeCode), full);
+        assert_eq!(installed_events(Agent::QwenCode), full);
+        assert_eq!(
+            installed_events(Agent::GeminiCli),
+            ["BeforeAgent", "AfterTool", "AfterAgent", "SessionEnd"]
+        );
+        assert_eq!(installed_events(Agent::Codex), full);
+    }
+
+    #[test]
+    fn timeouts_are_seconds_except_for_gemini_cli() {
+        assert_eq!(hook_timeout(Agent::QwenCode), 10);
+        assert_eq!(hook_timeout(Agent::Codex), 10);
+        assert_eq!(hook_timeout(Agent::GeminiCli), 10_000);
+    }
+
+    #[test]
+    fn a_program_path_with_a_space_or_a_quote_is_quoted_and_still_recognised() {
+        let program = Path::new("/opt/my tools/it's/memrecall");
+        let command = hook_command(Agent::Codex, program, None);
+        assert_eq!(
+            command,
+            r"'/opt/my tools/it'\''s/memrecall' hook --agent codex"
+        );
+        assert_eq!(program_of(&command), program.to_string_lossy());
+        assert!(is_memrecall_hook(&command, Agent::Codex, None));
+    }
+
+    #[test]
+    fn a_hook_command_with_a_layout_names_it_and_is_still_recognised() {
+        let command = hook_command(
+            Agent::ClaudeCode,
+            Path::new("/bin/memrecall"),
+            Some(Layout::Memrecall),
+        );
+        assert_eq!(
+            command,
+            "/bin/memrecall hook --agent claude-code --layout memrecall"
+        );
+        assert!(is_memrecall_hook(&command, Agent::ClaudeCode, None));
+    }
+
+    #[test]
+    fn memrecall_hooks_are_recognised_by_program_name_or_the_named_program() {
+        let bare = "memrecall hook --agent qwen-code";
+        assert!(is_memrecall_hook(bare, Agent::QwenCode, None));
+        assert!(!is_memrecall_hook(bare, Agent::Codex, None));
+        let other = "/opt/bin/mr hook --agent qwen-code";
+        assert!(!is_memrecall_hook(other, Agent::QwenCode, None));
+        assert!(is_memrecall_hook(
+            other,
+            Agent::QwenCode,
+            Some(Path::new("/opt/bin/mr"))
+        ));
+        assert!(!is_memrecall_hook(
+            "notify-memrecall hook --agent qwen-code",
+            Agent::QwenCode,
+            None
+        ));
+    }
+
+    #[test]
+    fn project_settings_live_in_the_agents_dot_directory() {
+        let env = Environment::default();
+        let path = settings_path(Agent::ClaudeCode, Some(Path::new("/p")), &env).unwrap();
+        assert_eq!(path, Path::new("/p/.claude/settings.json"));
+        let path = settings_path(Agent::Codex, Some(Path::new("/p")), &env).unwrap();
+        assert_eq!(path, Path::new("/p/.codex/hooks.json"));
+    }
+}

@@ -1,0 +1,275 @@
+//! The client side: reach the user's server within a budget, starting it when it is not
+//! running, and exchange one request for one answer.
+//!
+//! A missing socket, or one nobody listens on (connection refused), is noticed at once. A run
+//! directory or socket that is not this user's, or that others may open, is refused without
+//! connecting. Starting a server spawns `memrecall serve` in its own process group with its
+//! output in the server log; the lock the running server holds keeps a second one from serving
+//! when two clients race to start one.
+
+use std::io::BufReader;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::local::{self, Stream};
+use crate::protocol::{self, Request, RequestLine, Response, VERSION, WireError};
+use crate::{PrivacyError, ServerPaths, check_private_dir, check_socket, try_lock};
+
+/// How often a client retries connecting to a server it has just started.
+const RETRY_EVERY: Duration = Duration::from_millis(2);
+
+/// Whether a client starts a server that is not running.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Autostart {
+    /// Start one and wait for it within the connect budget.
+    Yes,
+    /// Report that none is running.
+    No,
+}
+
+/// The time a client gives the server.
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    /// When connecting (including starting a server) gives up.
+    pub connect_by: Instant,
+    /// How long the answer may take once the request is sent.
+    pub answer_within: Duration,
+}
+
+/// Why no answer came from a server.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// This platform has no server (the reason).
+    #[error("{0}")]
+    Unavailable(&'static str),
+    /// No server is running (and none was to be started).
+    #[error("no server is running")]
+    NotRunning,
+    /// The run directory or socket is not safe to use.
+    #[error("refusing the server socket: {0}")]
+    Refused(#[from] PrivacyError),
+    /// A server could not be started.
+    #[error("cannot start a server: {0}")]
+    Start(std::io::Error),
+    /// No server answered the connection within the budget.
+    #[error("no server answered within the budget")]
+    Timeout,
+    /// Connecting failed otherwise.
+    #[error("cannot connect to the server: {0}")]
+    Connect(std::io::Error),
+    /// The exchange failed.
+    #[error(transparent)]
+    Wire(#[from] WireError),
+    /// The server answered with an error.
+    #[error("the server answered: {0}")]
+    Server(String),
+}
+
+/// Sends `request` to the server at `paths` and returns its answer (never an `error` answer:
+/// that is [`ClientError::Server`]).
+pub fn exchange(
+    paths: &ServerPaths,
+    request: Request,
+    autostart: Autostart,
+    budget: Budget,
+) -> Result<Response, ClientError> {
+    let stream = connect(paths, autostart, budget.connect_by)?;
+    stream
+        .set_write_timeout(Some(budget.answer_within))
+        .and_then(|()| stream.set_read_timeout(Some(budget.answer_within)))
+        .map_err(ClientError::Connect)?;
+    let line = RequestLine {
+        v: VERSION,
+        request,
+    };
+    protocol::write_line(&mut &stream, &line)?;
+    let answer = protocol::read_line(BufReader::new(&stream)).map_err(|e| match e {
+        WireError::Io(io) if is_timeout(&io) => ClientError::Timeout,
+        other => ClientError::Wire(other),
+    })?;
+    match protocol::parse_response(&answer)? {
+        Response::Error { message } => Err(ClientError::Server(message)),
+        response => Ok(response),
+    }
+}
+
+fn is_timeout(error: &std::io::Error) -> bool {
+    matches!(
+        error.kind(),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+    )
+}
+
+/// A connected stream to this user's server.
+fn connect(
+    paths: &ServerPaths,
+    autostart: Autostart,
+    connect_by: Instant,
+) -> Result<Stream, ClientError> {
+    if let Some(why) = local::UNAVAILABLE {
+        return Err(ClientError::Unavailable(why));
+    }
+    if let Some(stream) = try_connect(paths)? {
+        return Ok(stream);
+    }
+    if autostart == Autostart::No {
+        return Err(ClientError::NotRunning);
+    }
+    start(paths)?;
+    loop {
+        if let Some(stream) = try_connect(paths)? {
+            return Ok(stream);
+        }
+        if Instant::now() + RETRY_EVERY > connect_by {
+            return Err(ClientError::Timeout);
+        }
+        std::thread::sleep(RETRY_EVERY);
+    }
+}
+
+/// Connects when a server of this user listens; `None` when none does.
+fn try_connect(paths: &ServerPaths) -> Result<Option<Stream>, ClientError> {
+    if !check_private_dir(&paths.dir)? || !check_socket(&paths.socket)? {
+        return Ok(None);
+    }
+    match local::connect(&paths.socket) {
+        Ok(stream) => Ok(Some(stream)),
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::NotFound
+            ) =>
+        {
+            Ok(None)
+        }
+        Err(e) => Err(ClientError::Connect(e)),
+    }
+}
+
+/// Whether a server holds the lock (running, or starting and not yet listening).
+pub fn server_holds_lock(paths: &ServerPaths) -> bool {
+    std::fs::File::open(&paths.lock)
+        .and_then(|file| try_lock(&file))
+        .is_ok_and(|free| !free)
+}
+
+/// Starts `memrecall serve` detached, unless a server already holds the lock.
+fn start(paths: &ServerPaths) -> Result<(), ClientError> {
+    if server_holds_lock(paths) {
+        return Ok(());
+    }
+    let log_dir = paths.log.parent().unwrap_or(&paths.dir);
+    agent_hooks::files::private_dir(log_dir).map_err(ClientError::Start)?;
+    let log =
+        agent_hooks::files::private_file(std::fs::OpenOptions::new().create(true).append(true))
+            .open(&paths.log)
+            .map_err(ClientError::Start)?;
+    let err = log.try_clone().map_err(ClientError::Start)?;
+    let exe = std::env::current_exe().map_err(ClientError::Start)?;
+    // The child is not waited for; it outlives this process and is adopted by init.
+    local::detach(Command::new(exe).arg("serve"))
+        .stdin(Stdio::null())
+        .stdout(log)
+        .stderr(err)
+        .spawn()
+        .map_err(ClientError::Start)?;
+    Ok(())
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt as _;
+
+    fn paths_in(dir: &std::path::Path) -> ServerPaths {
+        let run = dir.join("run");
+        std::fs::create_dir(&run).unwrap();
+        std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o700)).unwrap();
+        ServerPaths {
+            socket: run.join("serve.sock"),
+            lock: run.join("serve.lock"),
+            log: dir.join("serve.log"),
+            dir: run,
+        }
+    }
+
+    fn budget() -> Budget {
+        Budget {
+            connect_by: Instant::now() + Duration::from_secs(30),
+            answer_within: Duration::from_secs(30),
+        }
+    }
+
+    #[test]
+    fn a_missing_socket_without_autostart_is_not_running() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = paths_in(dir.path());
+        let error = exchange(&paths, Request::Status, Autostart::No, budget()).unwrap_err();
+        assert!(matches!(error, ClientError::NotRunning), "{error}");
+    }
+
+    #[test]
+    fn a_socket_nobody_listens_on_is_not_running() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = paths_in(dir.path());
+        drop(std::os::unix::net::UnixListener::bind(&paths.socket).unwrap());
+        let error = exchange(&paths, Request::Status, Autostart::No, budget()).unwrap_err();
+        assert!(matches!(error, ClientError::NotRunning), "{error}");
+    }
+
+    #[test]
+    fn an_answer_is_read_back_from_a_listening_socket() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = paths_in(dir.path());
+        let listener = std::os::unix::net::UnixListener::bind(&paths.socket).unwrap();
+        let server = std::thread::spawn(move || {
+            let (stream, _) = listener.accept().unwrap();
+            let line = protocol::read_line(BufReader::new(&stream)).unwrap();
+            assert_eq!(protocol::parse_request(&line).unwrap(), Request::Stop);
+            let answer = protocol::ResponseLine {
+                v: VERSION,
+                response: Response::Stopping { pid: 9 },
+            };
+            protocol::write_line(&mut &stream, &answer).unwrap();
+        });
+        let answer = exchange(&paths, Request::Stop, Autostart::No, budget()).unwrap();
+        server.join().unwrap();
+        assert_eq!(answer, Response::Stopping { pid: 9 });
+    }
+
+    #[test]
+    fn a_server_that_never_answers_costs_the_answer_budget_and_is_a_timeout() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = paths_in(dir.path());
+        let _listener = std::os::unix::net::UnixListener::bind(&paths.socket).unwrap();
+        let budget = Budget {
+            connect_by: Instant::now() + Duration::from_secs(30),
+            answer_within: Duration::from_millis(10),
+        };
+        let error = exchange(&paths, Request::Status, Autostart::No, budget).unwrap_err();
+        assert!(matches!(error, ClientError::Timeout), "{error}");
+    }
+}
+
+#[cfg(all(test, not(unix)))]
+mod tests_without_a_server {
+    use super::*;
+
+    #[test]
+    fn without_a_server_on_this_platform_a_client_says_why_and_starts_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = ServerPaths {
+            dir: dir.path().join("run"),
+            socket: dir.path().join("run/serve.sock"),
+            lock: dir.path().join("run/serve.lock"),
+            log: dir.path().join("serve.log"),
+        };
+        let budget = Budget {
+            connect_by: Instant::now(),
+            answer_within: Duration::ZERO,
+        };
+        let error = exchange(&paths, Request::Status, Autostart::Yes, budget).unwrap_err();
+        assert!(matches!(error, ClientError::Unavailable(_)), "{error}");
+        assert!(!paths.log.exists(), "a server was started");
+    }
+}

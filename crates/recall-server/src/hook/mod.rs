@@ -1,0 +1,341 @@
+//! `memrecall hook`: one agent hook call, from the event on stdin to the delivery on stdout.
+//!
+//! It never stands in the user's way: whatever happens (bad JSON, no home, unreadable roots, a
+//! selector that fails or never answers, a panic) it exits 0, prints nothing (Gemini CLI: `{}`
+//! when there is simply nothing to add) and writes one line to `$MEMRECALL_HOME/logs/hook.log`.
+//! Exit code 2 would block the user's prompt in every agent, so it is never used.
+//!
+//! The hook is a thin client of the user's server (`memrecall serve`, see [`crate::server`]): it
+//! sends the event and prints the answer in the agent's shape. The server keeps the session's
+//! recall between events, so a prompt event gets the fast result and a later tool-result event
+//! the model's remaining picks, once; the stop event ends the turn. When no server runs, a prompt
+//! event starts one; when none answers within `CONNECT_BUDGET` (or its answer is late or
+//! broken), the prompt is recalled in this process as below, and a tool event prints nothing.
+//!
+//! Qwen Code's continuation after a tool result (its prompt event again, with an empty prompt or
+//! the same one) is the tool-result point: with an empty prompt always, with the same one when
+//! the server's open turn has that query or a hook recalled that turn in its own process
+//! (`turn_state`). So a
+//! continuation gets the model's remaining pick from the server, once, and never a document the
+//! turn was already given; a turn recalled in the hook's own process has nothing left to give.
+//!
+//! In this process, a prompt event runs one recall turn: the recall starts, the initial point
+//! waits at most the 100 ms ceiling, and what it delivers is printed, cut to whole documents
+//! under [`hook_io::MAX_CONTEXT_UTF16`]. The process then ends the turn (a selector still
+//! thinking is cancelled) and brings the catalogs up to date for the next call. The recall's
+//! telemetry events go where the running program's [`Program::telemetry`] sends them (memrecall:
+//! `$MEMRECALL_HOME/telemetry/`).
+
+use std::io::{Read as _, Write as _};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use recall_facade::{MemoryRecall, RecallConfig, RecallOptions};
+
+use crate::Program;
+use crate::ServerPaths;
+use crate::client::{self, Autostart, Budget, ClientError};
+use crate::protocol::{EventRequest, Point, PromptEvent, Request, Response};
+use agent_hooks::hook_io::{self, HookEvent};
+use agent_hooks::{Agent, Environment, Layout, layout};
+
+mod log;
+mod told;
+mod turn_state;
+
+use log::{log, trace_to_hook_log, write_log_line};
+
+/// The most stdin a hook reads: a prompt of 100,000 characters is well under it.
+const MAX_STDIN_BYTES: u64 = 8 * 1024 * 1024;
+/// How long the hook waits, after printing, to bring the catalogs up to date.
+const CATALOG_GRACE: Duration = Duration::from_secs(2);
+/// How long a hook tries to reach the server (starting it when needed) before recalling in its
+/// own process: the first-prompt ceiling, counted from the hook's start. A dead socket is noticed
+/// at once (connection refused); the time is spent only waiting for a server just started.
+const CONNECT_BUDGET: Duration = recall_facade::FIRST_PROMPT_CEILING;
+/// How long a hook waits for the server's answer once asked: the server's own wait is at most
+/// the 100 ms ceiling, the rest is margin for its scan on a busy machine.
+const ANSWER_BUDGET: Duration = Duration::from_millis(250);
+
+/// Runs one hook call; always succeeds (see the module docs).
+pub fn run(agent: Agent, layout: Option<Layout>, program: &'static Program) {
+    let env = Environment::from_process();
+    trace_to_hook_log(&env, program);
+    // A panic is logged, never shown: the agent may print the hook's stderr to the user.
+    std::panic::set_hook(Box::new(|_| {}));
+    let outcome = std::panic::catch_unwind(|| answer(agent, layout, &env, program));
+    match outcome {
+        Ok(Ok(())) => {}
+        Ok(Err(message)) => log(&env, agent, &message),
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            log(&env, agent, &format!("internal error: {what}"));
+        }
+    }
+}
+
+/// Logs a failure to parse the hook's own command line (a bad hook entry in the agent's
+/// settings), which must not exit 2 either.
+pub fn log_bad_command_line(message: &str) {
+    let env = Environment::from_process();
+    let first = message.lines().next().unwrap_or_default();
+    write_log_line(&env, &format!("hook: bad command line: {first}"));
+}
+
+/// Answers one hook call: reads the event from standard input, recalls (through the server when
+/// one is running, else in this process) and prints what the agent should add.
+fn answer(
+    agent: Agent,
+    layout: Option<Layout>,
+    env: &Environment,
+    program: &Program,
+) -> Result<(), String> {
+    let started = Instant::now();
+    let mut stdin = String::new();
+    std::io::stdin()
+        .take(MAX_STDIN_BYTES)
+        .read_to_string(&mut stdin)
+        .map_err(|e| format!("cannot read stdin: {e}"))?;
+    let input = hook_io::parse(agent, &stdin).map_err(|e| e.to_string())?;
+    let session = input.session_id.as_deref();
+    let point = match &input.event {
+        // A continuation repeating the prompt of a turn a hook recalled in its own process (no
+        // server held it): the tool-result point, never a second recall of the same documents.
+        HookEvent::Prompt {
+            query,
+            repeat_is_continuation: true,
+        } if turn_state::is_open_turn(env, agent, session, query) => Some(Point::ToolResult),
+        HookEvent::Prompt { .. } | HookEvent::Other => None,
+        HookEvent::ToolResult => Some(Point::ToolResult),
+        HookEvent::TurnEnd => Some(Point::TurnEnd),
+        HookEvent::SessionEnd => Some(Point::SessionEnd),
+    };
+    if matches!(point, Some(Point::TurnEnd | Point::SessionEnd)) {
+        turn_state::end_turn(env, agent, session);
+    }
+    if let Some(point) = point {
+        // Only a server keeps a recall past its prompt event; without one there is nothing to
+        // deliver or end, and no reason to start one.
+        let context = match input.session_id.clone() {
+            Some(session) => ask_server(env, agent, Some(session), point, Autostart::No, started)
+                .unwrap_or_else(|error| {
+                    if !matches!(error, ClientError::NotRunning) {
+                        log(env, agent, &error.to_string());
+                    }
+                    String::new()
+                }),
+            None => String::new(),
+        };
+        return print(&hook_io::render(agent, &input.event_name, &context));
+    }
+    let HookEvent::Prompt {
+        query,
+        repeat_is_continuation,
+    } = input.event
+    else {
+        return print(hook_io::nothing(agent));
+    };
+    if query.trim().is_empty() {
+        return print(hook_io::nothing(agent));
+    }
+    let cwd = match input.cwd {
+        Some(cwd) => cwd,
+        None => {
+            std::env::current_dir().map_err(|e| format!("no cwd given and none readable: {e}"))?
+        }
+    };
+    let cwd = std::path::absolute(&cwd).map_err(|e| {
+        format!(
+            "cannot resolve the working directory {}: {e}",
+            cwd.display()
+        )
+    })?;
+    let layout = layout.unwrap_or(agent_hooks::default_layout(agent));
+    let resolved = layout::resolve(layout, &cwd, env).map_err(|e| e.to_string())?;
+    for ignored in &resolved.ignored {
+        log(env, agent, &format!("ignored: {ignored}"));
+    }
+    let roots = resolved.recall_roots(env.memrecall_home().as_deref());
+    if roots.project.is_none() && roots.user.is_none() {
+        return print(hook_io::nothing(agent));
+    }
+    let prompt = PromptEvent {
+        query,
+        repeat_is_continuation,
+        cwd,
+        layout: Some(layout),
+        env: env.to_named(),
+    };
+    let served = ask_server(
+        env,
+        agent,
+        input.session_id.clone(),
+        Point::Initial(prompt.clone()),
+        Autostart::Yes,
+        started,
+    );
+    match served {
+        Ok(context) => print(&hook_io::render(agent, &input.event_name, &context)),
+        Err(error) => {
+            log(env, agent, &format!("{error}; recalling in this process"));
+            recall_here(
+                program,
+                agent,
+                env,
+                &input.event_name,
+                input.session_id.as_deref(),
+                prompt,
+                roots,
+            )
+        }
+    }
+}
+
+/// Asks the user's server for the delivery at `point`, starting the server when `autostart`
+/// says so; the whole exchange fits in `CONNECT_BUDGET` and `ANSWER_BUDGET`.
+fn ask_server(
+    env: &Environment,
+    agent: Agent,
+    session: Option<String>,
+    point: Point,
+    autostart: Autostart,
+    started: Instant,
+) -> Result<String, ClientError> {
+    let paths = ServerPaths::from_env(env).ok_or(ClientError::NotRunning)?;
+    let request = Request::Event(EventRequest {
+        agent,
+        session,
+        point,
+    });
+    let budget = Budget {
+        connect_by: started + CONNECT_BUDGET,
+        answer_within: ANSWER_BUDGET,
+    };
+    match client::exchange(&paths, request, autostart, budget)? {
+        Response::Delivery(answer) => {
+            for notice in &answer.notices {
+                log(env, agent, &format!("server: {notice}"));
+            }
+            Ok(answer.context)
+        }
+        other => Err(ClientError::Server(format!("unexpected answer {other:?}"))),
+    }
+}
+
+/// The recall of one prompt in this process, when no server answers: nothing outlives the
+/// call, so the tool-result point of this turn has nothing to deliver.
+fn recall_here(
+    program: &Program,
+    agent: Agent,
+    env: &Environment,
+    event_name: &str,
+    session: Option<&str>,
+    prompt: PromptEvent,
+    roots: layout::RecallRoots,
+) -> Result<(), String> {
+    let PromptEvent {
+        query,
+        repeat_is_continuation,
+        ..
+    } = prompt;
+    if repeat_is_continuation {
+        turn_state::open_turn(env, agent, session, &query);
+    }
+    let options = (program.recall_options)(env).unwrap_or_else(|message| {
+        log(
+            env,
+            agent,
+            &format!("{message}; recalling without a selector"),
+        );
+        RecallOptions::default()
+    });
+    // Said with a selector failure: asked without a key.
+    let key_note = crate::server::unset_key_note(&options.selector)
+        .map(|note| format!("; {note}"))
+        .unwrap_or_default();
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let home = env.memrecall_home();
+    let telemetry = (program.telemetry)(home.as_deref());
+    let ran = runtime.block_on(async {
+        let mut config = RecallConfig::with_roots(roots.project, roots.user);
+        config.scanner = roots.catalogs.into();
+        config.telemetry = Arc::clone(&telemetry.sink);
+        config.options = options;
+        let mut recall = MemoryRecall::new(config).map_err(|e| e.to_string())?;
+        recall.begin_turn(&query, &[]);
+        let initial = recall.initial().await;
+        let context = initial
+            .delivered()
+            .map(|memory| {
+                agent_hooks::context::fit(&memory.documents, &memory.prompt, SystemTime::now())
+            })
+            .unwrap_or_default();
+        Ok::<_, String>((recall, context))
+    });
+    let (mut recall, context) = match ran {
+        Ok(done) => done,
+        Err(message) => {
+            runtime.shutdown_timeout(Duration::ZERO);
+            return Err(message);
+        }
+    };
+    let printed = print(&hook_io::render(agent, event_name, &context));
+    // After printing: the selector (if still thinking) is cancelled and the catalogs this call
+    // brought up to date are written, so the next call starts warm.
+    recall.end_turn();
+    let failure = recall
+        .latest_recall()
+        .and_then(|state| state.settled)
+        .and_then(|settled| crate::server::selector_failure(&settled));
+    if let Some(failure) = failure {
+        if told::first_time(env, &failure.kind) {
+            log(
+                env,
+                agent,
+                &format!(
+                    "the selector failed ({}): {}{key_note}; the lexical result stood in (said once per kind until config.toml changes)",
+                    failure.kind, failure.message
+                ),
+            );
+        }
+        telemetry
+            .sink
+            .emit(&recall_facade::TelemetryEvent::SelectorError(failure));
+    }
+    let deadline = tokio::time::Instant::now() + CATALOG_GRACE;
+    runtime.block_on(async {
+        let _ = tokio::time::timeout_at(deadline, recall.write_catalogs()).await;
+        recall.shutdown();
+    });
+    runtime.shutdown_timeout(deadline.saturating_duration_since(tokio::time::Instant::now()));
+    if let Some(dropped) = telemetry.history.and_then(|history| history.dropped()) {
+        log(
+            env,
+            agent,
+            &format!(
+                "{} telemetry event(s) not recorded: {}",
+                dropped.count, dropped.first_error
+            ),
+        );
+    }
+    printed
+}
+
+fn print(text: &str) -> Result<(), String> {
+    if text.is_empty() {
+        return Ok(());
+    }
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| format!("cannot write stdout: {e}"))
+}

@@ -1,0 +1,217 @@
+//! Where the server's platform shows, in one place: the private run directory, the local
+//! socket a client connects to, and how a started server is detached from its hook.
+//!
+//! On Unix the server listens on a Unix socket in a directory only its user may open. Elsewhere
+//! (Windows) there is no server: [`UNAVAILABLE`] says why, a client gives up at once, and each
+//! hook recalls in its own process.
+
+#[cfg(unix)]
+pub use unix::*;
+
+#[cfg(not(unix))]
+pub use elsewhere::*;
+
+#[cfg(unix)]
+mod unix {
+    use std::os::unix::fs::{FileTypeExt as _, MetadataExt as _};
+    use std::path::Path;
+    use std::process::Command;
+
+    use crate::PrivacyError;
+
+    /// Why this platform has no server: `None`, it has one.
+    pub const UNAVAILABLE: Option<&str> = None;
+
+    /// The client's connection to the server.
+    pub type Stream = std::os::unix::net::UnixStream;
+
+    /// Connects to the server's socket at `path`.
+    pub fn connect(path: &Path) -> std::io::Result<Stream> {
+        Stream::connect(path)
+    }
+
+    /// Puts the started server in its own process group: the agent's signals to the hook's group
+    /// do not reach it.
+    pub fn detach(command: &mut Command) -> &mut Command {
+        use std::os::unix::process::CommandExt as _;
+        command.process_group(0)
+    }
+
+    /// This process's real user id.
+    pub fn current_uid() -> u32 {
+        rustix::process::getuid().as_raw()
+    }
+
+    /// Checks that `path`, when it exists, is a directory of this user that no one else may open;
+    /// `false` when it does not exist.
+    pub fn check_private_dir(path: &Path) -> Result<bool, PrivacyError> {
+        let Some(meta) = metadata(path)? else {
+            return Ok(false);
+        };
+        if !meta.file_type().is_dir() {
+            return Err(PrivacyError::WrongType {
+                path: path.to_path_buf(),
+                expected: "directory",
+            });
+        }
+        check_owner(path, &meta)?;
+        let mode = meta.mode() & 0o777;
+        if mode & 0o077 != 0 {
+            return Err(PrivacyError::OpenToOthers {
+                path: path.to_path_buf(),
+                mode,
+            });
+        }
+        Ok(true)
+    }
+
+    /// Checks that `path`, when it exists, is a socket of this user; `false` when it does not exist.
+    pub fn check_socket(path: &Path) -> Result<bool, PrivacyError> {
+        let Some(meta) = metadata(path)? else {
+            return Ok(false);
+        };
+        if !meta.file_type().is_socket() {
+            return Err(PrivacyError::WrongType {
+                path: path.to_path_buf(),
+                expected: "socket",
+            });
+        }
+        check_owner(path, &meta)?;
+        Ok(true)
+    }
+
+    fn metadata(path: &Path) -> Result<Option<std::fs::Metadata>, PrivacyError> {
+        match std::fs::symlink_metadata(path) {
+            Ok(meta) => Ok(Some(meta)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(PrivacyError::Io {
+                path: path.to_path_buf(),
+                source,
+            }),
+        }
+    }
+
+    fn check_owner(path: &Path, meta: &std::fs::Metadata) -> Result<(), PrivacyError> {
+        let uid = current_uid();
+        if meta.uid() == uid {
+            Ok(())
+        } else {
+            Err(PrivacyError::ForeignOwner {
+                path: path.to_path_buf(),
+                owner: meta.uid(),
+                uid,
+            })
+        }
+    }
+}
+
+#[cfg(not(unix))]
+mod elsewhere {
+    use std::path::Path;
+    use std::process::Command;
+    use std::time::Duration;
+
+    use crate::PrivacyError;
+
+    /// Why this platform has no server.
+    pub const UNAVAILABLE: Option<&str> = Some(
+        "the per-user server needs a Unix socket, which this platform lacks; each hook recalls \
+         in its own process, so the model's later picks do not reach the tool-result point",
+    );
+
+    /// A connection that cannot exist here: no value of it can be made.
+    pub enum Stream {}
+
+    impl Stream {
+        pub fn set_read_timeout(&self, _: Option<Duration>) -> std::io::Result<()> {
+            match *self {}
+        }
+
+        pub fn set_write_timeout(&self, _: Option<Duration>) -> std::io::Result<()> {
+            match *self {}
+        }
+    }
+
+    impl std::io::Read for &Stream {
+        fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+            match **self {}
+        }
+    }
+
+    impl std::io::Write for &Stream {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            match **self {}
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            match **self {}
+        }
+    }
+
+    /// There is no socket to connect to.
+    pub fn connect(_: &Path) -> std::io::Result<Stream> {
+        Err(std::io::ErrorKind::Unsupported.into())
+    }
+
+    /// No server is started here.
+    pub fn detach(command: &mut Command) -> &mut Command {
+        command
+    }
+
+    /// No run directory is used here.
+    #[allow(clippy::unnecessary_wraps, reason = "the signature the Unix side has")]
+    pub fn check_private_dir(_: &Path) -> Result<bool, PrivacyError> {
+        Ok(false)
+    }
+
+    /// No socket is used here.
+    #[allow(clippy::unnecessary_wraps, reason = "the signature the Unix side has")]
+    pub fn check_socket(_: &Path) -> Result<bool, PrivacyError> {
+        Ok(false)
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use std::os::unix::fs::PermissionsExt as _;
+
+    use super::*;
+    use crate::PrivacyError;
+
+    #[test]
+    fn a_run_directory_others_may_open_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let error = check_private_dir(dir.path()).unwrap_err();
+        assert!(
+            matches!(error, PrivacyError::OpenToOthers { mode: 0o755, .. }),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_private_run_directory_is_accepted_and_a_missing_one_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        assert!(check_private_dir(dir.path()).unwrap());
+        assert!(!check_private_dir(&dir.path().join("missing")).unwrap());
+    }
+
+    #[test]
+    fn a_regular_file_in_place_of_the_socket_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("serve.sock");
+        std::fs::write(&path, "").unwrap();
+        let error = check_socket(&path).unwrap_err();
+        assert!(
+            matches!(
+                error,
+                PrivacyError::WrongType {
+                    expected: "socket",
+                    ..
+                }
+            ),
+            "{error}"
+        );
+    }
+}

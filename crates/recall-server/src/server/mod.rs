@@ -1,0 +1,387 @@
+//! The server: accepts connections on the user's socket, keeps one recall session per agent
+//! session, and exits after an idle time or on `stop`.
+//!
+//! Sessions are keyed by agent and the agent's `session_id` and bounded ([`MAX_SESSIONS`]): the
+//! least recently used is evicted, its recall cancelled with its terminal telemetry emitted.
+//! Each has its own exclusion set (what it delivered), so no session's deliveries change
+//! another's. Sessions over the same roots share one document cache; the HTTP selector (and its
+//! connections) is shared by all. `config.toml` is checked on every request and reloaded when
+//! it changed; a session picks up a new selector at its next prompt.
+//!
+//! This module starts and stops the server and holds its configuration; `connection` answers
+//! requests within the bounds of `limits`, `sessions` keeps the session table and its document
+//! caches, `status` reports. The log (`serve.log`) is kept under the hook log's bound, with one
+//! older copy (`serve.log.1`).
+
+#[cfg(unix)]
+mod connection;
+mod limits;
+mod problems;
+mod sessions;
+mod status;
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, SystemTime};
+
+use memory_watch::WatchedCache;
+use recall_facade::{Phase, RecallOptions, TelemetryEvent, TelemetrySink};
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use self::limits::{Burst, Limits};
+pub use self::limits::{MAX_CONNECTIONS, REQUEST_DEADLINE};
+pub use self::problems::{selector_failure, unset_key_note};
+use self::sessions::{RootsKey, Sessions, Slot};
+use crate::PrivacyError;
+use crate::{CONFIG_FILE_NAME, Program};
+#[cfg(unix)]
+use crate::{ServerPaths, check_private_dir, try_lock};
+use agent_hooks::Environment;
+
+/// The most agent sessions kept at once.
+pub const MAX_SESSIONS: usize = 64;
+/// How long the server waits without a request before it exits, unless the configuration says.
+pub const DEFAULT_IDLE_EXIT: Duration = Duration::from_mins(30);
+/// The most document caches kept for roots no session uses any more.
+const MAX_IDLE_CACHES: usize = 8;
+/// How often the server checks that its socket is still its own.
+const SOCKET_CHECK_EVERY: Duration = Duration::from_secs(2);
+/// How long a root goes unscanned before its watch is dropped.
+const UNWATCH_AFTER: Duration = Duration::from_mins(10);
+/// How long an exiting server waits for its catalogs to be written.
+const CATALOG_GRACE: Duration = Duration::from_secs(2);
+
+/// Why the server cannot run.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// Neither `XDG_RUNTIME_DIR`, `MEMRECALL_HOME` nor `HOME` is set.
+    #[error("cannot find a run directory: set XDG_RUNTIME_DIR, MEMRECALL_HOME or HOME")]
+    NoRunDirectory,
+    /// The run directory is not safe to use.
+    #[error(transparent)]
+    Privacy(#[from] PrivacyError),
+    /// This platform has no server (the reason).
+    #[error("{0}")]
+    Unavailable(&'static str),
+    /// Another server holds the lock.
+    #[error("a server is already running for this user")]
+    AlreadyRunning,
+    /// A file operation failed.
+    #[error("{what} {path}: {source}")]
+    Io {
+        /// What was attempted.
+        what: &'static str,
+        /// On what.
+        path: PathBuf,
+        /// What went wrong.
+        source: std::io::Error,
+    },
+}
+
+impl ServeError {
+    fn io(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> Self + use<> {
+        let path = path.to_path_buf();
+        move |source| Self::Io { what, path, source }
+    }
+}
+
+/// What the command line may set.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ServeOptions {
+    /// The idle time; `None` takes `config.toml`'s, else [`DEFAULT_IDLE_EXIT`].
+    pub idle_exit: Option<Duration>,
+    /// The most connections served at once; `None` takes [`MAX_CONNECTIONS`].
+    pub max_connections: Option<usize>,
+    /// How long a client has to send its request; `None` takes [`REQUEST_DEADLINE`].
+    pub request_deadline: Option<Duration>,
+}
+
+/// Runs the server until it is idle for its idle time or asked to stop.
+pub fn run(
+    options: ServeOptions,
+    env: &Environment,
+    program: &'static Program,
+) -> Result<(), ServeError> {
+    match crate::UNAVAILABLE {
+        Some(why) => Err(ServeError::Unavailable(why)),
+        #[cfg(unix)]
+        None => serve(options, env, program),
+        #[cfg(not(unix))]
+        None => unreachable!("a platform without a server says why"),
+    }
+}
+
+/// Serves on the user's socket.
+#[cfg(unix)]
+fn serve(
+    options: ServeOptions,
+    env: &Environment,
+    program: &'static Program,
+) -> Result<(), ServeError> {
+    let paths = ServerPaths::from_env(env).ok_or(ServeError::NoRunDirectory)?;
+    let _ = LOG.set(Mutex::new(crate::log::Log::new(paths.log.clone())));
+    if let Some(log) = LOG.get() {
+        (program.trace_to)(log);
+    }
+    if !check_private_dir(&paths.dir)? {
+        agent_hooks::files::private_dir(&paths.dir)
+            .map_err(ServeError::io("cannot create", &paths.dir))?;
+        check_private_dir(&paths.dir)?;
+    }
+    let lock = agent_hooks::files::private_file(
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false),
+    )
+    .open(&paths.lock)
+    .map_err(ServeError::io("cannot open", &paths.lock))?;
+    if !try_lock(&lock).map_err(ServeError::io("cannot lock", &paths.lock))? {
+        return Err(ServeError::AlreadyRunning);
+    }
+    // Holding the lock, any socket left there belongs to a server that is gone.
+    match std::fs::remove_file(&paths.socket) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(ServeError::io("cannot remove", &paths.socket)(e));
+        }
+        _ => {}
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(ServeError::io(
+            "cannot start the async runtime for",
+            &paths.socket,
+        ))?;
+    let served = runtime.block_on(async {
+        let listener = bind(&paths.socket)?;
+        let server = Arc::new(Server::new(env, options, program));
+        log(&format!(
+            "serving on {} (pid {}, idle exit {})",
+            paths.socket.display(),
+            std::process::id(),
+            humantime::format_duration(server.idle_exit())
+        ));
+        server.accept_loop(&listener, &paths.socket).await;
+        server.shut_down().await;
+        Ok::<_, ServeError>(())
+    });
+    let _ = std::fs::remove_file(&paths.socket);
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    drop(lock);
+    log("stopped");
+    served
+}
+
+#[cfg(unix)]
+fn bind(socket: &Path) -> Result<tokio::net::UnixListener, ServeError> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let listener = tokio::net::UnixListener::bind(socket)
+        .map_err(ServeError::io("cannot listen on", socket))?;
+    std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o600))
+        .map_err(ServeError::io("cannot restrict", socket))?;
+    Ok(listener)
+}
+
+/// The server's log, once [`run`] knows where it is.
+static LOG: OnceLock<Mutex<crate::log::Log>> = OnceLock::new();
+
+/// One line in the server's log, else (no log known, or it cannot be written) on its standard
+/// error.
+fn log(line: &str) {
+    let line = format!("serve: {line}");
+    if let Some(log) = LOG.get()
+        && lock(log).append(&line).is_ok()
+    {
+        return;
+    }
+    let now = humantime::format_rfc3339_seconds(SystemTime::now());
+    eprintln!("{now} {line}");
+}
+
+/// The sink every recall's telemetry goes to: the history under `$MEMRECALL_HOME/telemetry`
+/// (what `memrecall stats` reads; unless `[telemetry] record = false` when the server starts)
+/// and `tracing`.
+fn telemetry_sink(program: &Program, home: Option<&Path>) -> Arc<dyn TelemetrySink> {
+    (program.telemetry)(home).sink
+}
+
+/// The document cache for one pair of roots: catalogs kept (where `catalogs` says; none without
+/// a place), roots watched, so a warm recall re-reads only what changed instead of checking
+/// every file.
+fn document_cache(catalogs: Option<memory_scan::CatalogStore>) -> Arc<WatchedCache> {
+    Arc::new(WatchedCache::wrapping(match catalogs {
+        Some(store) => memory_scan::DocumentCache::with_catalog_store(store),
+        None => memory_scan::DocumentCache::new(),
+    }))
+}
+
+/// Counts terminal delivery events on their way to the real sink, for `status`.
+#[derive(Debug)]
+struct CountingSink {
+    inner: Arc<dyn TelemetrySink>,
+    ended: AtomicU64,
+}
+
+impl TelemetrySink for CountingSink {
+    fn emit(&self, event: &TelemetryEvent) {
+        // A recall's last event is its one `refined`-phase delivery event (delivered or
+        // discarded); the `fast` event never ends a recall.
+        if let TelemetryEvent::Delivery(delivery) = event
+            && delivery.phase == Phase::Refined
+        {
+            self.ended.fetch_add(1, Ordering::Relaxed);
+        }
+        self.inner.emit(event);
+    }
+}
+
+/// The configuration the sessions are built with, and how to tell it changed.
+struct Settings {
+    stamp: Option<(SystemTime, u64)>,
+    generation: u64,
+    /// What `config.toml` chooses, its selector built once per generation and shared by the
+    /// sessions.
+    options: RecallOptions,
+    idle_exit: Duration,
+}
+
+struct Server {
+    home: Option<PathBuf>,
+    /// What the program running the server reads and records.
+    program: &'static Program,
+    options: ServeOptions,
+    started: Instant,
+    settings: Mutex<Settings>,
+    sessions: Mutex<Sessions>,
+    caches: Mutex<HashMap<RootsKey, Arc<WatchedCache>>>,
+    /// Refusals already logged (see `Server::log_refusal`).
+    refusals_logged: Mutex<std::collections::HashSet<String>>,
+    /// Selector and configuration problems, for the logs and `status`.
+    problems: Mutex<problems::Problems>,
+    sink: Arc<CountingSink>,
+    served: AtomicU64,
+    last_request: Mutex<Instant>,
+    stop: Notify,
+    limits: Limits,
+    /// Connections closed for being over the bound.
+    refused: Mutex<Burst>,
+    /// Clients dropped for stalling or sending too much.
+    drops: Mutex<Burst>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn millis(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1000.0
+}
+
+impl Server {
+    fn new(env: &Environment, options: ServeOptions, program: &'static Program) -> Self {
+        let home = env.memrecall_home();
+        let server = Self {
+            sink: Arc::new(CountingSink {
+                inner: telemetry_sink(program, home.as_deref()),
+                ended: AtomicU64::new(0),
+            }),
+            home,
+            program,
+            options,
+            started: Instant::now(),
+            settings: Mutex::new(Settings {
+                stamp: None,
+                generation: 0,
+                options: RecallOptions::default(),
+                idle_exit: DEFAULT_IDLE_EXIT,
+            }),
+            sessions: Mutex::new(Sessions::default()),
+            caches: Mutex::new(HashMap::new()),
+            refusals_logged: Mutex::new(std::collections::HashSet::new()),
+            problems: Mutex::new(problems::Problems::default()),
+            served: AtomicU64::new(0),
+            last_request: Mutex::new(Instant::now()),
+            stop: Notify::new(),
+            limits: Limits::new(
+                options.max_connections.unwrap_or(MAX_CONNECTIONS),
+                options.request_deadline.unwrap_or(REQUEST_DEADLINE),
+            ),
+            refused: Mutex::new(Burst::default()),
+            drops: Mutex::new(Burst::default()),
+        };
+        server.reload_if_changed(true);
+        server
+    }
+
+    fn idle_exit(&self) -> Duration {
+        lock(&self.settings).idle_exit
+    }
+
+    /// Reloads `config.toml` when its modification time or size changed (or when `force`).
+    fn reload_if_changed(&self, force: bool) {
+        let Some(home) = &self.home else {
+            return;
+        };
+        let path = home.join(CONFIG_FILE_NAME);
+        let stamp = std::fs::metadata(&path)
+            .ok()
+            .map(|m| (m.modified().unwrap_or(SystemTime::UNIX_EPOCH), m.len()));
+        let mut settings = lock(&self.settings);
+        if !force && settings.stamp == stamp {
+            return;
+        }
+        settings.stamp = stamp;
+        settings.generation += 1;
+        let loaded = (self.program.server_config)(home).and_then(|config| {
+            let idle = config.idle_exit.unwrap_or(DEFAULT_IDLE_EXIT);
+            let mut chosen = config.options;
+            lock(&self.problems).new_generation(problems::unset_key_note(&chosen.selector));
+            let selector = std::mem::take(&mut chosen.selector);
+            chosen.selector = selector.build().map_err(|e| e.to_string())?.into();
+            Ok((chosen, idle))
+        });
+        match loaded {
+            Ok((options, idle)) => {
+                settings.options = options;
+                settings.idle_exit = self.options.idle_exit.unwrap_or(idle);
+            }
+            Err(message) => {
+                let line = format!("{message}; recalling without a selector");
+                log(&line);
+                let mut problems = lock(&self.problems);
+                problems.new_generation(None);
+                problems.config_error(line);
+                settings.options = RecallOptions::default();
+                settings.idle_exit = self.options.idle_exit.unwrap_or(DEFAULT_IDLE_EXIT);
+            }
+        }
+    }
+
+    /// Ends every session (each pending recall gets its terminal event) and writes the catalogs.
+    async fn shut_down(&self) {
+        let slots: Vec<Slot> = lock(&self.sessions).slots.drain().map(|(_, s)| s).collect();
+        for slot in slots {
+            let mut entry = slot.entry.lock().await;
+            if let Some(recall) = entry.recall.take() {
+                recall.shutdown();
+            }
+        }
+        let caches: Vec<_> = lock(&self.caches).drain().map(|(_, c)| c).collect();
+        let written = tokio::task::spawn_blocking(move || {
+            for cache in caches {
+                cache.persist_catalogs();
+            }
+        });
+        let _ = tokio::time::timeout(CATALOG_GRACE, written).await;
+    }
+}
