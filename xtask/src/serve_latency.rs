@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, ensure};
 
+use memory_scan::CacheFootprint;
 use serde_json::{Value, json};
 
 use crate::scan_latency::{CODEWORD, build_tree, median};
@@ -63,13 +64,20 @@ fn targets(topics: usize) -> (Option<f64>, Option<f64>) {
     }
 }
 
+/// The server's memory after the timed runs.
+struct Memory {
+    peak_mib: Option<f64>,
+    resident_mib: Option<f64>,
+    footprint: CacheFootprint,
+}
+
 struct Row {
     topics: usize,
     hook_ms: f64,
     hook_worst_ms: f64,
     fast_ms: f64,
     handled_ms: f64,
-    peak_mib: Option<f64>,
+    memory: Memory,
     /// The bytes of the tree's topic files, in MiB.
     tree_mib: f64,
     /// Timed hook runs whose output carried the codeword's topic.
@@ -93,6 +101,7 @@ pub fn main(args: &ServeLatencyArgs) -> Result<()> {
         "peak / tree",
         "MiB per 10,000"
     );
+    let mut rows = Vec::new();
     for &topics in sizes {
         let row = measure(&binary, topics, runs)?;
         let (hook_target, fast_target) = targets(topics);
@@ -103,13 +112,14 @@ pub fn main(args: &ServeLatencyArgs) -> Result<()> {
             })
         };
         let peak = row
+            .memory
             .peak_mib
             .map_or_else(|| "unknown".to_owned(), |m| format!("{m:.1}"));
-        let ratio = row.peak_mib.map_or_else(
+        let ratio = row.memory.peak_mib.map_or_else(
             || "unknown".to_owned(),
             |m| format!("{:.2}", m / row.tree_mib),
         );
-        let per = row.peak_mib.map_or_else(
+        let per = row.memory.peak_mib.map_or_else(
             || "unknown".to_owned(),
             |m| {
                 format!(
@@ -133,8 +143,55 @@ pub fn main(args: &ServeLatencyArgs) -> Result<()> {
             ratio,
             per
         );
+        rows.push(row);
     }
+    print_footprints(&rows);
     Ok(())
+}
+
+/// Per size, what the server holds per topic after the timed runs: each part of its caches, all
+/// of them, its resident memory, and the rest (code, stacks, the watcher, what the allocator
+/// keeps beside what is in use).
+fn print_footprints(rows: &[Row]) {
+    println!();
+    println!("bytes per topic after the runs: the caches by part, then the whole process");
+    println!(
+        "{:>7} | {:>6} | {:>10} | {:>7} | {:>6} | {:>8} | {:>7} | {:>7} | {:>8} | {:>6}",
+        "topics",
+        "text",
+        "normalised",
+        "index",
+        "paths",
+        "listings",
+        "records",
+        "counted",
+        "resident",
+        "rest"
+    );
+    for row in rows {
+        let f = &row.memory.footprint;
+        let topics = row.topics.max(1) as f64;
+        let per = |bytes: usize| bytes as f64 / topics;
+        let resident = row
+            .memory
+            .resident_mib
+            .map(|mib| mib * 1_048_576.0 / topics);
+        let show =
+            |value: Option<f64>| value.map_or_else(|| "unknown".to_owned(), |v| format!("{v:.0}"));
+        println!(
+            "{:>7} | {:>6.0} | {:>10.0} | {:>7.0} | {:>6.0} | {:>8.0} | {:>7.0} | {:>7.0} | {:>8} | {:>6}",
+            row.topics,
+            per(f.document_text),
+            per(f.prepared_text),
+            per(f.term_index),
+            per(f.paths),
+            per(f.listings),
+            per(f.records),
+            per(f.total()),
+            show(resident),
+            show(resident.map(|r| r - per(f.total()))),
+        );
+    }
 }
 
 /// One size's world: the tree, the environment and the running server.
@@ -247,11 +304,17 @@ impl World {
         Ok((fast.unwrap_or_default(), handled))
     }
 
-    /// The server's peak resident memory in MiB, as its `status` reports it (unknown where the
-    /// server cannot read it).
-    fn peak_mib(&self) -> Result<Option<f64>> {
+    /// The server's memory as its `status` reports it: peak and current resident memory in MiB
+    /// (unknown where the server cannot read them) and what its caches hold.
+    fn memory(&self) -> Result<Memory> {
         let status = self.ask(&json!({"v": PROTOCOL, "kind": "status"}), "status")?;
-        Ok(status["peak_rss_kib"].as_f64().map(|kib| kib / 1024.0))
+        let mib = |field: &str| status[field].as_f64().map(|kib| kib / 1024.0);
+        Ok(Memory {
+            peak_mib: mib("peak_rss_kib"),
+            resident_mib: mib("rss_kib"),
+            footprint: serde_json::from_value(status["footprint"].clone())
+                .context("the status has no cache footprint")?,
+        })
     }
 }
 
@@ -329,7 +392,7 @@ fn measure(binary: &Path, topics: usize, runs: usize) -> Result<Row> {
         hook_worst_ms: hook.iter().copied().fold(0.0, f64::max),
         fast_ms: median(&fast).unwrap_or_default(),
         handled_ms: median(&handled).unwrap_or_default(),
-        peak_mib: world.peak_mib()?,
+        memory: world.memory()?,
         tree_mib,
         delivered,
         runs,

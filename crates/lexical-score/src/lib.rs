@@ -126,7 +126,7 @@ pub use memory_type::{MemoryType, UnknownMemoryType};
 pub use noise::ActiveToolAliases;
 pub use prepared::{
     BODY_WINDOW_CHARS, InvalidPreparedText, PREPARED_TEXT_VERSION, PreparedText,
-    StoredPreparedText, StoredPreparedTextRef,
+    StoredPreparedText, StoredPreparedTextRef, TextFootprint,
 };
 pub use query::{MAX_QUERY_TOKENS, QueryTokens, tokenize};
 pub use score::{PARALLEL_THRESHOLD, Ranked, Scorable, ScoreBreakdown, explain, rank, score};

@@ -88,7 +88,7 @@ mod state_dir;
 mod timestamp;
 mod topic;
 
-pub use cache::{DocumentCache, RACY_MARGIN, RecallScan};
+pub use cache::{CacheFootprint, DocumentCache, RACY_MARGIN, RecallScan};
 pub use capped::{CAPPED_SCAN_LIMIT, CappedScan, scan_capped};
 pub use catalog::{
     CATALOG_DIR_NAME, CATALOG_FILE_NAME, CATALOG_FORMAT_VERSION, CatalogStore, catalog_path,

@@ -62,7 +62,8 @@ use std::time::{Duration, Instant};
 
 use lexical_score::QueryTokens;
 use memory_scan::{
-    CatalogWrite, DocumentCache, KnownChanges, MemoryRoots, RecallScan, RootChanges, ScanError,
+    CacheFootprint, CatalogWrite, DocumentCache, KnownChanges, MemoryRoots, RecallScan,
+    RootChanges, ScanError,
 };
 use notify::{Config, RecursiveMode, Watcher};
 
@@ -228,6 +229,12 @@ impl WatchedCache {
     /// [`DocumentCache::build_indexes`].
     pub fn build_indexes(&self, stop: &(dyn Fn() -> bool + Sync)) -> usize {
         self.cache.build_indexes(stop)
+    }
+
+    /// [`DocumentCache::footprint`]: the bytes the cache holds, by part. (What the watcher keeps
+    /// per watched directory is the watch library's and the kernel's, not counted here.)
+    pub fn footprint(&self) -> CacheFootprint {
+        self.cache.footprint()
     }
 
     /// Every root scanned so far and not dropped, with how its scans go, in path order.

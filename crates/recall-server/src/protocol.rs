@@ -60,6 +60,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::frame::{FrameDecoder, FrameError};
 use agent_hooks::{Agent, Layout};
+use memory_scan::CacheFootprint;
 
 /// The protocol version this build speaks.
 pub const VERSION: u32 = 3;
@@ -212,6 +213,9 @@ pub struct Status {
     pub rss_kib: Option<u64>,
     /// Peak resident memory, in KiB (`None` where it cannot be read).
     pub peak_rss_kib: Option<u64>,
+    /// What the document caches hold, in bytes by part, summed over every cached set of roots.
+    #[serde(default)]
+    pub footprint: CacheFootprint,
     /// The last selector failure, if any since the server started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_selector_error: Option<SelectorFailure>,

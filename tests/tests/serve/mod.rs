@@ -677,6 +677,35 @@ fn status_says_a_memory_root_that_is_not_there_does_not_exist_yet() {
     assert!(!text.contains("cannot be watched"), "{text}");
 }
 
+#[test]
+fn status_reports_the_topics_its_caches_hold_and_their_bytes() {
+    let mut world = World::new();
+    let memory = world.claude_memory(&world.path("repo"));
+    deploy_memories(&memory);
+    world.start_server();
+    world.hook(
+        "claude-code",
+        &prompt_event("a", &world.path("repo"), QUERY),
+    );
+    let deadline = Instant::now() + PATIENCE;
+    let footprint = loop {
+        let footprint = world.status().unwrap()["footprint"].clone();
+        if footprint["topics"] == json!(3) {
+            break footprint;
+        }
+        assert!(Instant::now() < deadline, "never cached: {footprint}");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+
+    assert!(
+        footprint["document_text"].as_u64().unwrap() > 0,
+        "{footprint}"
+    );
+    let output = world.command(&["status"]).output().unwrap();
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(text.contains("cached: 3 topics in "), "{text}");
+}
+
 /// Qwen Code's prompt event of `session`; after a tool result it sends it again with an empty
 /// prompt.
 fn qwen_prompt(session: &str, cwd: &Path, prompt: &str) -> Value {

@@ -101,6 +101,11 @@ impl PartialEq for TermIndex {
 }
 
 impl TermIndex {
+    /// The bytes of its signature and table.
+    pub(crate) fn bytes(&self) -> usize {
+        self.signature.len() + self.table.len()
+    }
+
     pub(crate) fn build(fields: Fields<'_>) -> Self {
         let mut signature = vec![0u8; SIGNATURE_BYTES];
         // Terms merge into a scratch table as they come (key bits of the hash, field bits); a

@@ -65,6 +65,23 @@ pub struct PreparedText {
     ahead: OnceLock<(u64, LexicalHits)>,
 }
 
+/// The bytes a [`PreparedText`] holds outside its own struct (see [`PreparedText::footprint`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TextFootprint {
+    /// Normalised fields that are not a share of the document's source.
+    pub normalized: usize,
+    /// The term index, once built.
+    pub index: usize,
+}
+
+impl std::ops::AddAssign for TextFootprint {
+    fn add_assign(&mut self, other: Self) {
+        self.normalized += other.normalized;
+        self.index += other.index;
+    }
+}
+
 /// How a scoring pass finds the fields that hold each query token when the text has no index yet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Lookup {
@@ -121,6 +138,15 @@ impl Normalized {
                 scratch.make_ascii_lowercase();
                 scratch
             }
+        }
+    }
+
+    /// The bytes this field holds apart from its source: the normal form, or a lowercase of an
+    /// ASCII source once something read it whole (the source itself is the document's).
+    fn own_bytes(&self) -> usize {
+        match self {
+            Self::Text(text) => text.len(),
+            Self::LowercaseOf(_, lowered) => lowered.get().map_or(0, |lowered| lowered.len()),
         }
     }
 
@@ -259,6 +285,27 @@ impl PreparedText {
     /// Whether the term index is built.
     pub fn has_index(&self) -> bool {
         self.index.get().is_some()
+    }
+
+    /// The bytes this text holds outside its own struct, by part. A field that shares its
+    /// document's source (see [`PreparedText::sharing`]) counts nothing here; a text restored
+    /// from a store counts the bytes it shares of the store's buffer.
+    ///
+    /// ```
+    /// use lexical_score::PreparedText;
+    ///
+    /// let text = PreparedText::new("Café hours", "opening times", "The café opens at 8.");
+    /// assert_eq!(text.footprint().index, 0);
+    /// text.build_index();
+    /// assert!(text.footprint().index > 0);
+    /// ```
+    pub fn footprint(&self) -> TextFootprint {
+        TextFootprint {
+            normalized: self.title.own_bytes()
+                + self.description.own_bytes()
+                + self.body.own_bytes(),
+            index: self.index.get().map_or(0, TermIndex::bytes),
+        }
     }
 
     /// The term index of the scored fields, built now if it is not yet.

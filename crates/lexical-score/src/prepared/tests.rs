@@ -143,3 +143,31 @@ fn the_empty_default_query_is_never_scored_ahead() {
     text.score_ahead(&QueryTokens::default());
     assert_eq!(text.ahead.get(), None);
 }
+
+#[test]
+fn ascii_fields_shared_with_their_source_add_nothing_to_the_footprint() {
+    let text = PreparedText::new("Deploy", "how we ship", "run the migrations first");
+    assert_eq!(text.footprint(), TextFootprint::default());
+}
+
+#[test]
+fn a_normalised_field_counts_its_own_bytes_in_the_footprint() {
+    let text = PreparedText::new("Café", "how we ship", "run the migrations first");
+    assert_eq!(text.footprint().normalized, "café".len());
+}
+
+#[test]
+fn a_built_index_counts_its_signature_and_table_in_the_footprint() {
+    let text = text();
+    text.build_index();
+    let index = text.index.get().expect("built");
+    assert_eq!(text.footprint().index, index.bytes());
+    assert!(index.bytes() > 0);
+}
+
+#[test]
+fn a_lowercase_derived_from_an_ascii_source_counts_once_read_whole() {
+    let text = PreparedText::new("Deploy", "", "");
+    assert_eq!(text.title(), "deploy");
+    assert_eq!(text.footprint().normalized, "deploy".len());
+}

@@ -1,8 +1,11 @@
 //! The session document cache behind the uncapped recall scanner, optionally backed by a
 //! persistent catalog per memory root.
 
+mod footprint;
 mod persist;
 mod reuse;
+
+pub use footprint::CacheFootprint;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};

@@ -140,6 +140,7 @@ pub(crate) fn run_status(args: &StatusArgs) -> Result<(), Failure> {
         kib(status.rss_kib),
         kib(status.peak_rss_kib)
     );
+    println!("cached: {}", footprint(&status.footprint));
     println!("watch: {}", crate::output::one_line(&status.watch));
     match &status.last_selector_error {
         None => println!("selector: no failure since the server started"),
@@ -165,5 +166,21 @@ fn whole_seconds(seconds: f64) -> std::time::Duration {
         std::time::Duration::try_from_secs_f64(seconds)
             .unwrap_or_default()
             .as_secs(),
+    )
+}
+
+/// The caches' footprint as `server status` shows it: topics, then MiB in all and by part.
+fn footprint(footprint: &memory_scan::CacheFootprint) -> String {
+    let mib = |bytes: usize| format!("{:.1}", bytes as f64 / 1_048_576.0);
+    format!(
+        "{} topics in {} MiB (text {}, normalised text {}, term indexes {}, paths {}, listings {}, records {})",
+        footprint.topics,
+        mib(footprint.total()),
+        mib(footprint.document_text),
+        mib(footprint.prepared_text),
+        mib(footprint.term_index),
+        mib(footprint.paths),
+        mib(footprint.listings),
+        mib(footprint.records),
     )
 }

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+use memory_scan::CacheFootprint;
 use memory_watch::WatchMode;
 use recall_facade::MemoryRecall;
 
@@ -64,6 +65,10 @@ impl Server {
         roots.sort();
         roots.dedup();
         let (rss_kib, peak_rss_kib) = memory();
+        let mut footprint = CacheFootprint::default();
+        for cache in lock(&self.caches).values() {
+            footprint += cache.footprint();
+        }
         Status {
             pid: std::process::id(),
             version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -77,6 +82,7 @@ impl Server {
             recalls_ended: self.sink.ended.load(Ordering::Relaxed),
             rss_kib,
             peak_rss_kib,
+            footprint,
             last_selector_error: lock(&self.problems).last_selector_error.clone(),
         }
     }
