@@ -18,7 +18,8 @@ use crate::{DocumentCache, RecallScan};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Fault {
     Create,
-    /// The `n`th write call (from 0).
+    /// The `n`th write call (from 0): the header's room, the directory listings, the entry
+    /// chunks, then the header itself.
     Write(usize),
     Sync,
     Rename,
@@ -35,6 +36,22 @@ struct Faulty {
     writes: usize,
 }
 
+impl Faulty {
+    /// Counts a write or positioned write call: how many of `bytes` it may take, or its fault.
+    fn next_write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        let call = self.writes;
+        self.writes += 1;
+        let limit = match self.fault {
+            Fault::Write(n) if n == call => return Err(injected()),
+            Fault::ShortThenFail(n) if n == call => return Err(injected()),
+            Fault::ShortThenFail(_) => 7,
+            Fault::ShortWrites(max) => max,
+            _ => bytes.len(),
+        };
+        Ok(bytes.len().min(limit))
+    }
+}
+
 fn injected() -> io::Error {
     io::Error::other("injected fault")
 }
@@ -48,16 +65,13 @@ impl WriteSteps for Faulty {
     }
 
     fn write(&mut self, file: BorrowedFd<'_>, bytes: &[u8]) -> io::Result<usize> {
-        let call = self.writes;
-        self.writes += 1;
-        let limit = match self.fault {
-            Fault::Write(n) if n == call => return Err(injected()),
-            Fault::ShortThenFail(n) if n == call => return Err(injected()),
-            Fault::ShortThenFail(_) => 7,
-            Fault::ShortWrites(max) => max,
-            _ => bytes.len(),
-        };
-        SystemSteps.write(file, &bytes[..bytes.len().min(limit)])
+        let limit = self.next_write(bytes)?;
+        SystemSteps.write(file, &bytes[..limit])
+    }
+
+    fn write_at(&mut self, file: BorrowedFd<'_>, bytes: &[u8], offset: u64) -> io::Result<usize> {
+        let limit = self.next_write(bytes)?;
+        SystemSteps.write_at(file, &bytes[..limit], offset)
     }
 
     fn sync(&mut self, file: BorrowedFd<'_>) -> io::Result<()> {
@@ -166,6 +180,8 @@ fn a_catalog_write_failing_at_any_step_leaves_a_whole_catalog_and_no_temporary_f
         Fault::Write(0),
         Fault::Write(1),
         Fault::Write(2),
+        // The header, written last at the start of the file.
+        Fault::Write(3),
         Fault::Sync,
         Fault::Rename,
         Fault::SyncDirectory,

@@ -127,12 +127,28 @@ pub(crate) trait WriteSteps {
     fn create(&mut self, dir: BorrowedFd<'_>, name: &str) -> io::Result<OwnedFd>;
     /// Writes some of `bytes`; returns how many.
     fn write(&mut self, file: BorrowedFd<'_>, bytes: &[u8]) -> io::Result<usize>;
+    /// Writes some of `bytes` at `offset`, leaving the file position where it is; returns how
+    /// many.
+    fn write_at(&mut self, file: BorrowedFd<'_>, bytes: &[u8], offset: u64) -> io::Result<usize>;
     /// Flushes the file to stable storage.
     fn sync(&mut self, file: BorrowedFd<'_>) -> io::Result<()>;
     /// Renames `from` over `to`, both in `dir`.
     fn rename(&mut self, dir: BorrowedFd<'_>, from: &str, to: &str) -> io::Result<()>;
     /// Flushes the directory, so the rename is durable.
     fn sync_directory(&mut self, dir: BorrowedFd<'_>) -> io::Result<()>;
+}
+
+/// What [`StateDir::replace_catalog`] writes: parts that come a batch at a time, so that a large
+/// catalog is never whole in memory, after a header of known length that describes them and so
+/// is written last.
+#[cfg(unix)]
+pub(crate) trait CatalogParts {
+    /// The header's length in bytes, known before any part is.
+    fn header_len(&self) -> usize;
+    /// The next parts in file order; `None` once every part was given.
+    fn next_parts(&mut self) -> io::Result<Option<Vec<Vec<u8>>>>;
+    /// The header, of [`CatalogParts::header_len`] bytes, once every part was given.
+    fn header(&mut self) -> io::Result<Vec<u8>>;
 }
 
 /// The real system calls.
@@ -155,6 +171,10 @@ impl WriteSteps for SystemSteps {
 
     fn write(&mut self, file: BorrowedFd<'_>, bytes: &[u8]) -> io::Result<usize> {
         Ok(rustix::io::write(file, bytes)?)
+    }
+
+    fn write_at(&mut self, file: BorrowedFd<'_>, bytes: &[u8], offset: u64) -> io::Result<usize> {
+        Ok(rustix::io::pwrite(file, bytes, offset)?)
     }
 
     fn sync(&mut self, file: BorrowedFd<'_>) -> io::Result<()> {
@@ -292,13 +312,14 @@ impl StateDir {
         Err(StateDirError::Unsupported)
     }
 
-    /// Replaces the catalog with `parts`, written one after another, through `steps`. On failure
-    /// the temporary file is removed and the previous catalog, if any, is untouched.
+    /// Replaces the catalog with `parts` through `steps`: the room for their header first, then
+    /// each batch of parts as it comes, then the header at the start. On failure the temporary
+    /// file is removed and the previous catalog, if any, is untouched.
     #[cfg(unix)]
     pub(crate) fn replace_catalog(
         &self,
         steps: &mut dyn WriteSteps,
-        parts: &[&[u8]],
+        parts: &mut dyn CatalogParts,
     ) -> io::Result<()> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         let (name, file) = loop {
@@ -316,8 +337,26 @@ impl StateDir {
         };
         let mut renamed = false;
         let written = (|| {
-            for part in parts {
-                write_all(steps, file.as_fd(), part)?;
+            write_all(steps, file.as_fd(), &vec![0; parts.header_len()])?;
+            while let Some(batch) = parts.next_parts()? {
+                for part in batch {
+                    write_all(steps, file.as_fd(), &part)?;
+                }
+            }
+            let header = parts.header()?;
+            if header.len() != parts.header_len() {
+                return Err(io::Error::other(
+                    "the catalog's header is not of the length its room was made for",
+                ));
+            }
+            let mut written = 0;
+            while written < header.len() {
+                match steps.write_at(file.as_fd(), &header[written..], written as u64) {
+                    Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                    Ok(n) => written += n,
+                    Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                    Err(error) => return Err(error),
+                }
             }
             steps.sync(file.as_fd())?;
             drop(file);

@@ -11,7 +11,7 @@ use lexical_score::{Bytes, PREPARED_TEXT_VERSION, QueryTokens};
 use twox_hash::XxHash3_64;
 
 #[cfg(unix)]
-use super::format::encode;
+use super::format::Encoder;
 use super::format::{
     CHUNK_RECORD_BYTES, DirectoryIn, FIXED_HEADER_BYTES, MAGIC, Reader, decode_chunk, plain_name,
     relative_path,
@@ -21,9 +21,9 @@ use crate::document::Scope;
 use crate::engine::{Directories, DirectoryListing};
 use crate::entry::{CacheEntry, Entries};
 use crate::error::{CatalogRejection, CatalogWriteError};
-use crate::state_dir::{StateDir, StateLocation};
 #[cfg(unix)]
-use crate::state_dir::{SystemSteps, WriteSteps};
+use crate::state_dir::{CatalogParts, SystemSteps, WriteSteps};
+use crate::state_dir::{StateDir, StateLocation};
 
 /// Where a catalog's bytes are read from: its file (each part read by the thread that decodes
 /// it), or a buffer already in memory.
@@ -295,14 +295,45 @@ pub(crate) fn save_with(
     steps: &mut dyn WriteSteps,
 ) -> Result<usize, CatalogWriteError> {
     let dir = StateDir::open_or_create(location)?;
-    let (parts, count) = encode(entries, directories)?;
-    let parts: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
-    dir.replace_catalog(steps, &parts)
-        .map_err(|source| CatalogWriteError::Write {
-            path: dir.path_of(CATALOG_FILE_NAME),
-            source,
-        })?;
-    Ok(count)
+    let mut parts = Parts {
+        encoder: Encoder::new(entries, directories)?,
+        failed: None,
+    };
+    let written = dir.replace_catalog(steps, &mut parts);
+    if let Some(error) = parts.failed {
+        return Err(error);
+    }
+    written.map_err(|source| CatalogWriteError::Write {
+        path: dir.path_of(CATALOG_FILE_NAME),
+        source,
+    })?;
+    Ok(parts.encoder.entry_count())
+}
+
+/// A catalog's encoder as the parts a state directory writes; an encoding failure is kept aside
+/// to be reported as itself rather than as a failed write.
+#[cfg(unix)]
+struct Parts<'a> {
+    encoder: Encoder<'a>,
+    failed: Option<CatalogWriteError>,
+}
+
+#[cfg(unix)]
+impl CatalogParts for Parts<'_> {
+    fn header_len(&self) -> usize {
+        self.encoder.header_len()
+    }
+
+    fn next_parts(&mut self) -> io::Result<Option<Vec<Vec<u8>>>> {
+        self.encoder.next_batch().map_err(|error| {
+            self.failed = Some(error);
+            io::Error::other("the catalog could not be encoded")
+        })
+    }
+
+    fn header(&mut self) -> io::Result<Vec<u8>> {
+        Ok(self.encoder.header())
+    }
 }
 
 /// `len` bytes at `offset`, read into a buffer that is not zeroed first.

@@ -29,67 +29,127 @@ pub(super) const CHUNK_RECORD_BYTES: usize = 3 * 8;
 /// Small enough that both cores get many chunks, large enough that per-chunk costs vanish.
 pub(super) const ENTRIES_PER_CHUNK: usize = 32;
 
-/// The catalog's bytes, as its header and then each chunk, and how many entries it stores.
-pub(super) fn encode(
-    entries: &[(OsString, CacheEntry)],
-    directories: &Directories,
-) -> Result<(Vec<Vec<u8>>, usize), CatalogWriteError> {
-    let encoding = CatalogWriteError::Encode;
-    let storable: Vec<EntryOut<'_>> = entries.iter().filter_map(entry_out).collect();
-    let directories: Vec<DirectoryOut<'_>> = directories
-        .iter()
-        .map(|(relative, listing)| DirectoryOut {
-            relative: relative.as_os_str().as_encoded_bytes(),
-            key: listing.key,
-            stable: listing.stable,
-            entries: listing
-                .entries
-                .iter()
-                .map(|(name, kind)| (name.as_encoded_bytes(), *kind))
-                .collect(),
-        })
-        .collect();
-    let mut parts = vec![
-        Vec::new(),
-        postcard::to_stdvec(&directories).map_err(encoding)?,
-    ];
-    parts.extend(
-        crate::par::map_chunks(&storable, ENTRIES_PER_CHUNK, |chunk| {
-            chunk
-                .iter()
-                .try_fold(Vec::new(), |out, entry| postcard::to_extend(entry, out))
-                .map_err(encoding)
-        })
-        .into_iter()
-        .collect::<Result<Vec<_>, _>>()?,
-    );
-    let chunks = &parts[1..];
-    let too_many = |_| CatalogWriteError::TooManyEntries;
-    let chunk_count = u32::try_from(chunks.len()).map_err(too_many)?;
-    let entry_count = u32::try_from(storable.len()).map_err(too_many)?;
+/// Entry chunks encoded at a time while a catalog is written: enough for both cores, few enough
+/// that a batch is a few MiB however large the catalog.
+const CHUNKS_PER_BATCH: usize = 64;
 
-    let mut header = Vec::with_capacity(FIXED_HEADER_BYTES + chunks.len() * CHUNK_RECORD_BYTES + 8);
-    header.extend_from_slice(&MAGIC);
-    for value in [
-        CATALOG_FORMAT_VERSION,
-        PREPARED_TEXT_VERSION,
-        chunk_count,
-        entry_count,
-    ] {
-        header.extend_from_slice(&value.to_le_bytes());
+/// A catalog being encoded. The number of chunks, and so the header's length, is known at once;
+/// the chunks are encoded a batch at a time (the directory listings first); the header, which
+/// records every chunk's offset, length and checksum, is made last.
+pub(super) struct Encoder<'a> {
+    storable: Vec<EntryOut<'a>>,
+    /// Chunk 0 until it is given.
+    listings: Option<Vec<u8>>,
+    /// The first storable entry not yet encoded.
+    next: usize,
+    /// Per chunk given: offset, length, checksum.
+    records: Vec<[u64; 3]>,
+    /// Where the next chunk starts in the file.
+    offset: u64,
+}
+
+impl<'a> Encoder<'a> {
+    pub(super) fn new(
+        entries: &'a [(OsString, CacheEntry)],
+        directories: &'a Directories,
+    ) -> Result<Self, CatalogWriteError> {
+        let storable: Vec<EntryOut<'a>> = entries.iter().filter_map(entry_out).collect();
+        let directories: Vec<DirectoryOut<'_>> = directories
+            .iter()
+            .map(|(relative, listing)| DirectoryOut {
+                relative: relative.as_os_str().as_encoded_bytes(),
+                key: listing.key,
+                stable: listing.stable,
+                entries: listing
+                    .entries
+                    .iter()
+                    .map(|(name, kind)| (name.as_encoded_bytes(), *kind))
+                    .collect(),
+            })
+            .collect();
+        let listings = postcard::to_stdvec(&directories).map_err(CatalogWriteError::Encode)?;
+        let too_many = |_| CatalogWriteError::TooManyEntries;
+        u32::try_from(storable.len()).map_err(too_many)?;
+        let mut encoder = Self {
+            storable,
+            listings: Some(listings),
+            next: 0,
+            records: Vec::new(),
+            offset: 0,
+        };
+        u32::try_from(encoder.chunk_count()).map_err(too_many)?;
+        encoder.offset = encoder.header_len() as u64;
+        Ok(encoder)
     }
-    let mut offset = (FIXED_HEADER_BYTES + chunks.len() * CHUNK_RECORD_BYTES + 8) as u64;
-    for chunk in chunks {
-        let len = chunk.len() as u64;
-        for value in [offset, len, XxHash3_64::oneshot(chunk)] {
+
+    /// How many entries the catalog stores.
+    pub(super) fn entry_count(&self) -> usize {
+        self.storable.len()
+    }
+
+    /// The directory listings' chunk and the entry chunks.
+    fn chunk_count(&self) -> usize {
+        1 + self.storable.len().div_ceil(ENTRIES_PER_CHUNK)
+    }
+
+    pub(super) fn header_len(&self) -> usize {
+        FIXED_HEADER_BYTES + self.chunk_count() * CHUNK_RECORD_BYTES + 8
+    }
+
+    /// The next chunks in file order; `None` once every chunk was given.
+    pub(super) fn next_batch(&mut self) -> Result<Option<Vec<Vec<u8>>>, CatalogWriteError> {
+        let batch = if let Some(listings) = self.listings.take() {
+            vec![listings]
+        } else if self.next < self.storable.len() {
+            let end = self
+                .storable
+                .len()
+                .min(self.next + CHUNKS_PER_BATCH * ENTRIES_PER_CHUNK);
+            let entries = &self.storable[self.next..end];
+            self.next = end;
+            crate::par::map_chunks(entries, ENTRIES_PER_CHUNK, |chunk| {
+                chunk
+                    .iter()
+                    .try_fold(Vec::new(), |out, entry| postcard::to_extend(entry, out))
+                    .map_err(CatalogWriteError::Encode)
+            })
+            .into_iter()
+            .collect::<Result<Vec<_>, _>>()?
+        } else {
+            return Ok(None);
+        };
+        for chunk in &batch {
+            let len = chunk.len() as u64;
+            self.records
+                .push([self.offset, len, XxHash3_64::oneshot(chunk)]);
+            self.offset += len;
+        }
+        Ok(Some(batch))
+    }
+
+    /// The header, once every chunk was given.
+    pub(super) fn header(&self) -> Vec<u8> {
+        debug_assert_eq!(self.records.len(), self.chunk_count());
+        let mut header = Vec::with_capacity(self.header_len());
+        header.extend_from_slice(&MAGIC);
+        for value in [
+            CATALOG_FORMAT_VERSION,
+            PREPARED_TEXT_VERSION,
+            // Both checked to fit when the encoder was made.
+            u32::try_from(self.records.len()).unwrap_or(u32::MAX),
+            u32::try_from(self.storable.len()).unwrap_or(u32::MAX),
+        ] {
             header.extend_from_slice(&value.to_le_bytes());
         }
-        offset += len;
+        for record in &self.records {
+            for value in record {
+                header.extend_from_slice(&value.to_le_bytes());
+            }
+        }
+        let header_sum = XxHash3_64::oneshot(&header);
+        header.extend_from_slice(&header_sum.to_le_bytes());
+        header
     }
-    let header_sum = XxHash3_64::oneshot(&header);
-    header.extend_from_slice(&header_sum.to_le_bytes());
-    parts[0] = header;
-    Ok((parts, storable.len()))
 }
 
 /// One directory listing as written (borrowing from the cache).

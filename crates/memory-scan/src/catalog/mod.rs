@@ -39,7 +39,10 @@
 //! and simply rewritten after the next scan. Recall never fails because of a catalog.
 //!
 //! Writes go to a temporary file in the same directory that is then renamed over the catalog, so
-//! readers, including other processes, see the old or the new catalog whole, never a mix. Writes
+//! readers, including other processes, see the old or the new catalog whole, never a mix. The
+//! entry chunks are encoded and written a batch at a time after room for the header, which is
+//! written last, once every chunk's offset, length and checksum is known: a catalog is never
+//! whole in memory while it is written. Writes
 //! of one cache are serialised; between processes the last rename wins, and either catalog is
 //! correct because every entry is checked against its file before it is trusted.
 //!

@@ -64,3 +64,40 @@ fn only_plain_relative_paths_are_accepted() {
         assert!(relative_path(bad).is_none(), "{bad:?}");
     }
 }
+
+#[cfg(unix)]
+#[test]
+fn a_catalog_of_more_chunks_than_one_batch_is_written_and_loads_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let count = CHUNKS_PER_BATCH * ENTRIES_PER_CHUNK * 2 + 5;
+    let entries: Entries = (0..count as u64)
+        .map(|i| {
+            let entry = CacheEntry {
+                key: FileKey {
+                    device: 1,
+                    inode: i,
+                    size: 10,
+                    mtime_ns: 1,
+                    ctime_ns: 1,
+                },
+                stable: true,
+                verdict: Verdict::Skipped(SkipReason::NoFrontmatter),
+            };
+            (OsString::from(format!("f{i:06}.md")), entry)
+        })
+        .collect();
+
+    let written = crate::catalog::save_in_root(dir.path(), &entries, &Directories::new()).unwrap();
+    let (loaded, _) = crate::catalog::load(dir.path(), Scope::Project)
+        .unwrap()
+        .unwrap();
+
+    assert_eq!(written, count);
+    let keys = |entries: &Entries| -> Vec<(OsString, FileKey)> {
+        entries
+            .iter()
+            .map(|(name, e)| (name.clone(), e.key))
+            .collect()
+    };
+    assert_eq!(keys(&loaded), keys(&entries));
+}
