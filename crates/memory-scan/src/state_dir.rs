@@ -349,15 +349,7 @@ impl StateDir {
                     "the catalog's header is not of the length its room was made for",
                 ));
             }
-            let mut written = 0;
-            while written < header.len() {
-                match steps.write_at(file.as_fd(), &header[written..], written as u64) {
-                    Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-                    Ok(n) => written += n,
-                    Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
-                    Err(error) => return Err(error),
-                }
-            }
+            write_all_at(steps, file.as_fd(), &header, 0)?;
             steps.sync(file.as_fd())?;
             drop(file);
             steps.rename(self.fd.as_fd(), &name, CATALOG_FILE_NAME)?;
@@ -403,11 +395,35 @@ impl StateDir {
 
 /// Writes all of `bytes` through `steps`, however short each write is.
 #[cfg(unix)]
-fn write_all(steps: &mut dyn WriteSteps, file: BorrowedFd<'_>, mut bytes: &[u8]) -> io::Result<()> {
-    while !bytes.is_empty() {
-        match steps.write(file, bytes) {
+fn write_all(steps: &mut dyn WriteSteps, file: BorrowedFd<'_>, bytes: &[u8]) -> io::Result<()> {
+    write_fully(bytes, |rest, _| steps.write(file, rest))
+}
+
+/// Writes all of `bytes` at `offset` through `steps`, however short each write is.
+#[cfg(unix)]
+fn write_all_at(
+    steps: &mut dyn WriteSteps,
+    file: BorrowedFd<'_>,
+    bytes: &[u8],
+    offset: u64,
+) -> io::Result<()> {
+    write_fully(bytes, |rest, done| {
+        steps.write_at(file, rest, offset + done as u64)
+    })
+}
+
+/// Calls `write` with what is left of `bytes` and how much is already written until nothing is
+/// left, retrying interrupted calls; a call that writes nothing is an error.
+#[cfg(unix)]
+fn write_fully(
+    bytes: &[u8],
+    mut write: impl FnMut(&[u8], usize) -> io::Result<usize>,
+) -> io::Result<()> {
+    let mut done = 0;
+    while done < bytes.len() {
+        match write(&bytes[done..], done) {
             Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-            Ok(written) => bytes = bytes.get(written..).unwrap_or_default(),
+            Ok(written) => done += written,
             Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
             Err(error) => return Err(error),
         }

@@ -151,6 +151,30 @@ impl World {
         (!value.is_null()).then_some(value)
     }
 
+    /// The server's status once `ready` holds for it, within [`PATIENCE`]; `waiting_for` names
+    /// what is waited for when it never does.
+    fn status_once(&self, ready: impl Fn(&Value) -> bool, waiting_for: &str) -> Value {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let status = self.status().expect("the server answers status");
+            if ready(&status) {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "{waiting_for}: {status}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Claude Code's memory for `repo` holding [`deploy_memories`], a server started, and one
+    /// prompt (session `a`, [`QUERY`]) sent through the hook; returns the memory root.
+    fn serving_one_prompt(&mut self) -> PathBuf {
+        let memory = self.claude_memory(&self.path("repo"));
+        deploy_memories(&memory);
+        self.start_server();
+        self.hook("claude-code", &prompt_event("a", &self.path("repo"), QUERY));
+        memory
+    }
+
     /// Runs the hook for `agent` with `event` on stdin; returns the delivered context (empty when
     /// nothing was printed).
     fn hook(&self, agent: &str, event: &Value) -> String {
@@ -649,22 +673,12 @@ fn the_server_watches_the_memory_it_recalls_from_and_the_next_prompt_sees_a_new_
 #[test]
 fn status_says_a_memory_root_that_is_not_there_does_not_exist_yet() {
     let mut world = World::new();
-    let memory = world.claude_memory(&world.path("repo"));
-    deploy_memories(&memory);
-    world.start_server();
-    world.hook(
-        "claude-code",
-        &prompt_event("a", &world.path("repo"), QUERY),
+    let memory = world.serving_one_prompt();
+    let root = memory.display().to_string();
+    world.status_once(
+        |status| status["watch"].as_str().unwrap().contains(&root),
+        "the root was never scanned",
     );
-    let deadline = Instant::now() + PATIENCE;
-    while !world.status().unwrap()["watch"]
-        .as_str()
-        .unwrap()
-        .contains(&memory.display().to_string())
-    {
-        assert!(Instant::now() < deadline, "the root was never scanned");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 
     std::fs::remove_dir_all(&memory).unwrap();
     let output = world.command(&["status"]).output().unwrap();
@@ -680,22 +694,12 @@ fn status_says_a_memory_root_that_is_not_there_does_not_exist_yet() {
 #[test]
 fn status_reports_the_topics_its_caches_hold_and_their_bytes() {
     let mut world = World::new();
-    let memory = world.claude_memory(&world.path("repo"));
-    deploy_memories(&memory);
-    world.start_server();
-    world.hook(
-        "claude-code",
-        &prompt_event("a", &world.path("repo"), QUERY),
+    world.serving_one_prompt();
+    let status = world.status_once(
+        |status| status["footprint"]["topics"] == json!(3),
+        "the three topics were never cached",
     );
-    let deadline = Instant::now() + PATIENCE;
-    let footprint = loop {
-        let footprint = world.status().unwrap()["footprint"].clone();
-        if footprint["topics"] == json!(3) {
-            break footprint;
-        }
-        assert!(Instant::now() < deadline, "never cached: {footprint}");
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let footprint = &status["footprint"];
 
     assert!(
         footprint["document_text"].as_u64().unwrap() > 0,

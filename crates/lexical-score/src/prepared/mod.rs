@@ -75,13 +75,6 @@ pub struct TextFootprint {
     pub index: usize,
 }
 
-impl std::ops::AddAssign for TextFootprint {
-    fn add_assign(&mut self, other: Self) {
-        self.normalized += other.normalized;
-        self.index += other.index;
-    }
-}
-
 /// How a scoring pass finds the fields that hold each query token when the text has no index yet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Lookup {

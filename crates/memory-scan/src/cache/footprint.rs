@@ -4,8 +4,6 @@ use std::mem::size_of;
 use std::ops::AddAssign;
 use std::path::PathBuf;
 
-use lexical_score::PreparedText;
-
 use super::{DocumentCache, RootCache};
 use crate::document::{Document, ScannedDocument};
 use crate::engine::DirectoryListing;
@@ -87,7 +85,6 @@ impl CacheFootprint {
         // The document and its prepared text sit in one allocation behind the entry's `Arc`,
         // after its two reference counts.
         self.records += size_of::<ScannedDocument>() + 2 * size_of::<usize>();
-        debug_assert!(size_of::<PreparedText>() <= size_of::<ScannedDocument>());
     }
 }
 
@@ -137,36 +134,15 @@ impl DocumentCache {
 
 #[cfg(test)]
 mod tests {
-    use std::fs;
+    use std::sync::Arc;
 
-    use lexical_score::QueryTokens;
-
+    use super::super::tests::scanned_tree_titled;
     use super::*;
-    use crate::MemoryRoots;
 
-    /// A root with two topics (one with a non-ASCII title) and a file that is not a topic,
-    /// scanned once.
-    fn scanned() -> (
-        tempfile::TempDir,
-        DocumentCache,
-        Vec<std::sync::Arc<ScannedDocument>>,
-    ) {
-        let dir = tempfile::tempdir().unwrap();
-        for (name, title) in [("a.md", "Rollback"), ("b.md", "Résumé")] {
-            let text = format!("---\nname: {title}\ntype: project\n---\n\nrollback steps\n");
-            fs::write(dir.path().join(name), text).unwrap();
-        }
-        fs::write(dir.path().join("notes.md"), "no frontmatter\n").unwrap();
-        let roots = MemoryRoots {
-            project: Some(dir.path().to_path_buf()),
-            user: None,
-        };
-        let cache = DocumentCache::new();
-        let documents = cache
-            .scan_recall_for(&roots, &QueryTokens::new("rollback"))
-            .unwrap()
-            .documents;
-        (dir, cache, documents)
+    /// [`scanned_tree_titled`] with a non-ASCII title, and the documents its scan found.
+    fn scanned() -> (tempfile::TempDir, DocumentCache, Vec<Arc<ScannedDocument>>) {
+        let (dir, cache, scan) = scanned_tree_titled(["Rollback", "Résumé"]);
+        (dir, cache, scan.documents)
     }
 
     #[test]

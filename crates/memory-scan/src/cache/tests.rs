@@ -3,9 +3,20 @@ use std::fs;
 use super::*;
 
 fn scanned_tree() -> (tempfile::TempDir, DocumentCache, RecallScan) {
+    scanned_tree_titled(["a.md", "b.md"])
+}
+
+/// A root with `a.md` (a user topic) and `b.md` (a project topic) of the given titles, both about
+/// rollback steps, and `notes.md`, which is not a topic; scanned once for "rollback".
+pub(super) fn scanned_tree_titled(
+    titles: [&str; 2],
+) -> (tempfile::TempDir, DocumentCache, RecallScan) {
     let dir = tempfile::tempdir().unwrap();
-    for (name, kind) in [("a.md", "user"), ("b.md", "project")] {
-        let text = format!("---\nname: {name}\ntype: {kind}\n---\n\nrollback steps\n");
+    for ((name, kind), title) in [("a.md", "user"), ("b.md", "project")]
+        .into_iter()
+        .zip(titles)
+    {
+        let text = format!("---\nname: {title}\ntype: {kind}\n---\n\nrollback steps\n");
         fs::write(dir.path().join(name), text).unwrap();
     }
     fs::write(dir.path().join("notes.md"), "no frontmatter\n").unwrap();
