@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, ensure};
 use delivery_telemetry::NullSink;
-use memory_scan::{DocumentCache, MemoryRoots};
+use memory_scan::{CatalogStore, DocumentCache, MemoryRoots};
 use recall_facade::{MemoryRecall, RecallConfig, ScannerChoice, SelectorChoice};
 use selector::{MockSelector, Selector};
 use serde::Serialize;
@@ -113,7 +113,8 @@ impl Mode {
     fn cache(self) -> Arc<DocumentCache> {
         Arc::new(match self {
             Mode::Scan => DocumentCache::new(),
-            Mode::Catalog => DocumentCache::with_catalog(),
+            // What a hook or `memrecall recall` starts from: a cache for one recall.
+            Mode::Catalog => DocumentCache::for_one_recall(CatalogStore::InRoot),
         })
     }
 }

@@ -59,6 +59,10 @@ pub enum ScannerChoice {
     /// keeps the catalogs in a directory of the caller's, for roots whose place the caller must
     /// not write in.
     Catalog(CatalogStore),
+    /// [`ScannerChoice::Catalog`] for a process that makes one recall and exits, such as a hook
+    /// started per prompt: each catalog's file is mapped instead of read (see
+    /// `memory_scan::DocumentCache::for_one_recall`, which says why not for a long-lived process).
+    OneRecall(CatalogStore),
     /// A scanner the caller shares between sessions over the same roots, such as a
     /// `memory_scan::DocumentCache` or a watched cache kept up to date by file system events.
     Shared(Arc<dyn RecallScanner>),
@@ -83,6 +87,7 @@ impl ScannerChoice {
         match self {
             Self::Uncatalogued => Arc::new(DocumentCache::new()),
             Self::Catalog(store) => Arc::new(DocumentCache::with_catalog_store(store)),
+            Self::OneRecall(store) => Arc::new(DocumentCache::for_one_recall(store)),
             Self::Shared(scanner) => scanner,
         }
     }

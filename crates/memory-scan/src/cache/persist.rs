@@ -32,7 +32,9 @@ impl DocumentCache {
             .into_iter()
             .map(|(slot, scope, root)| {
                 let catalog = match &self.catalogs {
-                    Some(store) => catalog::open(&store.location(&root)).map_err(Arc::new),
+                    Some((store, read)) => {
+                        catalog::open(&store.location(&root), *read).map_err(Arc::new)
+                    }
                     None => Ok(None),
                 };
                 (slot, scope, root, catalog)
@@ -96,7 +98,7 @@ impl DocumentCache {
         &self,
         save: &mut catalog::SaveFn<'_>,
     ) -> Vec<CatalogWrite> {
-        let Some(store) = &self.catalogs else {
+        let Some((store, _)) = &self.catalogs else {
             return Vec::new();
         };
         let _writing = self.writing.lock().unwrap_or_else(PoisonError::into_inner);
@@ -165,7 +167,7 @@ impl DocumentCache {
             dirty: self.catalogs.is_some(),
             complete: false,
         };
-        let Some(store) = &self.catalogs else {
+        let Some((store, _)) = &self.catalogs else {
             return (cache, None);
         };
         let loaded = match catalog {

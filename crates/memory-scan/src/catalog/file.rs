@@ -16,7 +16,7 @@ use super::format::{
     CHUNK_RECORD_BYTES, DirectoryIn, FIXED_HEADER_BYTES, MAGIC, Reader, decode_chunk, plain_name,
     relative_path,
 };
-use super::{CATALOG_FILE_NAME, CATALOG_FORMAT_VERSION};
+use super::{CATALOG_FILE_NAME, CATALOG_FORMAT_VERSION, CatalogRead};
 use crate::document::Scope;
 use crate::engine::{Directories, DirectoryListing};
 use crate::entry::{CacheEntry, Entries};
@@ -26,12 +26,13 @@ use crate::state_dir::{CatalogParts, SystemSteps, WriteSteps};
 use crate::state_dir::{StateDir, StateLocation};
 
 /// Where a catalog's bytes are read from: its file (each part read by the thread that decodes
-/// it), or a buffer already in memory.
+/// it), or bytes already in memory (read whole, or the file mapped).
 pub(crate) enum Source {
     #[cfg(unix)]
-    File { file: File, len: u64 },
-    // Built off Unix, and on Unix by the fuzzing entry point and the tests.
-    #[cfg_attr(all(unix, not(any(test, feature = "fuzzing"))), allow(dead_code))]
+    File {
+        file: File,
+        len: u64,
+    },
     Memory(Bytes),
 }
 
@@ -76,9 +77,12 @@ pub(crate) struct Opened {
     chunks: Vec<(u64, usize, u64)>,
 }
 
-/// Opens the catalog in the state directory at `location` and checks its header; `Ok(None)`
-/// when there is none.
-pub(crate) fn open(location: &StateLocation) -> Result<Option<Opened>, CatalogRejection> {
+/// Opens the catalog in the state directory at `location`, to be read as `read` says, and checks
+/// its header; `Ok(None)` when there is none.
+pub(crate) fn open(
+    location: &StateLocation,
+    read: CatalogRead,
+) -> Result<Option<Opened>, CatalogRejection> {
     let Some(dir) = StateDir::open(location)? else {
         return Ok(None);
     };
@@ -90,12 +94,18 @@ pub(crate) fn open(location: &StateLocation) -> Result<Option<Opened>, CatalogRe
         return Err(CatalogRejection::NotACatalog);
     }
     #[cfg(unix)]
-    let source = Source::File {
-        file,
-        len: metadata.len(),
+    let source = match read {
+        CatalogRead::Copied => Source::File {
+            file,
+            len: metadata.len(),
+        },
+        CatalogRead::Mapped => Source::Memory(super::mapped::map(&file)?),
     };
     #[cfg(not(unix))]
-    let source = Source::Memory(Bytes::from(std::fs::read(dir.path_of(CATALOG_FILE_NAME))?));
+    let source = {
+        let _ = read;
+        Source::Memory(Bytes::from(std::fs::read(dir.path_of(CATALOG_FILE_NAME))?))
+    };
     open_source(source).map(Some)
 }
 

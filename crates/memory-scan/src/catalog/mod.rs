@@ -34,7 +34,9 @@
 //! Decoded documents do not copy their texts or indexes: they share the buffer their chunk was
 //! read into (on Unix; elsewhere the one buffer the whole file is read into, see
 //! [`lexical_score::Bytes`]), which stays in memory while any of them does, however many of the
-//! others have been read again since. A file that is missing is `missing`; one that cannot be
+//! others have been read again since. A cache for one recall (`CatalogRead::Mapped`) maps the
+//! file instead, on Unix: nothing is copied and no fresh memory is touched for its bytes, and
+//! every document shares the mapping. A file that is missing is `missing`; one that cannot be
 //! read, has another magic or version, fails a checksum or does not decode is `rejected`
 //! and simply rewritten after the next scan. Recall never fails because of a catalog.
 //!
@@ -53,6 +55,8 @@
 
 mod file;
 mod format;
+#[cfg(unix)]
+mod mapped;
 
 #[cfg(test)]
 use std::path::Path;
@@ -87,6 +91,17 @@ use crate::entry::Entries;
 use crate::error::CatalogRejection;
 pub use crate::state_dir::{CATALOG_DIR_NAME, CATALOG_FILE_NAME, CatalogStore, catalog_path};
 
+/// How a catalog's bytes are read (see `DocumentCache::for_one_recall`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CatalogRead {
+    /// Each part read, by the thread that decodes it, into a buffer of its own, which the
+    /// part's documents share (on Unix; elsewhere the whole file is read into one buffer).
+    Copied,
+    /// The whole file mapped into memory, which every document shares (on Unix; elsewhere read
+    /// as [`CatalogRead::Copied`]).
+    Mapped,
+}
+
 /// The version of the catalog layout and of the walk rules its directory listings follow; a
 /// catalog of another version is rebuilt.
 pub const CATALOG_FORMAT_VERSION: u32 = 5;
@@ -98,7 +113,11 @@ pub(crate) fn load(
     root: &Path,
     scope: Scope,
 ) -> Result<Option<(Entries, Directories)>, CatalogRejection> {
-    let Some(opened) = open(&crate::state_dir::StateLocation::in_root(root))? else {
+    let Some(opened) = open(
+        &crate::state_dir::StateLocation::in_root(root),
+        CatalogRead::Copied,
+    )?
+    else {
         return Ok(None);
     };
     let directories = opened.directories()?;

@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use lexical_score::{QueryTokens, score};
 use memory_scan::{
-    CatalogOutcome, CatalogRejection, DocumentCache, RecallScan, ScannedDocument, catalog_path,
+    CatalogOutcome, CatalogRejection, CatalogStore, DocumentCache, RecallScan, ScannedDocument,
+    catalog_path,
 };
 
 use crate::support::{
@@ -106,6 +107,63 @@ fn results_with_a_catalog_equal_results_of_a_plain_scan() {
         (with_catalog.report.files_seen, with_catalog.report.parsed),
         (plain.report.files_seen, plain.report.parsed)
     );
+}
+
+#[test]
+fn a_cache_for_one_recall_loads_the_catalog_and_finds_what_a_plain_scan_finds() {
+    let tree = tree_with_catalog();
+
+    let one_recall = DocumentCache::for_one_recall(CatalogStore::InRoot)
+        .scan_recall(&tree.project_only())
+        .unwrap();
+    let plain = DocumentCache::new()
+        .scan_recall(&tree.project_only())
+        .unwrap();
+
+    assert_eq!(
+        catalog_outcome(&one_recall),
+        &CatalogOutcome::Loaded { entries: 4 }
+    );
+    assert_eq!(one_recall.report.from_catalog, 4);
+    assert_eq!(
+        observable(&one_recall.documents),
+        observable(&plain.documents)
+    );
+    assert_eq!(one_recall.report.skipped, plain.report.skipped);
+}
+
+/// The documents of a cache for one recall share the catalog's mapped file; memrecall replaces a
+/// catalog by renaming a new file over it, which must leave them as they were.
+#[test]
+fn documents_from_a_mapped_catalog_stay_whole_when_a_new_catalog_replaces_it() {
+    let tree = tree_with_catalog();
+    let one_recall = DocumentCache::for_one_recall(CatalogStore::InRoot);
+    let scan = one_recall.scan_recall(&tree.project_only()).unwrap();
+    assert_eq!(scan.report.from_catalog, 4);
+    let before = observable(&scan.documents);
+
+    write(
+        &tree.project(),
+        "a.md",
+        topic("user", "Alpha v2", "", "Edited."),
+    );
+    let writer = DocumentCache::with_catalog();
+    writer.scan_recall(&tree.project_only()).unwrap();
+    assert_eq!(writer.persist_catalogs()[0].outcome.as_ref().ok(), Some(&4));
+    // The cache for one recall writes its own next catalog over the file it mapped, too.
+    let rescan = one_recall.scan_recall(&tree.project_only()).unwrap();
+    assert_eq!(rescan.documents[0].title(), "Alpha v2");
+    assert_eq!(
+        one_recall.persist_catalogs()[0].outcome.as_ref().ok(),
+        Some(&4)
+    );
+
+    assert_eq!(observable(&scan.documents), before);
+    assert_eq!(scan.documents[0].title(), "Alpha");
+    let next = scan_with_catalog(&tree);
+    assert_eq!(next.documents[0].title(), "Alpha v2");
+    // The edited file is too new to be trusted from a catalog; the other three come from it.
+    assert_eq!(next.report.from_catalog, 3);
 }
 
 /// Scores of every document for `query` and for a query with the same words made afresh, which

@@ -142,10 +142,10 @@ pub(crate) fn run(args: &RecallArgs) -> Result<(), Failure> {
         let mut config = RecallConfig::with_roots(roots.project.clone(), roots.user.clone());
         config.options = options;
         config.telemetry = Arc::clone(&sinks.all.sink);
-        config.scanner = if args.no_catalog {
-            ScannerChoice::Uncatalogued
-        } else {
-            recall_roots.catalogs.clone().into()
+        // This process makes this one recall and exits.
+        config.scanner = match recall_roots.catalogs.clone() {
+            Some(store) if !args.no_catalog => ScannerChoice::OneRecall(store),
+            _ => ScannerChoice::Uncatalogued,
         };
         let mut recall = MemoryRecall::new(config).map_err(|e| Failure::selector(e.to_string()))?;
         recall.begin_turn(&args.query, &[]);

@@ -30,7 +30,7 @@ use std::io::{Read as _, Write as _};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use recall_facade::{MemoryRecall, RecallConfig, RecallOptions};
+use recall_facade::{MemoryRecall, RecallConfig, RecallOptions, ScannerChoice};
 
 use crate::Program;
 use crate::ServerPaths;
@@ -267,7 +267,10 @@ fn recall_here(
     let telemetry = (program.telemetry)(home.as_deref());
     let ran = runtime.block_on(async {
         let mut config = RecallConfig::with_roots(roots.project, roots.user);
-        config.scanner = roots.catalogs.into();
+        // This process makes this one recall and exits.
+        config.scanner = roots
+            .catalogs
+            .map_or(ScannerChoice::Uncatalogued, ScannerChoice::OneRecall);
         config.telemetry = Arc::clone(&telemetry.sink);
         config.options = options;
         let mut recall = MemoryRecall::new(config).map_err(|e| e.to_string())?;
