@@ -342,6 +342,44 @@ fn truncated_catalog_is_ignored() {
 }
 
 #[test]
+fn a_cache_for_one_recall_rejects_a_truncated_catalog_and_reads_the_files() {
+    let tree = tree_with_catalog();
+    let path = catalog_path(&tree.project());
+    let bytes = fs::read(&path).unwrap();
+    fs::write(&path, &bytes[..bytes.len() - 10]).unwrap();
+
+    let scan = DocumentCache::for_one_recall(CatalogStore::InRoot)
+        .scan_recall(&tree.project_only())
+        .unwrap();
+
+    let CatalogOutcome::Rejected { reason } = catalog_outcome(&scan) else {
+        panic!("truncated catalog was used");
+    };
+    assert!(
+        matches!(**reason, CatalogRejection::Damaged { .. }),
+        "{reason}"
+    );
+    assert_eq!(scan.documents.len(), 3);
+}
+
+#[test]
+fn a_cache_for_one_recall_rejects_an_empty_catalog_and_reads_the_files() {
+    let tree = tree_with_catalog();
+    fs::write(catalog_path(&tree.project()), b"").unwrap();
+
+    let scan = DocumentCache::for_one_recall(CatalogStore::InRoot)
+        .scan_recall(&tree.project_only())
+        .unwrap();
+
+    assert!(
+        matches!(catalog_outcome(&scan), CatalogOutcome::Rejected { .. }),
+        "{:?}",
+        catalog_outcome(&scan)
+    );
+    assert_eq!(scan.documents.len(), 3);
+}
+
+#[test]
 fn catalog_of_an_older_format_is_ignored() {
     let tree = tree_with_catalog();
     let path = catalog_path(&tree.project());
