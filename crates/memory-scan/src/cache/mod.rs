@@ -120,7 +120,7 @@ impl DocumentCache {
     /// [`DocumentCache::with_catalog_store`] for a process that makes one recall and exits, such
     /// as a hook: on Unix each catalog's file is mapped into memory instead of read into buffers
     /// of its own, so loading it neither copies its bytes nor touches fresh memory for them (a
-    /// new process gives its first fast result of a 10,000-topic tree about a quarter sooner).
+    /// new process gives its first fast result of a 10,000-topic tree about a fifth sooner).
     ///
     /// The documents share the mapped file for as long as any of them lives. memrecall never
     /// changes a catalog in place (a new one is renamed over it, which leaves a mapped file whole),
