@@ -44,6 +44,32 @@ fn scan_with_catalog(tree: &Tree) -> RecallScan {
         .unwrap()
 }
 
+/// A scan by a cache for one recall, which maps the catalog.
+fn scan_for_one_recall(tree: &Tree) -> RecallScan {
+    DocumentCache::for_one_recall(CatalogStore::InRoot)
+        .scan_recall(&tree.project_only())
+        .unwrap()
+}
+
+/// Cuts the last ten bytes off the tree's catalog.
+fn truncate_catalog(tree: &Tree) {
+    let path = catalog_path(&tree.project());
+    let bytes = fs::read(&path).unwrap();
+    fs::write(&path, &bytes[..bytes.len() - 10]).unwrap();
+}
+
+/// Checks that `scan` rejected its catalog as damaged and read the three topics instead.
+fn assert_rejected_as_damaged(scan: &RecallScan) {
+    let CatalogOutcome::Rejected { reason } = catalog_outcome(scan) else {
+        panic!("truncated catalog was used");
+    };
+    assert!(
+        matches!(**reason, CatalogRejection::Damaged { .. }),
+        "{reason}"
+    );
+    assert_eq!(scan.documents.len(), 3);
+}
+
 /// Everything recall can observe of a document.
 fn observable(documents: &[Arc<ScannedDocument>]) -> Vec<String> {
     documents
@@ -113,9 +139,7 @@ fn results_with_a_catalog_equal_results_of_a_plain_scan() {
 fn a_cache_for_one_recall_loads_the_catalog_and_finds_what_a_plain_scan_finds() {
     let tree = tree_with_catalog();
 
-    let one_recall = DocumentCache::for_one_recall(CatalogStore::InRoot)
-        .scan_recall(&tree.project_only())
-        .unwrap();
+    let one_recall = scan_for_one_recall(&tree);
     let plain = DocumentCache::new()
         .scan_recall(&tree.project_only())
         .unwrap();
@@ -325,41 +349,21 @@ fn fifo_in_the_catalogs_place_is_rejected_without_waiting_for_a_writer() {
 #[test]
 fn truncated_catalog_is_ignored() {
     let tree = tree_with_catalog();
-    let path = catalog_path(&tree.project());
-    let bytes = fs::read(&path).unwrap();
-    fs::write(&path, &bytes[..bytes.len() - 10]).unwrap();
+    truncate_catalog(&tree);
 
     let scan = scan_with_catalog(&tree);
 
-    let CatalogOutcome::Rejected { reason } = catalog_outcome(&scan) else {
-        panic!("truncated catalog was used");
-    };
-    assert!(
-        matches!(**reason, CatalogRejection::Damaged { .. }),
-        "{reason}"
-    );
-    assert_eq!(scan.documents.len(), 3);
+    assert_rejected_as_damaged(&scan);
 }
 
 #[test]
 fn a_cache_for_one_recall_rejects_a_truncated_catalog_and_reads_the_files() {
     let tree = tree_with_catalog();
-    let path = catalog_path(&tree.project());
-    let bytes = fs::read(&path).unwrap();
-    fs::write(&path, &bytes[..bytes.len() - 10]).unwrap();
+    truncate_catalog(&tree);
 
-    let scan = DocumentCache::for_one_recall(CatalogStore::InRoot)
-        .scan_recall(&tree.project_only())
-        .unwrap();
+    let scan = scan_for_one_recall(&tree);
 
-    let CatalogOutcome::Rejected { reason } = catalog_outcome(&scan) else {
-        panic!("truncated catalog was used");
-    };
-    assert!(
-        matches!(**reason, CatalogRejection::Damaged { .. }),
-        "{reason}"
-    );
-    assert_eq!(scan.documents.len(), 3);
+    assert_rejected_as_damaged(&scan);
 }
 
 #[test]
@@ -367,9 +371,7 @@ fn a_cache_for_one_recall_rejects_an_empty_catalog_and_reads_the_files() {
     let tree = tree_with_catalog();
     fs::write(catalog_path(&tree.project()), b"").unwrap();
 
-    let scan = DocumentCache::for_one_recall(CatalogStore::InRoot)
-        .scan_recall(&tree.project_only())
-        .unwrap();
+    let scan = scan_for_one_recall(&tree);
 
     assert!(
         matches!(catalog_outcome(&scan), CatalogOutcome::Rejected { .. }),
