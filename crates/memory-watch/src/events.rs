@@ -1,7 +1,7 @@
 //! What the watcher's thread reports, gathered per root until a scan takes it, and the barrier
 //! that tells a scan every event queued before it has been gathered.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -33,12 +33,20 @@ pub(crate) struct Shared {
 
 #[derive(Debug, Default)]
 struct Events {
-    roots: HashMap<PathBuf, RootEvents>,
+    /// Per root, what each cache tracking it has not taken yet: caches sharing a watcher each
+    /// get every event of the roots they track.
+    roots: HashMap<PathBuf, HashMap<Subscriber, RootEvents>>,
+    /// Roots whose watch was left pointing at a directory that is no longer there (the root was
+    /// removed or renamed): the next cache to watch one sets its watch up again.
+    replaced: HashSet<PathBuf>,
     /// The private directory barrier files are created in.
     barrier_dir: Option<PathBuf>,
     /// The highest barrier number seen.
     barrier: u64,
 }
+
+/// Which cache of a shared watcher a root's events are gathered for.
+pub(crate) type Subscriber = u64;
 
 /// What happened under one root since a scan last took it.
 #[derive(Debug, Default)]
@@ -51,16 +59,30 @@ struct RootEvents {
 }
 
 impl Shared {
-    /// Starts gathering events for `root` from now on (nothing known before).
-    pub(crate) fn track(&self, root: &Path) {
+    /// Starts gathering events of `root` for `subscriber` from now on (nothing known before).
+    pub(crate) fn track(&self, root: &Path, subscriber: Subscriber) {
         self.lock()
             .roots
-            .insert(root.to_path_buf(), RootEvents::default());
+            .entry(root.to_path_buf())
+            .or_default()
+            .insert(subscriber, RootEvents::default());
     }
 
-    /// Stops gathering events for `root`.
-    pub(crate) fn forget(&self, root: &Path) {
-        self.lock().roots.remove(root);
+    /// Stops gathering events of `root` for `subscriber`.
+    pub(crate) fn forget(&self, root: &Path, subscriber: Subscriber) {
+        let mut events = self.lock();
+        if let Some(subscribers) = events.roots.get_mut(root) {
+            subscribers.remove(&subscriber);
+            if subscribers.is_empty() {
+                events.roots.remove(root);
+            }
+        }
+    }
+
+    /// Whether the watch of `root` was left behind by the root's removal or renaming (and
+    /// forgets that it was).
+    pub(crate) fn take_replaced(&self, root: &Path) -> bool {
+        self.lock().replaced.remove(root)
     }
 
     /// The paths changed under `root` since the last call, and why they cannot be relied on, if
@@ -68,10 +90,15 @@ impl Shared {
     pub(crate) fn take(
         &self,
         root: &Path,
+        subscriber: Subscriber,
         now: Instant,
     ) -> (Option<ChangedPaths>, Option<FallbackReason>) {
         let mut events = self.lock();
-        let Some(root) = events.roots.get_mut(root) else {
+        let Some(root) = events
+            .roots
+            .get_mut(root)
+            .and_then(|subscribers| subscribers.get_mut(&subscriber))
+        else {
             return (None, None);
         };
         let mut changed = std::mem::take(&mut root.changed);
@@ -84,10 +111,15 @@ impl Shared {
     }
 
     /// Why the events of `root` gathered so far cannot be relied on, if that is so.
-    pub(crate) fn pending_fallback(&self, root: &Path) -> Option<FallbackReason> {
+    pub(crate) fn pending_fallback(
+        &self,
+        root: &Path,
+        subscriber: Subscriber,
+    ) -> Option<FallbackReason> {
         self.lock()
             .roots
             .get(root)
+            .and_then(|subscribers| subscribers.get(&subscriber))
             .and_then(|root| root.fallback.clone())
     }
 
@@ -103,14 +135,14 @@ impl Shared {
                     notify::ErrorKind::MaxFilesWatch => FallbackReason::WatchLimit,
                     _ => FallbackReason::WatcherFailed(Arc::new(error)),
                 };
-                for root in events.roots.values_mut() {
+                for root in events.roots.values_mut().flat_map(HashMap::values_mut) {
                     root.fallback = Some(reason.clone());
                 }
                 return;
             }
         };
         if event.need_rescan() {
-            for root in events.roots.values_mut() {
+            for root in events.roots.values_mut().flat_map(HashMap::values_mut) {
                 root.fallback.get_or_insert(FallbackReason::Overflow);
             }
             return;
@@ -123,29 +155,20 @@ impl Shared {
         let Some(change) = Change::of(event.kind) else {
             return;
         };
+        let Events {
+            roots, replaced, ..
+        } = &mut *events;
         for path in &event.paths {
-            for (root_path, root) in &mut events.roots {
+            for (root_path, subscribers) in roots.iter_mut() {
                 let Ok(relative) = path.strip_prefix(root_path) else {
                     continue;
                 };
-                if relative.as_os_str().is_empty() {
-                    // The root itself: a change of its metadata lists it again; one that takes
-                    // it away leaves its watch pointing nowhere.
-                    match change {
-                        Change::Edit => root.changed.insert_edit(PathBuf::new()),
-                        Change::Entry | Change::NewDirectory => {
-                            root.fallback = Some(FallbackReason::RootReplaced);
-                        }
-                    }
-                    continue;
+                let root_itself = relative.as_os_str().is_empty();
+                if root_itself && change != Change::Edit {
+                    replaced.insert(root_path.clone());
                 }
-                match change {
-                    Change::Edit => root.changed.insert_edit(relative),
-                    Change::Entry => root.changed.insert(relative),
-                    Change::NewDirectory => {
-                        root.changed.insert(relative);
-                        root.new_directories.push((relative.to_path_buf(), now));
-                    }
+                for root in subscribers.values_mut() {
+                    root.record(relative, change, now);
                 }
             }
         }
@@ -153,6 +176,31 @@ impl Shared {
 
     fn lock(&self) -> MutexGuard<'_, Events> {
         self.events.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl RootEvents {
+    /// Takes in one change at `relative` below the root.
+    fn record(&mut self, relative: &Path, change: Change, now: Instant) {
+        if relative.as_os_str().is_empty() {
+            // The root itself: a change of its metadata lists it again; one that takes it away
+            // leaves its watch pointing nowhere.
+            match change {
+                Change::Edit => self.changed.insert_edit(PathBuf::new()),
+                Change::Entry | Change::NewDirectory => {
+                    self.fallback = Some(FallbackReason::RootReplaced);
+                }
+            }
+            return;
+        }
+        match change {
+            Change::Edit => self.changed.insert_edit(relative),
+            Change::Entry => self.changed.insert(relative),
+            Change::NewDirectory => {
+                self.changed.insert(relative);
+                self.new_directories.push((relative.to_path_buf(), now));
+            }
+        }
     }
 }
 
@@ -203,7 +251,8 @@ fn barrier_number(events: &Events, event: &Event) -> Option<u64> {
 /// and waits for its event.
 #[derive(Debug)]
 pub(crate) struct Barrier {
-    directory: tempfile::TempDir,
+    /// Removed with the barrier.
+    _directory: tempfile::TempDir,
     next: u64,
 }
 
@@ -222,26 +271,42 @@ impl Barrier {
         watcher
             .watch(&path, RecursiveMode::NonRecursive)
             .map_err(BarrierError::Watch)?;
-        Ok(Self { directory, next: 0 })
+        Ok(Self {
+            _directory: directory,
+            next: 0,
+        })
     }
 
-    /// Creates the next barrier file and waits, at most `timeout`, for its event; `true` once it
-    /// came.
-    pub(crate) fn pass(&mut self, shared: &Shared, timeout: Duration) -> bool {
+    /// Creates the next barrier file; the caller then waits for it with [`Passage::wait`]. Files
+    /// are numbered in the order they are created, so the event of a later one tells that an
+    /// earlier one's has come through too.
+    pub(crate) fn post(&mut self, shared: &Shared) -> Option<Passage> {
         self.next += 1;
         let number = self.next;
-        let Some(directory) = shared.lock().barrier_dir.clone() else {
-            return false;
-        };
+        let directory = shared.lock().barrier_dir.clone()?;
         let file = directory.join(format!("{BARRIER_PREFIX}{number}"));
         if let Err(error) = fs::File::create(&file) {
             tracing::debug!(%error, "cannot create a watch barrier file");
-            return false;
+            return None;
         }
+        Some(Passage { number, file })
+    }
+}
+
+/// One barrier file created, whose event a scan waits for.
+#[derive(Debug)]
+pub(crate) struct Passage {
+    number: u64,
+    file: PathBuf,
+}
+
+impl Passage {
+    /// Waits, at most `timeout`, for the barrier file's event; `true` once it came.
+    pub(crate) fn wait(self, shared: &Shared, timeout: Duration) -> bool {
         let deadline = Instant::now() + timeout;
         let mut events = shared.lock();
         let passed = loop {
-            if events.barrier >= number {
+            if events.barrier >= self.number {
                 break true;
             }
             let left = deadline.saturating_duration_since(Instant::now());
@@ -255,8 +320,7 @@ impl Barrier {
                 .0;
         };
         drop(events);
-        let _ = fs::remove_file(&file);
-        let _ = self.directory.path();
+        let _ = fs::remove_file(&self.file);
         passed
     }
 }

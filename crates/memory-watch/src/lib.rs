@@ -50,6 +50,7 @@
 #![forbid(unsafe_code)]
 
 mod events;
+mod hub;
 mod mode;
 #[cfg(test)]
 mod tests;
@@ -60,14 +61,13 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
+use events::Subscriber;
+pub use hub::WatchHub;
 use lexical_score::QueryTokens;
 use memory_scan::{
     CacheFootprint, CatalogWrite, DocumentCache, KnownChanges, MemoryRoots, RecallScan,
     RootChanges, ScanError,
 };
-use notify::{Config, RecursiveMode, Watcher};
-
-use events::{Barrier, Shared};
 pub use mode::{FallbackReason, WatchMode};
 use mode::{retried, without_events};
 
@@ -90,18 +90,16 @@ pub struct WatchedRoot {
 /// threads; scans take turns.
 pub struct WatchedCache {
     cache: DocumentCache,
-    shared: Arc<Shared>,
-    /// The watcher and what this cache knows of each root; held for a whole scan.
+    /// The watcher, this cache's own or one shared with other caches.
+    hub: Arc<WatchHub>,
+    /// This cache's name among the watcher's subscribers.
+    subscriber: Subscriber,
+    /// What this cache knows of each root; held for a whole scan.
     state: Mutex<State>,
 }
 
-/// The watcher and the roots, behind [`WatchedCache::state`].
+/// The roots, behind [`WatchedCache::state`].
 struct State {
-    /// `None` when no watcher could be made (every root is then given a full scan).
-    watcher: Option<notify::RecommendedWatcher>,
-    /// Why there is no watcher.
-    watcher_error: Option<Arc<notify::Error>>,
-    barrier: Option<Barrier>,
     roots: HashMap<PathBuf, RootState>,
 }
 
@@ -164,39 +162,24 @@ impl WatchedCache {
         Self::wrapping(DocumentCache::with_catalog())
     }
 
-    /// Watches the roots `cache` will scan. The cache should not have been scanned yet: a root
-    /// it already knows is scanned in full once anyway, when its watch starts.
+    /// Watches the roots `cache` will scan, with a watcher of its own. The cache should not have
+    /// been scanned yet: a root it already knows is scanned in full once anyway, when its watch
+    /// starts.
     pub fn wrapping(cache: DocumentCache) -> Self {
-        let shared = Arc::new(Shared::default());
-        let handler = {
-            let shared = Arc::clone(&shared);
-            move |event| shared.handle(event)
-        };
-        let config = Config::default().with_follow_symlinks(false);
-        let (watcher, watcher_error) = match notify::RecommendedWatcher::new(handler, config) {
-            Ok(watcher) => (Some(watcher), None),
-            Err(error) => {
-                tracing::warn!(%error, "cannot watch memory roots; scanning them in full");
-                (None, Some(Arc::new(error)))
-            }
-        };
-        let mut state = State {
-            watcher,
-            watcher_error,
-            barrier: None,
-            roots: HashMap::new(),
-        };
-        state.barrier = state.watcher.as_mut().and_then(|watcher| {
-            Barrier::new(watcher, &shared)
-                .inspect_err(|error| {
-                    tracing::warn!(%error, "cannot set up the watch barrier; scanning in full");
-                })
-                .ok()
-        });
+        Self::sharing(cache, &Arc::new(WatchHub::new()))
+    }
+
+    /// Watches the roots `cache` will scan through `hub`, a watcher other caches may share: a
+    /// process with a cache per project keeps one watcher (on Linux, one inotify instance and
+    /// one thread) whatever the number of projects.
+    pub fn sharing(cache: DocumentCache, hub: &Arc<WatchHub>) -> Self {
         Self {
             cache,
-            shared,
-            state: Mutex::new(state),
+            subscriber: hub.subscriber(),
+            hub: Arc::clone(hub),
+            state: Mutex::new(State {
+                roots: HashMap::new(),
+            }),
         }
     }
 
@@ -270,14 +253,8 @@ impl WatchedCache {
             .map(|(path, _)| path.clone())
             .collect();
         for path in &idle {
-            if let Some(root) = state.roots.remove(path)
-                && root.watched
-                && let Some(watcher) = state.watcher.as_mut()
-                && let Err(error) = watcher.unwatch(path)
-            {
-                tracing::debug!(root = %path.display(), %error, "unwatching an idle root failed");
-            }
-            self.shared.forget(path);
+            let held = state.roots.remove(path).is_some_and(|root| root.watched);
+            self.hub.release(path, self.subscriber, held);
         }
         idle
     }
@@ -296,12 +273,20 @@ impl WatchedCache {
             self.start_watching(state, path, now);
         }
         let delivered = self.barrier(state);
+        // Why the events cannot be trusted when the barrier did not come through.
+        let undelivered = match self.hub.error() {
+            Some(error) => FallbackReason::WatcherFailed(error),
+            None => FallbackReason::BarrierTimedOut,
+        };
         // Events up to the barrier are this scan's, whether it relies on them or not; taken once
         // per root, so the same root given for both scopes gets them for both.
         let mut taken = HashMap::new();
         for path in paths.iter().flatten() {
             if !taken.contains_key(path) {
-                taken.insert(path.clone(), self.shared.take(path, now));
+                taken.insert(
+                    path.clone(),
+                    self.hub.shared.take(path, self.subscriber, now),
+                );
             }
         }
         let changes = paths.clone().map(|path| {
@@ -314,9 +299,7 @@ impl WatchedCache {
                 root.rescan = true;
                 if matches!(reason, FallbackReason::RootReplaced) && root.watched {
                     root.watched = false;
-                    if let Some(watcher) = state.watcher.as_mut() {
-                        let _ = watcher.unwatch(&path);
-                    }
+                    self.hub.release(&path, self.subscriber, true);
                 }
                 if matches!(
                     reason,
@@ -329,7 +312,7 @@ impl WatchedCache {
             }
             if !delivered {
                 root.rescan = true;
-                root.fallback.get_or_insert(FallbackReason::BarrierTimedOut);
+                root.fallback.get_or_insert(undelivered.clone());
             }
             match changed {
                 Some(changed) if root.watched && !root.rescan && root.fallback.is_none() => {
@@ -373,32 +356,14 @@ impl WatchedCache {
         if !retry {
             return;
         }
-        let outcome = match (state.watcher.as_mut(), state.barrier.is_some()) {
-            _ if without_events(path) => Err(FallbackReason::NoEvents),
-            (Some(watcher), true) => {
-                self.shared.track(path);
-                watcher
-                    .watch(path, RecursiveMode::Recursive)
-                    .map_err(|error| match error.kind {
-                        notify::ErrorKind::MaxFilesWatch => FallbackReason::WatchLimit,
-                        _ => FallbackReason::Unwatchable(Arc::new(error)),
-                    })
-            }
-            _ => Err(FallbackReason::WatcherFailed(
-                state
-                    .watcher_error
-                    .clone()
-                    .unwrap_or_else(|| Arc::new(notify::Error::generic("no watch barrier"))),
-            )),
+        let outcome = if without_events(path) {
+            Err(FallbackReason::NoEvents)
+        } else {
+            self.hub.watch(path, self.subscriber)
         };
         let watched = outcome.is_ok();
         if let Err(reason) = &outcome {
             tracing::debug!(root = %path.display(), %reason, "root scanned in full");
-            if let Some(watcher) = state.watcher.as_mut() {
-                // A recursive watch that failed half-way may hold some of its watches.
-                let _ = watcher.unwatch(path);
-            }
-            self.shared.forget(path);
         }
         state.roots.insert(
             path.to_path_buf(),
@@ -417,14 +382,11 @@ impl WatchedCache {
         if !state.roots.values().any(|root| root.watched) {
             return true;
         }
-        state
-            .barrier
-            .as_mut()
-            .is_some_and(|barrier| barrier.pass(&self.shared, BARRIER_TIMEOUT))
+        self.hub.barrier(BARRIER_TIMEOUT)
     }
 
     fn mode_of(&self, path: &Path, root: &RootState) -> WatchMode {
-        let pending = self.shared.pending_fallback(path);
+        let pending = self.hub.shared.pending_fallback(path, self.subscriber);
         match root.fallback.clone().or(pending) {
             Some(reason) => WatchMode::FullScan { reason },
             None => WatchMode::Watching,
@@ -433,5 +395,16 @@ impl WatchedCache {
 
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Drop for WatchedCache {
+    /// Gives back the watches this cache holds, so that a shared watcher drops a root no cache
+    /// scans any more.
+    fn drop(&mut self) {
+        let state = self.state.get_mut().unwrap_or_else(PoisonError::into_inner);
+        for (path, root) in state.roots.drain() {
+            self.hub.release(&path, self.subscriber, root.watched);
+        }
     }
 }

@@ -9,7 +9,7 @@ use memory_scan::{DocumentCache, MemoryRoots, RecallScan};
 use notify::event::Flag;
 use notify::{Event, EventKind};
 
-use super::{FallbackReason, WatchMode, WatchedCache};
+use super::{FallbackReason, WatchHub, WatchMode, WatchedCache};
 
 fn topic(name: &str, body: &str) -> String {
     format!("---\nname: {name}\ntype: project\n---\n\n{body}\n")
@@ -167,6 +167,7 @@ fn an_overflow_falls_back_to_the_stat_path_and_says_so() {
         return;
     };
     cache
+        .hub
         .shared
         .handle(Ok(Event::new(EventKind::Other).set_flag(Flag::Rescan)));
     write(
@@ -294,4 +295,174 @@ fn scans_from_several_threads_take_turns_and_agree() {
         assert_eq!(scan.documents.len(), 4);
         assert_eq!(outcome(scan), outcome(&scans[0]));
     }
+}
+
+/// Two caches over one shared watcher, each having scanned `dir` once; `None`, said why, where
+/// this machine cannot watch.
+fn two_caches_sharing_a_watcher(
+    dir: &Path,
+) -> Option<(std::sync::Arc<WatchHub>, MemoryRoots, [WatchedCache; 2])> {
+    let hub = std::sync::Arc::new(WatchHub::new());
+    let roots = MemoryRoots {
+        project: Some(dir.to_path_buf()),
+        user: None,
+    };
+    let caches = [(); 2].map(|()| WatchedCache::sharing(DocumentCache::new(), &hub));
+    for cache in &caches {
+        cache.scan_recall(&roots).unwrap();
+        if let WatchMode::FullScan { reason } = &cache.roots()[0].mode {
+            eprintln!("not run: this machine cannot watch a temporary directory ({reason})");
+            return None;
+        }
+    }
+    Some((hub, roots, caches))
+}
+
+#[test]
+fn caches_sharing_a_watcher_hold_one_watch_per_root_and_each_sees_every_change() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a.md", &topic("A", "alpha"));
+    let Some((hub, roots, caches)) = two_caches_sharing_a_watcher(dir.path()) else {
+        return;
+    };
+    write(dir.path(), "b.md", &topic("B", "bravo"));
+
+    let scans = caches
+        .each_ref()
+        .map(|cache| cache.scan_recall(&roots).unwrap());
+
+    assert_eq!(hub.watched_roots(), 1);
+    for scan in &scans {
+        assert_like_a_full_scan_without_stats(scan, &roots);
+        assert_eq!(scan.documents.len(), 2);
+    }
+}
+
+#[test]
+fn a_cache_dropped_from_a_shared_watcher_leaves_the_others_watching() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a.md", &topic("A", "alpha"));
+    let Some((hub, roots, [first, second])) = two_caches_sharing_a_watcher(dir.path()) else {
+        return;
+    };
+
+    drop(first);
+    write(dir.path(), "b.md", &topic("B", "bravo"));
+    let scan = second.scan_recall(&roots).unwrap();
+    let watched_with_one = hub.watched_roots();
+    drop(second);
+
+    assert_like_a_full_scan_without_stats(&scan, &roots);
+    assert_eq!(scan.documents.len(), 2);
+    assert_eq!(watched_with_one, 1);
+    assert_eq!(hub.watched_roots(), 0);
+}
+
+#[test]
+fn a_root_replaced_under_a_shared_watcher_is_watched_again_for_every_cache() {
+    let parent = tempfile::tempdir().unwrap();
+    let dir = parent.path().join("memory");
+    write(&dir, "a.md", &topic("A", "alpha"));
+    let Some((hub, roots, caches)) = two_caches_sharing_a_watcher(&dir) else {
+        return;
+    };
+    fs::rename(&dir, parent.path().join("old")).unwrap();
+    write(&dir, "c.md", &topic("C", "charlie"));
+
+    let rescans = caches
+        .each_ref()
+        .map(|cache| cache.scan_recall(&roots).unwrap());
+    write(&dir, "d.md", &topic("D", "delta"));
+    let after = caches
+        .each_ref()
+        .map(|cache| cache.scan_recall(&roots).unwrap());
+
+    assert_eq!(hub.watched_roots(), 1);
+    for scan in &rescans {
+        assert_eq!(outcome(scan).0.len(), 1, "{:?}", outcome(scan));
+    }
+    for (cache, scan) in caches.iter().zip(&after) {
+        assert!(matches!(cache.roots()[0].mode, WatchMode::Watching));
+        assert_like_a_full_scan_without_stats(scan, &roots);
+        assert_eq!(scan.documents.len(), 2);
+    }
+}
+
+#[test]
+fn many_caches_share_one_watcher_thread() {
+    let dirs: Vec<tempfile::TempDir> = (0..16).map(|_| tempfile::tempdir().unwrap()).collect();
+    let hub = std::sync::Arc::new(WatchHub::new());
+    if let Some(error) = hub.error() {
+        eprintln!("not run: this machine cannot watch ({error})");
+        return;
+    }
+    let threads_before = thread_count();
+
+    let caches: Vec<WatchedCache> = dirs
+        .iter()
+        .map(|dir| {
+            write(dir.path(), "a.md", &topic("A", "alpha"));
+            let cache = WatchedCache::sharing(DocumentCache::new(), &hub);
+            let roots = MemoryRoots {
+                project: Some(dir.path().to_path_buf()),
+                user: None,
+            };
+            cache.scan_recall(&roots).unwrap();
+            cache
+        })
+        .collect();
+
+    assert_eq!(hub.watched_roots(), 16);
+    if let (Some(before), Some(after)) = (threads_before, thread_count()) {
+        // Scans may start the thread pool's threads; no thread is started per cache.
+        assert!(
+            after < before + 16,
+            "{before} threads before, {after} after"
+        );
+    }
+    drop(caches);
+    assert_eq!(hub.watched_roots(), 0);
+}
+
+/// The threads of this process, where the system tells.
+fn thread_count() -> Option<usize> {
+    fs::read_dir("/proc/self/task").ok().map(Iterator::count)
+}
+
+#[test]
+fn a_watcher_whose_thread_is_gone_gives_every_root_a_full_scan_and_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a.md", &topic("A", "alpha"));
+    let Some((hub, roots, caches)) = two_caches_sharing_a_watcher(dir.path()) else {
+        return;
+    };
+
+    hub.fail_for_test();
+    write(dir.path(), "b.md", &topic("B", "bravo"));
+    let scans = caches
+        .each_ref()
+        .map(|cache| cache.scan_recall(&roots).unwrap());
+    let again = caches[0].scan_recall(&roots).unwrap();
+
+    for (cache, scan) in caches.iter().zip(&scans) {
+        assert_eq!(scan.documents.len(), 2);
+        assert!(
+            scan.report.work.directories_stated > 0,
+            "{:?}",
+            scan.report.work
+        );
+        let mode = cache.roots()[0].mode.clone();
+        assert!(
+            matches!(
+                mode,
+                WatchMode::FullScan {
+                    reason: FallbackReason::WatcherFailed(_)
+                }
+            ),
+            "{mode:?}"
+        );
+    }
+    assert!(again.report.work.directories_stated > 0);
+    assert_eq!(hub.watched_roots(), 0);
+    drop(caches);
 }

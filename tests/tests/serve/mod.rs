@@ -18,6 +18,7 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 use crate::support::binary;
 
 mod hostile_clients;
+mod limits;
 mod problems;
 
 /// How long a test waits for something that should happen soon, on a machine that may stall.

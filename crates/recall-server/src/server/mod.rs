@@ -28,7 +28,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, SystemTime};
 
-use memory_watch::WatchedCache;
+use memory_watch::{WatchHub, WatchedCache};
 use recall_facade::{Phase, RecallOptions, TelemetryEvent, TelemetrySink};
 use tokio::sync::Notify;
 use tokio::time::Instant;
@@ -214,13 +214,17 @@ fn telemetry_sink(program: &Program, home: Option<&Path>) -> Arc<dyn TelemetrySi
 }
 
 /// The document cache for one pair of roots: catalogs kept (where `catalogs` says; none without
-/// a place), roots watched, so a warm recall re-reads only what changed instead of checking
-/// every file.
-fn document_cache(catalogs: Option<memory_scan::CatalogStore>) -> Arc<WatchedCache> {
-    Arc::new(WatchedCache::wrapping(match catalogs {
+/// a place), roots watched through the server's one watcher, so a warm recall re-reads only what
+/// changed instead of checking every file.
+fn document_cache(
+    catalogs: Option<memory_scan::CatalogStore>,
+    watcher: &Arc<WatchHub>,
+) -> Arc<WatchedCache> {
+    let cache = match catalogs {
         Some(store) => memory_scan::DocumentCache::with_catalog_store(store),
         None => memory_scan::DocumentCache::new(),
-    }))
+    };
+    Arc::new(WatchedCache::sharing(cache, watcher))
 }
 
 /// Counts terminal delivery events on their way to the real sink, for `status`.
@@ -262,6 +266,9 @@ struct Server {
     settings: Mutex<Settings>,
     sessions: Mutex<Sessions>,
     caches: Mutex<HashMap<RootsKey, Arc<WatchedCache>>>,
+    /// The one watcher every cache's roots are watched through (one thread, one inotify
+    /// instance, whatever the number of projects).
+    watcher: Arc<WatchHub>,
     /// Refusals already logged (see `Server::log_refusal`).
     refusals_logged: Mutex<std::collections::HashSet<String>>,
     /// Selector and configuration problems, for the logs and `status`.
@@ -307,6 +314,7 @@ impl Server {
             }),
             sessions: Mutex::new(Sessions::default()),
             caches: Mutex::new(HashMap::new()),
+            watcher: Arc::new(WatchHub::new()),
             refusals_logged: Mutex::new(std::collections::HashSet::new()),
             problems: Mutex::new(problems::Problems::default()),
             served: AtomicU64::new(0),

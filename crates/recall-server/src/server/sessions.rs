@@ -276,7 +276,7 @@ impl Server {
         if unused >= MAX_IDLE_CACHES {
             caches.retain(|_, cache| Arc::strong_count(cache) > 1);
         }
-        let cache = document_cache(roots.catalogs.clone());
+        let cache = document_cache(roots.catalogs.clone(), &self.watcher);
         caches.insert(roots.clone(), Arc::clone(&cache));
         cache
     }
