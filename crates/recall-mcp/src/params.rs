@@ -96,7 +96,7 @@ pub(super) struct ExplainParams {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct SaveParams {
-    /// A short title, one line; recall weighs its words most.
+    /// A short title, one line (at most 200 characters); recall weighs its words most.
     pub(super) title: String,
     /// One line saying what the memory is about and when it matters.
     pub(super) description: String,

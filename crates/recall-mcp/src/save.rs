@@ -17,6 +17,8 @@ use memory_scan::{INDEX_FILE_NAME, MAX_TOPIC_BYTES, Topic, render_topic};
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
 /// The longest file name (one path segment) accepted, in bytes.
 const MAX_NAME_BYTES: usize = 255;
+/// The longest title accepted, in characters: a title is one line a person reads in a list.
+pub const MAX_TITLE_CHARS: usize = 200;
 /// How many characters of the title a derived file name keeps.
 const DERIVED_NAME_CHARS: usize = 60;
 
@@ -40,6 +42,12 @@ pub enum SaveError {
     /// The file exists and replacing was not asked for.
     #[error("{0} already exists; pass replace: true to overwrite it, or choose another file name")]
     Exists(String),
+    /// The title is over [`MAX_TITLE_CHARS`].
+    #[error("the title is {chars} characters; a memory title may be at most {MAX_TITLE_CHARS}")]
+    TitleTooLong {
+        /// Its length in characters.
+        chars: usize,
+    },
     /// The body is over [`MAX_BODY_BYTES`].
     #[error("the body is {size} bytes; a memory body may be at most {MAX_BODY_BYTES} bytes")]
     BodyTooLarge {
@@ -84,6 +92,16 @@ fn checked_relative(file: &str) -> Result<PathBuf, SaveError> {
     if file.contains('\0') || file.contains('\\') {
         return Err(refuse("it holds a NUL or a backslash"));
     }
+    if file.chars().any(|c| c.is_control() || is_bidi_control(c)) {
+        return Err(refuse(
+            "it holds a control or bidirectional-formatting character",
+        ));
+    }
+    if file.ends_with('/') {
+        return Err(refuse(
+            "it ends in `/`, so it names a directory, not a file",
+        ));
+    }
     let path = Path::new(file);
     if path.has_root() || path.is_absolute() {
         return Err(refuse(
@@ -116,6 +134,14 @@ fn checked_relative(file: &str) -> Result<PathBuf, SaveError> {
         if bytes.starts_with(b".") {
             return Err(refuse("hidden names (starting with `.`) are not allowed"));
         }
+        if bytes.starts_with(b"~") {
+            return Err(refuse(
+                "a name starting with `~` is not expanded to a home folder; give a path below the root",
+            ));
+        }
+        if let Some(why) = name.to_str().and_then(not_portable) {
+            return Err(refuse(why));
+        }
         if bytes.len() > MAX_NAME_BYTES {
             return Err(refuse("a name in it is longer than 255 bytes"));
         }
@@ -130,6 +156,33 @@ fn checked_relative(file: &str) -> Result<PathBuf, SaveError> {
         return Err(refuse("MEMORY.md is the index, not a memory"));
     }
     Ok(names.iter().collect())
+}
+
+/// Bidirectional formatting characters, which can make a name read otherwise than it is.
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Why `name` cannot be a file or folder name on Windows, where a memory tree may be synced.
+fn not_portable(name: &str) -> Option<&'static str> {
+    const RESERVED: [&str; 4] = ["CON", "PRN", "AUX", "NUL"];
+    let stem = name.split('.').next().unwrap_or(name).trim_end();
+    let upper = stem.to_ascii_uppercase();
+    let numbered = ["COM", "LPT"].iter().any(|device| {
+        upper
+            .strip_prefix(device)
+            .is_some_and(|n| n.len() == 1 && n.as_bytes()[0].is_ascii_digit() && n != "0")
+    });
+    if RESERVED.contains(&upper.as_str()) || numbered {
+        return Some("it uses a device name Windows reserves (CON, PRN, AUX, NUL, COM1-9, LPT1-9)");
+    }
+    if name.contains(['<', '>', ':', '"', '|', '?', '*']) {
+        return Some("it holds a character Windows does not allow in names (< > : \" | ? *)");
+    }
+    if name.ends_with(['.', ' ']) {
+        return Some("a name in it ends with a dot or a space, which Windows drops");
+    }
+    None
 }
 
 /// A file name from a title: letters and digits of any script kept (lowercased), every run of
@@ -162,6 +215,10 @@ pub fn write(
     topic: &Topic,
     replace: bool,
 ) -> Result<PathBuf, SaveError> {
+    let title_chars = topic.title().chars().count();
+    if title_chars > MAX_TITLE_CHARS {
+        return Err(SaveError::TitleTooLong { chars: title_chars });
+    }
     if topic.body().len() > MAX_BODY_BYTES {
         return Err(SaveError::BodyTooLarge {
             size: topic.body().len(),

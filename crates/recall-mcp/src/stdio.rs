@@ -4,7 +4,9 @@
 //! rmcp passes over a line that is not JSON without a word, and a string that is not Unicode
 //! (a lone surrogate escape such as `"\ud800"`, a byte that is not UTF-8) makes the whole line
 //! unreadable to it, so the request is never answered. The filter reads each line first: a
-//! line that is JSON goes on to rmcp unchanged; a line that is JSON but for such a string gets
+//! line that is JSON goes on to rmcp unchanged (but for a request of a method this server serves
+//! whose params that method cannot take, which gets an invalid-params error with its id: rmcp
+//! would answer it as a method it does not know); a line that is JSON but for such a string gets
 //! an invalid-params error with its request's id (a notification gets nothing, as JSON-RPC
 //! wants); any other line a parse error with a null id; a line over [`MAX_LINE_BYTES`] an
 //! invalid-request error with a null id. The filter's answers and rmcp's share standard output
@@ -151,8 +153,8 @@ pub(super) fn judge(line: &[u8]) -> Verdict {
     if line.iter().all(u8::is_ascii_whitespace) {
         return Verdict::Skip;
     }
-    if serde_json::from_slice::<Value>(line).is_ok() {
-        return Verdict::Pass;
+    if let Ok(message) = serde_json::from_slice::<Value>(line) {
+        return malformed_params(&message).map_or(Verdict::Pass, Verdict::Answer);
     }
     let repaired = without_lone_surrogates(&String::from_utf8_lossy(line));
     match serde_json::from_str::<Value>(&repaired) {
@@ -175,6 +177,38 @@ pub(super) fn judge(line: &[u8]) -> Verdict {
             "Parse error: the line is not JSON",
         )),
     }
+}
+
+/// The invalid-params error for a request of a method this server serves whose params are not
+/// what the method takes (`arguments` that are a string, not an object, for one): rmcp would
+/// take such a request for one of a method it does not know.
+fn malformed_params(message: &Value) -> Option<Value> {
+    fn refused<T: serde::de::DeserializeOwned>(params: &Value) -> Option<String> {
+        serde_json::from_value::<T>(params.clone())
+            .err()
+            .map(|e| e.to_string())
+    }
+    let id = message
+        .get("id")
+        .filter(|id| id.is_string() || id.is_number())?;
+    let method = message.get("method")?.as_str()?;
+    let params = message.get("params").unwrap_or(&Value::Null);
+    let why = match method {
+        "tools/call" => refused::<rmcp::model::CallToolRequestParams>(params),
+        "resources/read" => refused::<rmcp::model::ReadResourceRequestParams>(params),
+        "initialize" => refused::<rmcp::model::InitializeRequestParams>(params),
+        "tools/list" | "resources/list" | "resources/templates/list" | "prompts/list"
+            if !params.is_null() =>
+        {
+            refused::<rmcp::model::PaginatedRequestParams>(params)
+        }
+        _ => None,
+    }?;
+    Some(error(
+        id.clone(),
+        INVALID_PARAMS,
+        &format!("Invalid params for {method}: {why}"),
+    ))
 }
 
 fn error(id: Value, code: i64, message: &str) -> Value {
@@ -280,6 +314,32 @@ mod tests {
     fn a_notification_with_a_lone_surrogate_gets_no_answer() {
         let line = br#"{"jsonrpc":"2.0","method":"notifications/x","params":{"q":"\ud800"}}"#;
         assert_eq!(judge(line), Verdict::Skip);
+    }
+
+    #[test]
+    fn a_tool_call_whose_arguments_are_not_an_object_gets_invalid_params_with_its_id() {
+        let line = br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"save_memory","arguments":"title=x"}}"#;
+
+        let answer = answer(line);
+
+        assert_eq!(answer["id"], 4);
+        assert_eq!(answer["error"]["code"], INVALID_PARAMS);
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("tools/call"),
+            "{answer}"
+        );
+    }
+
+    #[test]
+    fn a_well_formed_tool_call_and_a_method_this_server_does_not_serve_go_to_rmcp() {
+        let call = br#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"save_memory","arguments":{"title":5}}}"#;
+        let other = br#"{"jsonrpc":"2.0","id":6,"method":"x/y","params":"anything"}"#;
+
+        assert_eq!(judge(call), Verdict::Pass);
+        assert_eq!(judge(other), Verdict::Pass);
     }
 
     #[test]

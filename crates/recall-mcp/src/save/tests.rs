@@ -131,3 +131,52 @@ fn a_body_over_the_bound_is_refused() {
     assert!(matches!(error, SaveError::BodyTooLarge { .. }), "{error}");
     assert_eq!(std::fs::read_dir(root.path()).unwrap().count(), 0);
 }
+
+#[test]
+fn windows_device_names_control_and_bidi_characters_and_home_shorthand_are_refused() {
+    for file in [
+        "CON.md",
+        "nul.md",
+        "notes/aux.md",
+        "Com1.md",
+        "lpt9.backup.md",
+        "a\u{7}b.md",
+        "a\u{1b}[31m.md",
+        "evil\u{202e}dm.exe.md",
+        "x\u{2066}.md",
+        "x.md/",
+        "~/x.md",
+        "~root/x.md",
+        "what?.md",
+        "a:b.md",
+        "trailing. /x.md",
+    ] {
+        let refused = relative_path(Some(file), "t");
+        assert!(
+            matches!(refused, Err(SaveError::BadName { .. })),
+            "{file:?}: {refused:?}"
+        );
+    }
+}
+
+#[test]
+fn names_that_only_resemble_windows_device_names_are_accepted() {
+    for file in ["console.md", "com10.md", "com0.md", "nullable.md", "a~b.md"] {
+        assert!(relative_path(Some(file), "t").is_ok(), "{file}");
+    }
+}
+
+#[test]
+fn a_title_over_the_bound_is_refused_and_nothing_is_written() {
+    let root = tempfile::tempdir().unwrap();
+    let long = topic(&"t".repeat(100_000));
+
+    let error = write(root.path(), Path::new("x.md"), &long, false).unwrap_err();
+
+    assert!(
+        matches!(error, SaveError::TitleTooLong { chars: 100_000 }),
+        "{error}"
+    );
+    assert!(error.to_string().contains("at most 200"), "{error}");
+    assert_eq!(std::fs::read_dir(root.path()).unwrap().count(), 0);
+}
