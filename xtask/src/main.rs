@@ -16,6 +16,8 @@ mod class_table;
 mod compare_scorers;
 mod dist;
 mod eval;
+#[cfg(unix)]
+mod faults;
 mod fuzz;
 mod hook_latency;
 mod icu_data;
@@ -79,6 +81,14 @@ enum Task {
     /// target/scan-latency.svg. Always measures a release build: run from a debug build, it
     /// rebuilds and runs itself with --release.
     ScanLatency(scan_latency::ScanLatencyArgs),
+    /// Hostile neighbours of the release binary: changed catalogs, silent sockets, FIFOs, limits
+    ///
+    /// Runs memrecall's hooks and commands while its catalog is rewritten, truncated and copied
+    /// over, against a stopped server and a listener that never accepts, with FIFOs in place of
+    /// its files, under a 1 GiB address space with 64 projects, and over a deep and a huge tree;
+    /// every run is under a time limit. Prints a table; exits non-zero when a case fails.
+    #[cfg(unix)]
+    Faults(faults::FaultsArgs),
     /// Runs the fuzz targets and the lifecycle's interleaving property test
     ///
     /// Runs each fuzz target under fuzz/ (nightly, cargo-fuzz) and the lifecycle's interleaving
@@ -137,6 +147,8 @@ fn main() -> Result<()> {
         Task::CompareScorers(args) => compare_scorers::main(&args),
         Task::Dist(args) => dist::main(&args),
         Task::Eval(args) => eval::main(&args),
+        #[cfg(unix)]
+        Task::Faults(args) => faults::main(&args),
         Task::Fuzz(args) => fuzz::main(&args),
         Task::ScanLatency(_)
             if cfg!(debug_assertions) && std::env::var_os(RELEASED_GUARD).is_none() =>
@@ -222,6 +234,7 @@ mod tests {
             "eval",
             "eval --json",
             "fuzz --seconds 10 --cases 0",
+            "faults",
             "agents",
             "agents --agents claude-code,qwen-code,gemini-cli,codex --timeout 240 --model-latency 0",
             "dist",
