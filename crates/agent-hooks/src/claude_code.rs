@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use unicode_normalization::UnicodeNormalization as _;
 
-use crate::conventions::{Conventions, HookEvents};
+use crate::conventions::{CannotRun, Conventions, HookEvents};
 use crate::layout::{self, LayoutError, RootChoice, RootOrigin};
 use crate::{Environment, Layout, git};
 
@@ -32,6 +32,7 @@ pub const CONVENTIONS: Conventions = Conventions {
     prompt_fields: &["prompt"],
     prompt_event_continues: false,
     nothing: "",
+    command_cannot_run: CannotRun::GoesOn,
 };
 
 /// Claude Code cuts a project directory name longer than this many UTF-16 units.

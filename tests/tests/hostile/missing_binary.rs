@@ -1,0 +1,235 @@
+//! A memrecall binary that cannot run costs the agent's prompt nothing: the hook command `hook
+//! install` writes (and the one the packages carry), run by `sh -c` as the agents run it, with
+//! the binary deleted, off `PATH`, or killed by a signal, ends the way the agent takes as "carry
+//! on".
+//!
+//! What each agent takes as "carry on" was measured with the agents themselves (`cargo xtask
+//! agents`): Gemini CLI 0.61.0 blocks the prompt when its hook exits with 126 or 127 and the
+//! shell said why, and goes on after status 0 or a death by signal; Claude Code, Qwen Code and
+//! Codex go on whatever the status but 2.
+
+use std::io::Write as _;
+use std::os::unix::process::ExitStatusExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+use crate::support::binary;
+
+/// A temporary `HOME`, `MEMRECALL_HOME` and repository, and a `bin/` directory for the binary
+/// the hook runs.
+struct Sandbox {
+    _dir: TempDir,
+    base: PathBuf,
+}
+
+/// What a finished command left.
+struct Ended {
+    status: std::process::ExitStatus,
+    stdout: String,
+    stderr: String,
+}
+
+/// A `PATH` without memrecall on it.
+const SYSTEM_PATH: &str = "/usr/bin:/bin";
+
+impl Sandbox {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        for sub in ["home", "mr", "tmp", "bin", "repo/.git"] {
+            std::fs::create_dir_all(base.join(sub)).unwrap();
+        }
+        Self { _dir: dir, base }
+    }
+
+    fn path(&self, relative: &str) -> PathBuf {
+        self.base.join(relative)
+    }
+
+    /// `bin/memrecall` as a link to the binary under test: removing it is deleting the binary
+    /// the hook names.
+    fn linked_binary(&self) -> PathBuf {
+        let link = self.path("bin/memrecall");
+        std::os::unix::fs::symlink(binary(), &link).unwrap();
+        link
+    }
+
+    /// `bin/memrecall` as a script that kills itself with SIGKILL.
+    fn self_killing_binary(&self) -> PathBuf {
+        let path = self.path("bin/memrecall");
+        std::fs::write(&path, "#!/bin/sh\ncat > /dev/null\nkill -KILL $$\n").unwrap();
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        path
+    }
+
+    fn command(&self, program: &Path, path: &str) -> Command {
+        let mut command = Command::new(program);
+        command
+            .current_dir(self.path("repo"))
+            .env_clear()
+            .env("HOME", self.path("home"))
+            .env("MEMRECALL_HOME", self.path("mr"))
+            .env("TMPDIR", self.path("tmp"))
+            .env("PATH", path)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        command
+    }
+
+    fn finish(mut command: Command, stdin: &str) -> Ended {
+        let mut child = command.spawn().unwrap();
+        let mut input = child.stdin.take().unwrap();
+        // A command that ends without reading its input closes the pipe first.
+        let _ = input.write_all(stdin.as_bytes());
+        drop(input);
+        let output = child.wait_with_output().unwrap();
+        Ended {
+            status: output.status,
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+
+    /// Runs the binary under test with `args`.
+    fn memrecall(&self, args: &[&str]) -> Ended {
+        let mut command = self.command(binary(), SYSTEM_PATH);
+        command.args(args);
+        Self::finish(command, "")
+    }
+
+    /// `hook install --write` for `agent` naming `program`; the prompt event's command.
+    fn install(&self, agent: &str, program: &Path) -> String {
+        let program = program.to_str().unwrap();
+        let args = ["hook", "install", "--agent", agent, "--write", "--command"];
+        let run = self.memrecall(&[&args[..], &[program]].concat());
+        assert_eq!(run.status.code(), Some(0), "{}", run.stderr);
+        let file = match agent {
+            "claude-code" => ".claude/settings.json",
+            "qwen-code" => ".qwen/settings.json",
+            "gemini-cli" => ".gemini/settings.json",
+            _ => ".codex/hooks.json",
+        };
+        let text = std::fs::read_to_string(self.path("home").join(file)).unwrap();
+        let settings: Value = serde_json::from_str(&text).unwrap();
+        let event = if agent == "gemini-cli" {
+            "BeforeAgent"
+        } else {
+            "UserPromptSubmit"
+        };
+        settings["hooks"][event][0]["hooks"][0]["command"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    }
+
+    /// Runs a hook command as the agents do on Linux and macOS (`sh -c`), with the prompt
+    /// event's input on stdin.
+    fn run_hook(&self, command: &str, path: &str) -> Ended {
+        let mut shell = self.command(Path::new("/bin/sh"), path);
+        shell.arg("-c").arg(command);
+        let input = json!({
+            "hook_event_name": "BeforeAgent",
+            "session_id": "s",
+            "cwd": self.path("repo"),
+            "prompt": "how are releases tagged?",
+        });
+        Self::finish(shell, &input.to_string())
+    }
+}
+
+/// The command the Gemini CLI extension carries for the prompt event.
+fn packaged_gemini_command() -> String {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../plugins/gemini-cli/hooks/hooks.json");
+    let hooks: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    hooks["hooks"]["BeforeAgent"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn the_gemini_cli_hook_exits_0_silently_when_its_binary_was_deleted() {
+    let sandbox = Sandbox::new();
+    let program = sandbox.linked_binary();
+    let command = sandbox.install("gemini-cli", &program);
+    std::fs::remove_file(&program).unwrap();
+
+    let run = sandbox.run_hook(&command, SYSTEM_PATH);
+
+    assert_eq!(run.status.code(), Some(0), "{command}: {}", run.stderr);
+    assert_eq!(run.stdout, "", "{command}");
+    assert_eq!(run.stderr, "", "{command}");
+}
+
+#[test]
+fn the_gemini_cli_extension_hook_exits_0_silently_when_memrecall_is_not_on_path() {
+    let sandbox = Sandbox::new();
+    let command = packaged_gemini_command();
+
+    let run = sandbox.run_hook(&command, SYSTEM_PATH);
+
+    assert_eq!(run.status.code(), Some(0), "{command}: {}", run.stderr);
+    assert_eq!(run.stdout, "", "{command}");
+    assert_eq!(run.stderr, "", "{command}");
+}
+
+#[test]
+fn the_gemini_cli_hook_killed_by_a_signal_dies_of_it_itself_with_nothing_printed() {
+    let sandbox = Sandbox::new();
+    let program = sandbox.self_killing_binary();
+    let command = sandbox.install("gemini-cli", &program);
+
+    let run = sandbox.run_hook(&command, SYSTEM_PATH);
+
+    // The shell gave its place to the binary (`exec`): Gemini CLI sees the signal, which it
+    // takes as a status of 0, and no shell is left to print "Killed" or to outlive a timeout.
+    assert_eq!(run.status.signal(), Some(9), "{command}: {:?}", run.status);
+    assert_eq!(run.stdout, "", "{command}");
+    assert_eq!(run.stderr, "", "{command}");
+}
+
+#[test]
+fn the_guarded_gemini_cli_hook_runs_the_binary_when_it_is_there() {
+    let sandbox = Sandbox::new();
+    let program = sandbox.linked_binary();
+    let command = sandbox.install("gemini-cli", &program);
+
+    let run = sandbox.run_hook(&command, SYSTEM_PATH);
+
+    assert_eq!(run.status.code(), Some(0), "{command}: {}", run.stderr);
+    assert_eq!(run.stdout.trim(), "{}", "{command}");
+}
+
+#[test]
+fn the_gemini_cli_extension_hook_runs_memrecall_found_on_path() {
+    let sandbox = Sandbox::new();
+    sandbox.linked_binary();
+    let path = format!("{}:{SYSTEM_PATH}", sandbox.path("bin").display());
+
+    let run = sandbox.run_hook(&packaged_gemini_command(), &path);
+
+    assert_eq!(run.status.code(), Some(0), "{}", run.stderr);
+    assert_eq!(run.stdout.trim(), "{}");
+}
+
+#[test]
+fn the_other_agents_hooks_never_exit_2_when_their_binary_was_deleted() {
+    for agent in ["claude-code", "qwen-code", "codex"] {
+        let sandbox = Sandbox::new();
+        let program = sandbox.linked_binary();
+        let command = sandbox.install(agent, &program);
+        std::fs::remove_file(&program).unwrap();
+
+        let run = sandbox.run_hook(&command, SYSTEM_PATH);
+
+        // 127, which these agents report as a failed hook and go on.
+        assert_eq!(run.status.code(), Some(127), "{agent}: {command}");
+        assert_eq!(run.stdout, "", "{agent}: {command}");
+    }
+}
