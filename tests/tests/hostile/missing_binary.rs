@@ -1,7 +1,7 @@
 //! A memrecall binary that cannot run costs the agent's prompt nothing: the hook command `hook
 //! install` writes (and the one the packages carry), run by `sh -c` as the agents run it, with
 //! the binary deleted, off `PATH`, or killed by a signal, ends the way the agent takes as "carry
-//! on".
+//! on"; `install --command` refuses a path that is not an executable file.
 //!
 //! What each agent takes as "carry on" was measured with the agents themselves (`cargo xtask
 //! agents`): Gemini CLI 0.61.0 blocks the prompt when its hook exits with 126 or 127 and the
@@ -232,4 +232,54 @@ fn the_other_agents_hooks_never_exit_2_when_their_binary_was_deleted() {
         assert_eq!(run.status.code(), Some(127), "{agent}: {command}");
         assert_eq!(run.stdout, "", "{agent}: {command}");
     }
+}
+
+#[test]
+fn install_refuses_a_command_that_does_not_exist() {
+    let sandbox = Sandbox::new();
+    let missing = sandbox.path("bin/memrecall");
+
+    let run = sandbox.memrecall(&[
+        "hook",
+        "install",
+        "--agent",
+        "gemini-cli",
+        "--write",
+        "--command",
+        missing.to_str().unwrap(),
+    ]);
+
+    assert_ne!(run.status.code(), Some(0));
+    assert!(
+        run.stderr.contains(&format!(
+            "refusing --command {}: there is no such file",
+            missing.display()
+        )),
+        "{}",
+        run.stderr
+    );
+    assert!(!sandbox.path("home/.gemini/settings.json").exists());
+}
+
+#[test]
+fn install_refuses_a_command_that_is_not_executable() {
+    let sandbox = Sandbox::new();
+    let plain = sandbox.path("bin/memrecall");
+    std::fs::write(&plain, "not a program\n").unwrap();
+
+    let run = sandbox.memrecall(&[
+        "hook",
+        "install",
+        "--agent",
+        "codex",
+        "--command",
+        plain.to_str().unwrap(),
+    ]);
+
+    assert_ne!(run.status.code(), Some(0));
+    assert!(
+        run.stderr.contains("it is not executable"),
+        "{}",
+        run.stderr
+    );
 }
