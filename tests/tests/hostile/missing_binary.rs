@@ -1,7 +1,8 @@
 //! A memrecall binary that cannot run costs the agent's prompt nothing: the hook command `hook
 //! install` writes (and the one the packages carry), run by `sh -c` as the agents run it, with
 //! the binary deleted, off `PATH`, or killed by a signal, ends the way the agent takes as "carry
-//! on"; `install --command` refuses a path that is not an executable file.
+//! on"; `install --command` refuses a path that is not an executable file; and `doctor` names
+//! Claude Code's note of memrecall's plugin server that failed to start once memrecall is there.
 //!
 //! What each agent takes as "carry on" was measured with the agents themselves (`cargo xtask
 //! agents`): Gemini CLI 0.61.0 blocks the prompt when its hook exits with 126 or 127 and the
@@ -97,9 +98,39 @@ impl Sandbox {
 
     /// Runs the binary under test with `args`.
     fn memrecall(&self, args: &[&str]) -> Ended {
-        let mut command = self.command(binary(), SYSTEM_PATH);
+        self.memrecall_with_path(args, SYSTEM_PATH)
+    }
+
+    fn memrecall_with_path(&self, args: &[&str], path: &str) -> Ended {
+        let mut command = self.command(binary(), path);
         command.args(args);
         Self::finish(command, "")
+    }
+
+    /// Claude Code's note that memrecall's plugin server failed to start, made now.
+    fn failed_plugin_server(&self) -> PathBuf {
+        let file = self.path("home/.claude/mcp-needs-auth-cache.json");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis();
+        let entry =
+            json!({"plugin:memrecall:memrecall": {"timestamp": now, "id": "b659a5ff6af3dddd"}});
+        std::fs::write(&file, entry.to_string()).unwrap();
+        file
+    }
+
+    fn doctor(&self, path: &str) -> Ended {
+        let repo = self.path("repo");
+        let args = [
+            "doctor",
+            "--agent",
+            "claude-code",
+            "--cwd",
+            repo.to_str().unwrap(),
+        ];
+        self.memrecall_with_path(&args, path)
     }
 
     /// `hook install --write` for `agent` naming `program`; the prompt event's command.
@@ -281,5 +312,46 @@ fn install_refuses_a_command_that_is_not_executable() {
         run.stderr.contains("it is not executable"),
         "{}",
         run.stderr
+    );
+}
+
+#[test]
+fn doctor_names_claude_codes_note_of_the_failed_plugin_server_once_memrecall_is_on_path() {
+    let sandbox = Sandbox::new();
+    let cache = sandbox.failed_plugin_server();
+    sandbox.linked_binary();
+    let path = format!("{}:{SYSTEM_PATH}", sandbox.path("bin").display());
+
+    let run = sandbox.doctor(&path);
+
+    assert_eq!(run.status.code(), Some(1), "{}", run.stdout);
+    assert!(
+        run.stdout.contains(&format!(
+            "(entry \"plugin:memrecall:memrecall\" in {}), although memrecall is now on PATH",
+            cache.display()
+        )),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains(&format!("fix: rm '{}'", cache.display())),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn doctor_leaves_the_note_alone_while_memrecall_is_still_not_on_path() {
+    let sandbox = Sandbox::new();
+    sandbox.failed_plugin_server();
+
+    let run = sandbox.doctor(SYSTEM_PATH);
+
+    assert!(run.stdout.contains("agent claude-code: "), "{}", run.stdout);
+    assert!(
+        !run.stdout.contains("mcp-needs-auth-cache.json"),
+        "{}",
+        run.stdout
     );
 }

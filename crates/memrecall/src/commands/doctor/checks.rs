@@ -1,5 +1,5 @@
-//! What `doctor` looks at in each agent, one function each: its hook and MCP entries and Codex's
-//! trust in the hook.
+//! What `doctor` looks at in each agent, one function each: its hook and MCP entries, Codex's
+//! trust in the hook, and (in `auth_cache`) Claude Code's note of a plugin server that failed.
 
 use std::path::{Path, PathBuf};
 
@@ -146,6 +146,9 @@ pub(super) fn agent_report(
             ),
             mcp_fix(agent, binary, &mcp.file),
         ));
+    }
+    if agent == Agent::ClaudeCode {
+        super::auth_cache::check(env, problems);
     }
     let codex_trust = (agent == Agent::Codex && !hooks.is_empty())
         .then(|| codex_trust(env, problems))
