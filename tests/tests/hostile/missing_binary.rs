@@ -355,3 +355,68 @@ fn doctor_leaves_the_note_alone_while_memrecall_is_still_not_on_path() {
         run.stdout
     );
 }
+
+#[test]
+fn doctor_names_an_unguarded_gemini_cli_hook_from_an_older_install() {
+    let sandbox = Sandbox::new();
+    let program = sandbox.linked_binary();
+    let plain = format!("{} hook --agent gemini-cli", program.display());
+    let entry = json!([{"hooks": [{"type": "command", "command": plain, "timeout": 10000}]}]);
+    let events = ["BeforeAgent", "AfterTool", "AfterAgent", "SessionEnd"];
+    let hooks: serde_json::Map<String, Value> = events
+        .iter()
+        .map(|event| ((*event).to_owned(), entry.clone()))
+        .collect();
+    let settings = sandbox.path("home/.gemini/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(&settings, json!({"hooks": hooks}).to_string()).unwrap();
+    let repo = sandbox.path("repo");
+
+    let run = sandbox.memrecall(&[
+        "doctor",
+        "--agent",
+        "gemini-cli",
+        "--cwd",
+        repo.to_str().unwrap(),
+    ]);
+
+    assert!(
+        run.stdout.contains(&format!(
+            "gemini-cli: the hook runs {} unguarded: the agent blocks every prompt if that binary goes away",
+            program.display()
+        )),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("hook install --agent gemini-cli --write"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn doctor_takes_a_guarded_gemini_cli_hook_as_installed() {
+    let sandbox = Sandbox::new();
+    let program = sandbox.linked_binary();
+    sandbox.install("gemini-cli", &program);
+    let repo = sandbox.path("repo");
+
+    let run = sandbox.memrecall(&[
+        "doctor",
+        "--agent",
+        "gemini-cli",
+        "--cwd",
+        repo.to_str().unwrap(),
+    ]);
+
+    assert!(
+        run.stdout
+            .contains(&format!("hook: runs {} (present)", program.display())),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("unguarded"), "{}", run.stdout);
+    assert!(!run.stdout.contains("not installed"), "{}", run.stdout);
+}

@@ -184,8 +184,9 @@ pub(super) fn agent_report(
     })
 }
 
-/// The problems of an agent's hook entries: none, events left out, a binary that is not there or
-/// is found on this `PATH` only.
+/// The problems of an agent's hook entries: none, events left out, a command without the guard
+/// the agent needs (an older install's), a binary that is not there or is found on this `PATH`
+/// only.
 fn hook_problems(
     agent: Agent,
     hooks: &[HookReport],
@@ -209,6 +210,18 @@ fn hook_problems(
         ));
     }
     for hook in hooks {
+        let guarded =
+            settings::hook_command_in(agent, &hook.program, None, settings::CommandShell::native());
+        if settings::is_guarded(&guarded) && !settings::is_guarded(&hook.command) {
+            problems.push(Problem::new(
+                format!(
+                    "{}: the hook runs {} unguarded: the agent blocks every prompt if that binary goes away",
+                    agent.as_str(),
+                    hook.program.display()
+                ),
+                fix.to_owned(),
+            ));
+        }
         if hook.found.is_none() {
             problems.push(Problem::new(
                 format!(
