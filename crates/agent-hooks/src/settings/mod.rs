@@ -139,9 +139,10 @@ pub fn hook_command(agent: Agent, program: &Path, layout: Option<Layout>) -> Str
 
 /// [`hook_command`] for `shell`. For an agent that blocks the prompt when its hook cannot run
 /// (Gemini CLI), a POSIX shell gets `command -v P >/dev/null 2>&1 && exec P hook … || true`: a
-/// binary that is not there (not on `PATH`, deleted, not executable) is skipped with status 0
-/// and nothing printed, and one that is there replaces the shell (`exec`), so that a signal
-/// or the agent's timeout reaches the binary itself and no shell is left holding the output.
+/// binary that is not there (not on `PATH`, deleted; in bash, which Gemini CLI runs hooks with,
+/// also one that is not executable) is skipped with status 0 and nothing printed, and one that
+/// is there replaces the shell (`exec`), so that a signal or the agent's timeout reaches the
+/// binary itself and no shell is left holding the output.
 pub fn hook_command_in(
     agent: Agent,
     program: &Path,
