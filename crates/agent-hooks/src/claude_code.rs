@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use unicode_normalization::UnicodeNormalization as _;
 
-use crate::conventions::{Conventions, HookEvents};
+use crate::conventions::{CannotRun, Conventions, HookEvents};
 use crate::layout::{self, LayoutError, RootChoice, RootOrigin};
 use crate::{Environment, Layout, git};
 
@@ -32,7 +32,23 @@ pub const CONVENTIONS: Conventions = Conventions {
     prompt_fields: &["prompt"],
     prompt_event_continues: false,
     nothing: "",
+    command_cannot_run: CannotRun::GoesOn,
 };
+
+/// The file in Claude Code's configuration directory where it notes a plugin's MCP server that
+/// failed to start (2.1.328: a stdio server whose command is not found). It does not try that
+/// server again while the entry is younger than its `ttlMs`, or [`MCP_FAILURE_KEPT`] without
+/// one, whatever the server's command has become meanwhile; removing the entry (or the file)
+/// makes the next start try it.
+pub const MCP_FAILURE_CACHE: &str = "mcp-needs-auth-cache.json";
+
+/// The key of memrecall's plugin server in [`MCP_FAILURE_CACHE`]: `plugin:<plugin>:<server>`.
+pub const MEMRECALL_PLUGIN_SERVER: &str = "plugin:memrecall:memrecall";
+
+/// How long an entry of [`MCP_FAILURE_CACHE`] without a `ttlMs` keeps a plugin's stdio server
+/// from starting: measured with 2.1.328, an entry 14 minutes old kept it off and one 16 minutes
+/// old was tried again (and removed once the server started).
+pub const MCP_FAILURE_KEPT: std::time::Duration = std::time::Duration::from_mins(15);
 
 /// Claude Code cuts a project directory name longer than this many UTF-16 units.
 pub const MAX_DIR_NAME: usize = 200;

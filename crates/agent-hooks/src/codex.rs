@@ -4,7 +4,7 @@
 //! `PostToolUse`, `Stop` and `SessionEnd`.
 
 use crate::Layout;
-use crate::conventions::{Conventions, HookEvents};
+use crate::conventions::{CannotRun, Conventions, HookEvents};
 
 /// Codex's conventions.
 pub const CONVENTIONS: Conventions = Conventions {
@@ -26,4 +26,5 @@ pub const CONVENTIONS: Conventions = Conventions {
     prompt_fields: &["prompt"],
     prompt_event_continues: false,
     nothing: "",
+    command_cannot_run: CannotRun::GoesOn,
 };

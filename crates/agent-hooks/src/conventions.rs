@@ -36,6 +36,19 @@ pub struct Conventions {
     pub prompt_event_continues: bool,
     /// What stdout carries when there is nothing to add.
     pub nothing: &'static str,
+    /// What the agent does with the prompt when its hook command cannot start (the shell's
+    /// "command not found", status 127, or "permission denied", 126).
+    pub command_cannot_run: CannotRun,
+}
+
+/// What an agent does with the prompt when its hook command cannot start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CannotRun {
+    /// It reports the failed hook and sends the prompt on.
+    GoesOn,
+    /// It stops the prompt: the installed command is guarded, so that a missing binary is
+    /// skipped instead ([`settings::hook_command`](crate::settings::hook_command)).
+    BlocksPrompt,
 }
 
 /// An agent's hook event names, by delivery point.

@@ -2,10 +2,14 @@
 //! settings are `~/.gemini/settings.json` (or the project's `.gemini/settings.json`), JSON with
 //! comments, timeouts in milliseconds, each entry named; its events are `BeforeAgent`,
 //! `AfterTool`, `AfterAgent` and `SessionEnd`, and it takes JSON only on stdout (`{}` when there
-//! is nothing to add).
+//! is nothing to add). Gemini CLI 0.61.0 stops the prompt when a `BeforeAgent` command exits
+//! with a status other than 0 or 1 and prints anything: the shell's "command not found" (127) or
+//! "permission denied" (126) for a missing or deleted binary is taken as the reason to block.
+//! A binary killed by a signal, or by Gemini CLI at the timeout, lets the prompt go on. It runs
+//! hooks with `bash -c`, and on Windows with PowerShell.
 
 use crate::Layout;
-use crate::conventions::{Conventions, HookEvents};
+use crate::conventions::{CannotRun, Conventions, HookEvents};
 
 /// Gemini CLI's conventions.
 pub const CONVENTIONS: Conventions = Conventions {
@@ -27,4 +31,5 @@ pub const CONVENTIONS: Conventions = Conventions {
     prompt_fields: &["prompt"],
     prompt_event_continues: false,
     nothing: "{}\n",
+    command_cannot_run: CannotRun::BlocksPrompt,
 };

@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use crate::conventions::{Conventions, HookEvents};
+use crate::conventions::{CannotRun, Conventions, HookEvents};
 use crate::layout::{self, LayoutError, RootChoice};
 use crate::{Environment, Layout, Platform, git};
 
@@ -31,6 +31,7 @@ pub const CONVENTIONS: Conventions = Conventions {
     prompt_fields: &["submitted_prompt", "prompt"],
     prompt_event_continues: true,
     nothing: "",
+    command_cannot_run: CannotRun::GoesOn,
 };
 
 /// Qwen Code's roots for `cwd` (see [`layout`]).

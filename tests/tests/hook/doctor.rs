@@ -49,14 +49,22 @@ fn doctor_on_a_healthy_setup_shows_the_binary_hook_and_roots_and_exits_0() {
 #[test]
 fn doctor_names_a_hook_binary_that_is_gone_and_the_install_that_fixes_it() {
     let world = World::new();
-    install(&world, "claude-code", &["--command", "/nowhere/memrecall"]);
+    let gone = world.executable("nowhere/memrecall");
+    install(
+        &world,
+        "claude-code",
+        &["--command", gone.to_str().unwrap()],
+    );
+    std::fs::remove_file(&gone).unwrap();
 
     let run = doctor(&world, "claude-code", &[]);
 
     assert_eq!(run.code, Some(1), "{}", run.stdout);
     assert!(
-        run.stdout
-            .contains("the hook runs /nowhere/memrecall, which does not exist"),
+        run.stdout.contains(&format!(
+            "the hook runs {}, which does not exist",
+            gone.display()
+        )),
         "{}",
         run.stdout
     );
@@ -188,6 +196,7 @@ fn doctor_names_a_project_hook_whose_binary_is_gone_and_the_project_install_that
     let world = World::new();
     install(&world, "qwen-code", &[]);
     let repo = world.repo();
+    let gone = world.executable("gone/memrecall");
     install(
         &world,
         "qwen-code",
@@ -195,9 +204,10 @@ fn doctor_names_a_project_hook_whose_binary_is_gone_and_the_project_install_that
             "--project",
             repo.to_str().unwrap(),
             "--command",
-            "/gone/memrecall",
+            gone.to_str().unwrap(),
         ],
     );
+    std::fs::remove_file(&gone).unwrap();
 
     let run = doctor(&world, "qwen-code", &[]);
 

@@ -125,6 +125,7 @@ fn install_from_the_temporary_directory_is_refused_with_one_line() {
 fn install_with_command_names_that_binary_even_from_the_temporary_directory() {
     let world = World::new();
     let copy = binary_in_temp(&world);
+    let named = world.executable("opt/memrecall/bin/memrecall");
     let output = run_copy(
         &world,
         &copy,
@@ -135,14 +136,14 @@ fn install_with_command_names_that_binary_even_from_the_temporary_directory() {
             "codex",
             "--write",
             "--command",
-            "/opt/memrecall/bin/memrecall",
+            named.to_str().unwrap(),
         ],
     );
     assert_eq!(output.status.code(), Some(0));
     let hooks = &json_of(&world.home().join(".codex/hooks.json"))["hooks"];
     assert_eq!(
         hooks["Stop"][0]["hooks"][0]["command"],
-        "/opt/memrecall/bin/memrecall hook --agent codex"
+        format!("{} hook --agent codex", named.display())
     );
 }
 
@@ -150,7 +151,9 @@ fn install_with_command_names_that_binary_even_from_the_temporary_directory() {
 fn roots_says_which_binary_each_installed_hook_runs() {
     let world = World::new();
     install(&world, "claude-code", &[]);
-    install(&world, "codex", &["--command", "/nowhere/memrecall"]);
+    let gone = world.executable("nowhere/memrecall");
+    install(&world, "codex", &["--command", gone.to_str().unwrap()]);
+    std::fs::remove_file(&gone).unwrap();
     let run = world.run(&["roots"], "", &[]);
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     let binary = installed_binary();
@@ -167,8 +170,10 @@ fn roots_says_which_binary_each_installed_hook_runs() {
         run.stdout
     );
     assert!(
-        run.stdout
-            .contains("hook: codex runs /nowhere/memrecall (missing: the hook cannot run)"),
+        run.stdout.contains(&format!(
+            "hook: codex runs {} (missing: the hook cannot run)",
+            gone.display()
+        )),
         "{}",
         run.stdout
     );
@@ -222,7 +227,8 @@ fn uninstall_restores_the_original_bytes_exactly() {
     write(&settings, original);
     install(&world, "qwen-code", &[]);
     // A second install (say, after an upgrade) does not lose the original.
-    install(&world, "qwen-code", &["--command", "/opt/bin/memrecall"]);
+    let other = world.executable("opt/bin/memrecall");
+    install(&world, "qwen-code", &["--command", other.to_str().unwrap()]);
 
     let run = uninstall(&world, "qwen-code");
 

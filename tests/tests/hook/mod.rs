@@ -131,6 +131,18 @@ impl World {
         self.base.join(relative)
     }
 
+    /// An executable file at `relative`, which `install --command` accepts; a test that needs a
+    /// hook binary that is gone removes it after the install.
+    fn executable(&self, relative: &str) -> PathBuf {
+        let path = self.path(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, "#!/bin/sh\n").unwrap();
+        #[cfg(unix)]
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        path
+    }
+
     fn home(&self) -> PathBuf {
         self.path("home")
     }

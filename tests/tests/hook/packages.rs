@@ -36,8 +36,8 @@ fn manifest(agent: &str) -> Value {
     })
 }
 
-/// Replaces the program of every `command` in `value` by `memrecall`, asserting it was this
-/// binary (as `hook install` names it, quoted or not).
+/// Replaces the program of every `command` in `value` (each time it is named, guarded or not)
+/// by `memrecall`, asserting it was this binary.
 fn with_program_on_path(value: &mut Value) {
     match value {
         Value::Object(map) => {
@@ -45,10 +45,9 @@ fn with_program_on_path(value: &mut Value) {
                 if key == "command"
                     && let Some(command) = item.as_str()
                 {
-                    let (program, rest) = command.split_once(" hook --agent ").unwrap();
-                    let program = program.trim_matches('\'');
-                    assert_eq!(Path::new(program), installed_binary(), "{command}");
-                    *item = json!(format!("memrecall hook --agent {rest}"));
+                    let program = agent_hooks::settings::program_of(command);
+                    assert_eq!(Path::new(&program), installed_binary(), "{command}");
+                    *item = json!(command.replace(&program, "memrecall"));
                 } else {
                     with_program_on_path(item);
                 }

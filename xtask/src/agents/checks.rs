@@ -162,6 +162,38 @@ pub fn first_prompt(outcome: &Outcome, marker: &str) -> (Verdict, String) {
     }
 }
 
+/// The prompt reached the model: the conversation's first request carries `words` of it, and
+/// the agent's `output` does not say it blocked the prompt.
+pub fn prompt_reached(outcome: &Outcome, words: &str, output: &str) -> (Verdict, String) {
+    let blocked = output
+        .lines()
+        .find(|line| line.to_lowercase().contains("blocked"))
+        .map(|line| format!("; the agent said: {}", clip(line.trim())));
+    let main = outcome.main_requests();
+    let Some(first) = main.first() else {
+        let (verdict, detail) = outcome.no_main_request();
+        return (verdict, detail + blocked.as_deref().unwrap_or(""));
+    };
+    let n = outcome.bodies.len();
+    match (mentions(first, words), blocked) {
+        (true, None) => (
+            Verdict::Pass,
+            format!(
+                "prompt in the first request ({n} requests); {}",
+                outcome.took()
+            ),
+        ),
+        (carried, blocked) => (
+            Verdict::Fail,
+            format!(
+                "prompt in the first request: {carried}{}; {}",
+                blocked.unwrap_or_default(),
+                outcome.took()
+            ),
+        ),
+    }
+}
+
 /// Both read tools of memrecall's MCP server are offered to the model.
 pub fn mcp_listed(outcome: &Outcome) -> (Verdict, String) {
     let main = outcome.main_requests();

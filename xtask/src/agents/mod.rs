@@ -11,7 +11,9 @@
 //! document is repeated; `hook uninstall` leaves the settings file as it was before `install`;
 //! and, in a second sandbox, memrecall installed only as the agent's own plugin or extension
 //! (`plugins/`, through the agent's own install command, offline) reaches the model with the
-//! first prompt and offers its MCP tools. Hooks run through a timing script (`install
+//! first prompt and offers its MCP tools; with the binary missing from `PATH`, deleted, or killed
+//! by a signal, the prompt still reaches the model, and Claude Code's plugin server comes back
+//! once the binary does. Hooks run through a timing script (`install
 //! --command`, and `memrecall` on the sandbox's `PATH`), which gives their wall time. Requests,
 //! hook inputs and outputs, and agent output are kept in `target/agents/logs/`.
 
@@ -22,6 +24,7 @@ mod package;
 mod requests;
 mod run;
 mod setup;
+mod unrunnable;
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -53,6 +56,10 @@ pub struct AgentsArgs {
     /// answer, as in a real turn, and 0 puts it before)
     #[arg(long, value_name = "MS", default_value_t = 700)]
     model_latency: u64,
+    /// Run only the checks of a binary that cannot run (missing from PATH, deleted, killed by
+    /// a signal, and Claude Code's MCP server coming back)
+    #[arg(long)]
+    binary_faults_only: bool,
 }
 
 /// How the runs are made.
@@ -63,6 +70,8 @@ pub struct Options {
     /// The selector answers after 300 ms; the default 700 ms puts the first tool result after
     /// its answer, as in a real turn, and 0 puts it before.
     model_latency: Duration,
+    /// Whether to run only the checks of a binary that cannot run.
+    binary_faults_only: bool,
 }
 
 /// One check of one agent.
@@ -82,10 +91,20 @@ pub enum Check {
     Uninstall,
     /// Installed only as the agent's own plugin or extension, memrecall reaches the model.
     Package,
+    /// With no `memrecall` on `PATH` (the package's, or Codex's bare command), the prompt
+    /// reaches the model.
+    MissingFromPath,
+    /// With the binary `hook install` named deleted, the prompt reaches the model.
+    Deleted,
+    /// With the binary killed by a signal, the prompt reaches the model.
+    Killed,
+    /// Claude Code's plugin MCP server, failed for want of the binary, is offered again once the
+    /// binary is back (and the fix `doctor` names applied).
+    McpBack,
 }
 
 impl Check {
-    const ALL: [Self; 7] = [
+    const ALL: [Self; 11] = [
         Self::FirstPromptEn,
         Self::FirstPromptZh,
         Self::McpListed,
@@ -93,6 +112,10 @@ impl Check {
         Self::Refined,
         Self::Uninstall,
         Self::Package,
+        Self::MissingFromPath,
+        Self::Deleted,
+        Self::Killed,
+        Self::McpBack,
     ];
 
     fn label(self) -> &'static str {
@@ -104,6 +127,10 @@ impl Check {
             Self::Refined => "selector pick after a tool",
             Self::Uninstall => "uninstall byte-identical",
             Self::Package => "plugin/extension install",
+            Self::MissingFromPath => "binary missing from PATH",
+            Self::Deleted => "binary deleted",
+            Self::Killed => "binary killed by a signal",
+            Self::McpBack => "MCP server back with the binary",
         }
     }
 }
@@ -130,6 +157,7 @@ pub fn main(args: &AgentsArgs) -> Result<()> {
     let options = Options {
         timeout: Duration::from_secs(args.timeout),
         model_latency: Duration::from_millis(args.model_latency),
+        binary_faults_only: args.binary_faults_only,
     };
     if !npm::available() {
         println!("npm was not found: the agents check was not run");

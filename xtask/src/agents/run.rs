@@ -19,7 +19,8 @@ use super::setup::{Agent, Sandbox, configure, headless};
 use super::{Check, Options, Row, Verdict};
 
 /// The English prompt.
-const PROMPT_EN: &str = "How should database migration scripts be written in this project?";
+pub(super) const PROMPT_EN: &str =
+    "How should database migration scripts be written in this project?";
 /// The Chinese prompt.
 const PROMPT_ZH: &str = "数据库迁移脚本应该怎么写？";
 
@@ -37,6 +38,18 @@ pub fn check_agent(
     let memory = sandbox.project_memory(agent);
     write_memories(&memory, &markers)?;
     let server = runtime.block_on(MockServer::start());
+    let context = RunContext {
+        runtime,
+        server: &server,
+        sandbox: &sandbox,
+        agent,
+        agent_bin,
+        options,
+        logs,
+    };
+    if options.binary_faults_only {
+        return super::unrunnable::rows(&context, binary);
+    }
     configure(&sandbox, agent, agent_bin, &server.uri(), true)?;
     let settings = sandbox.hook_settings(agent);
     let snapshot = |stage: &str| {
@@ -74,15 +87,6 @@ pub fn check_agent(
             hook: hook.to_owned(),
             detail,
         });
-    };
-    let context = RunContext {
-        runtime,
-        server: &server,
-        sandbox: &sandbox,
-        agent,
-        agent_bin,
-        options,
-        logs,
     };
 
     // English prompt; the model calls the recall tool once.
@@ -131,6 +135,7 @@ pub fn check_agent(
 
     let (verdict, hook) = package_run(&context, binary)?;
     row(Check::Package, verdict, &hook);
+    rows.extend(super::unrunnable::rows(&context, binary)?);
     Ok(rows)
 }
 
@@ -234,7 +239,7 @@ impl Respond for Selector {
 
 /// Three memories: one the English prompt matches, one with a Chinese title the Chinese prompt
 /// matches, and one only the selector picks for the English prompt.
-fn write_memories(dir: &Path, markers: &Markers) -> Result<()> {
+pub(super) fn write_memories(dir: &Path, markers: &Markers) -> Result<()> {
     std::fs::create_dir_all(dir)?;
     let topic = |name: &str, description: &str, body: &str| {
         format!("---\nname: {name}\ndescription: {description}\ntype: project\n---\n\n{body}\n")
@@ -282,14 +287,14 @@ fn write_memories(dir: &Path, markers: &Markers) -> Result<()> {
 
 /// What a headless run needs besides its script and prompt.
 #[derive(Clone, Copy)]
-struct RunContext<'a> {
-    runtime: &'a Runtime,
-    server: &'a MockServer,
-    sandbox: &'a Sandbox,
-    agent: &'a Agent,
-    agent_bin: &'a Path,
-    options: &'a Options,
-    logs: &'a Path,
+pub(super) struct RunContext<'a> {
+    pub(super) runtime: &'a Runtime,
+    pub(super) server: &'a MockServer,
+    pub(super) sandbox: &'a Sandbox,
+    pub(super) agent: &'a Agent,
+    pub(super) agent_bin: &'a Path,
+    pub(super) options: &'a Options,
+    pub(super) logs: &'a Path,
 }
 
 impl RunContext<'_> {
@@ -338,7 +343,7 @@ impl RunContext<'_> {
 
     /// One headless run of the agent against a fresh request log; the requests and the agent's
     /// output are kept in `logs` as `<agent>-<label>.requests.json` and `.log`.
-    fn run(
+    pub(super) fn run(
         &self,
         call: Option<(&'static str, Value)>,
         latency: Duration,

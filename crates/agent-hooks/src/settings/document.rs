@@ -408,6 +408,41 @@ mod tests {
     }
 
     #[test]
+    fn installing_the_guarded_command_replaces_an_earlier_plain_one() {
+        let plain = "/bin/memrecall hook --agent gemini-cli";
+        let guarded = "command -v /bin/memrecall >/dev/null 2>&1 && exec /bin/memrecall hook --agent gemini-cli || true";
+        let mut document = Document::empty(Agent::GeminiCli);
+        document.merge(Agent::GeminiCli, plain).unwrap();
+        assert!(document.merge(Agent::GeminiCli, guarded).unwrap());
+        assert_eq!(
+            document.memrecall_commands(Agent::GeminiCli, None),
+            [guarded]
+        );
+        assert!(document.missing_events(Agent::GeminiCli, None).is_empty());
+    }
+
+    #[test]
+    fn uninstall_removes_plain_and_guarded_entries_alike() {
+        let original = "{\n  \"theme\": \"dark\"\n}\n";
+        let mut document = parsed(original, Agent::GeminiCli);
+        document
+            .merge(Agent::GeminiCli, "/old/memrecall hook --agent gemini-cli")
+            .unwrap();
+        let hooks = document
+            .root
+            .object_value_or_set()
+            .object_value_or_set("hooks");
+        let groups = hooks.array_value_or_create("BeforeAgent").unwrap();
+        groups.append(group(
+            Agent::GeminiCli,
+            "command -v /new/memrecall >/dev/null 2>&1 && exec /new/memrecall hook --agent gemini-cli || true",
+        ));
+        assert_eq!(document.memrecall_commands(Agent::GeminiCli, None).len(), 2);
+        assert!(document.remove(Agent::GeminiCli, None));
+        assert_eq!(document.text(), original);
+    }
+
+    #[test]
     fn gemini_cli_uses_before_agent_and_milliseconds() {
         let command = "/bin/memrecall hook --agent gemini-cli";
         let mut document = Document::empty(Agent::GeminiCli);

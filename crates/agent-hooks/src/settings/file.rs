@@ -43,7 +43,7 @@ pub fn write(path: &Path, text: &str, existed: bool, backup: bool) -> Result<(),
     std::fs::create_dir_all(dir).map_err(failed)?;
     let permissions = if existed {
         if backup {
-            std::fs::copy(path, backup_path(link)).map_err(failed)?;
+            copy_whole(path, &backup_path(link)).map_err(failed)?;
         }
         Some(std::fs::metadata(path).map_err(failed)?.permissions())
     } else {
@@ -65,6 +65,24 @@ pub fn write(path: &Path, text: &str, existed: bool, backup: bool) -> Result<(),
         let _ = std::fs::remove_file(&temp);
     }
     written.map_err(failed)
+}
+
+/// Copies `from` to `to` through a temporary file beside `to` renamed over it, so that `to` is
+/// either left as it was or holds the whole copy: a full disk fails the copy and leaves no
+/// partial file behind.
+fn copy_whole(from: &Path, to: &Path) -> std::io::Result<()> {
+    let mut temp_name = to.file_name().unwrap_or_default().to_os_string();
+    temp_name.push(format!(".{}.tmp", std::process::id()));
+    let temp = to.with_file_name(temp_name);
+    let copied = (|| {
+        std::fs::copy(from, &temp)?;
+        std::fs::File::open(&temp)?.sync_all()?;
+        std::fs::rename(&temp, to)
+    })();
+    if copied.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    copied
 }
 
 /// Removes a settings file `install` created (the file a symlink leads to, when it is one).
@@ -144,6 +162,72 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(leftovers.len(), 1, "{leftovers:?}");
+    }
+
+    #[test]
+    fn a_backup_is_a_whole_copy_and_leaves_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = dir.path().join("settings.json");
+        std::fs::write(&settings, "{\"model\": \"x\"}").unwrap();
+        std::fs::write(backup_path(&settings), "an older backup").unwrap();
+
+        copy_whole(&settings, &backup_path(&settings)).unwrap();
+
+        assert_eq!(
+            std::fs::read_to_string(backup_path(&settings)).unwrap(),
+            "{\"model\": \"x\"}"
+        );
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
+
+    /// A tmpfs of `size` mounted on a new directory, unmounted when dropped; `None` where this
+    /// process may not mount one (not root, or in a container that forbids it).
+    struct TinyDisk {
+        dir: tempfile::TempDir,
+    }
+
+    impl TinyDisk {
+        fn mount(size: &str) -> Option<Self> {
+            let dir = tempfile::tempdir().ok()?;
+            let mounted = std::process::Command::new("mount")
+                .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+                .arg(dir.path())
+                .stderr(std::process::Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success());
+            mounted.then_some(Self { dir })
+        }
+    }
+
+    impl Drop for TinyDisk {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount")
+                .arg(self.dir.path())
+                .status();
+        }
+    }
+
+    #[test]
+    fn a_backup_that_does_not_fit_on_the_disk_leaves_no_partial_file() {
+        let Some(disk) = TinyDisk::mount("64k") else {
+            eprintln!("skipped: mounting a 64 KiB tmpfs is not permitted here");
+            return;
+        };
+        let settings = disk.dir.path().join("settings.json");
+        let original = format!("{{\"notes\": \"{}\"}}", "n".repeat(40 * 1024));
+        std::fs::write(&settings, &original).unwrap();
+
+        let error = write(&settings, "{}\n", true, true)
+            .unwrap_err()
+            .to_string();
+
+        assert!(error.contains("cannot write"), "{error}");
+        assert_eq!(std::fs::read_to_string(&settings).unwrap(), original);
+        let names: Vec<_> = std::fs::read_dir(disk.dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["settings.json"], "a partial file was left");
     }
 
     #[test]

@@ -14,7 +14,10 @@
 //! reaches the tool-result point and every turn ends (10 seconds: the hook answers within the
 //! 100 ms ceiling plus process time, the margin is for a cold disk). The command names the
 //! binary by its absolute path ([`hook_command`]): an agent whose `PATH` lacks memrecall would
-//! otherwise never run it, and say so nowhere.
+//! otherwise never run it, and say so nowhere. For Gemini CLI, which stops the prompt when the
+//! command cannot start, the command is guarded on Linux and macOS (`command -v P >/dev/null
+//! 2>&1 && exec P hook … || true`, [`hook_command_in`]): a binary deleted or moved since install
+//! costs the prompt nothing. Both forms are recognised as memrecall's ([`is_memrecall_hook`]).
 //!
 //! A file is edited in place ([`Document`]): the user's comments (where the agent accepts them),
 //! key order, indentation and blank lines stay as they were, so a merged file differs from the
@@ -30,6 +33,7 @@ use std::path::{Path, PathBuf};
 pub use document::Document;
 pub use file::{backup_path, read, remove_created, write};
 
+use super::conventions::CannotRun;
 use super::{Agent, Environment, Layout, hook_io};
 
 /// Why a settings file cannot be changed.
@@ -104,15 +108,84 @@ pub const fn hook_timeout(agent: Agent) -> u64 {
     agent.conventions().hook_timeout
 }
 
+/// The shell a hook command is written for: the agents run hooks with `bash -c` on Linux and
+/// macOS; on Windows Gemini CLI uses PowerShell and Qwen Code `cmd.exe` (or Git Bash when started
+/// from it), where a POSIX guard would not parse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommandShell {
+    /// `sh`/`bash`.
+    Posix,
+    /// PowerShell or `cmd.exe`: the command is left unguarded.
+    Windows,
+}
+
+impl CommandShell {
+    /// The shell of the platform this binary is built for.
+    pub const fn native() -> Self {
+        if cfg!(windows) {
+            Self::Windows
+        } else {
+            Self::Posix
+        }
+    }
+}
+
 /// The command an agent runs: `program` (quoted for the shell when it needs to be) with the hook's
-/// arguments, and `--layout` when one is chosen.
+/// arguments, and `--layout` when one is chosen; for an agent that stops the prompt when the
+/// command cannot start, guarded ([`CommandShell::native`]'s form of [`hook_command_in`]).
 pub fn hook_command(agent: Agent, program: &Path, layout: Option<Layout>) -> String {
-    let mut command = format!("{} {}", shell_quoted(program), hook_arguments(agent));
+    hook_command_in(agent, program, layout, CommandShell::native())
+}
+
+/// [`hook_command`] for `shell`. For an agent that blocks the prompt when its hook cannot run
+/// (Gemini CLI), a POSIX shell gets `command -v P >/dev/null 2>&1 && exec P hook … || true`: a
+/// binary that is not there (not on `PATH`, deleted; in bash, which Gemini CLI runs hooks with,
+/// also one that is not executable) is skipped with status 0 and nothing printed, and one that
+/// is there replaces the shell (`exec`), so that a signal or the agent's timeout reaches the
+/// binary itself and no shell is left holding the output.
+pub fn hook_command_in(
+    agent: Agent,
+    program: &Path,
+    layout: Option<Layout>,
+    shell: CommandShell,
+) -> String {
+    let word = shell_quoted(program);
+    let mut command = format!("{word} {}", hook_arguments(agent));
     if let Some(layout) = layout {
         command.push_str(" --layout ");
         command.push_str(layout.as_str());
     }
-    command
+    if shell == CommandShell::Posix
+        && agent.conventions().command_cannot_run == CannotRun::BlocksPrompt
+    {
+        format!("command -v {word}{GUARD_TEST} {command}{GUARD_END}")
+    } else {
+        command
+    }
+}
+
+/// What stands between the guard's program and the hook command it runs.
+const GUARD_TEST: &str = " >/dev/null 2>&1 && exec";
+/// What ends a guarded command.
+const GUARD_END: &str = " || true";
+
+/// The hook command inside a guarded one ([`hook_command_in`]), or `command` itself.
+fn unguarded(command: &str) -> &str {
+    let inner = command
+        .strip_prefix("command -v ")
+        .and_then(|rest| rest.strip_suffix(GUARD_END))
+        .and_then(|rest| rest.split_once(&format!("{GUARD_TEST} ")))
+        .filter(|(word, inner)| {
+            inner
+                .strip_prefix(word)
+                .is_some_and(|after| after.starts_with(' '))
+        });
+    inner.map_or(command, |(_, inner)| inner)
+}
+
+/// Whether `command` carries the guard that skips a binary that cannot run.
+pub fn is_guarded(command: &str) -> bool {
+    unguarded(command) != command
 }
 
 /// `command` without a trailing `--layout NAME` naming a known layout.
@@ -142,8 +215,10 @@ fn shell_quoted(path: &Path) -> String {
     }
 }
 
-/// The program a hook command runs: its first shell word, unquoted.
+/// The program a hook command runs: its first shell word (inside the guard, when guarded),
+/// unquoted.
 pub fn program_of(command: &str) -> String {
+    let command = unguarded(command);
     if let Some(rest) = command.strip_prefix('\'') {
         let mut program = String::new();
         let mut rest = rest;
@@ -165,10 +240,11 @@ pub fn program_of(command: &str) -> String {
         .to_owned()
 }
 
-/// Whether `command` is memrecall's hook for `agent` (with or without `--layout`): the hook's
-/// arguments after a program named
-/// `memrecall` (any directory, or none), or after `program` when one is named.
+/// Whether `command` is memrecall's hook for `agent` (with or without `--layout`, guarded or
+/// not): the hook's arguments after a program named `memrecall` (any directory, or none), or
+/// after `program` when one is named.
 pub fn is_memrecall_hook(command: &str, agent: Agent, program: Option<&Path>) -> bool {
+    let command = unguarded(command);
     let Some(head) = without_layout(command).strip_suffix(&hook_arguments(agent)) else {
         return false;
     };
@@ -271,6 +347,54 @@ mod tests {
             Agent::QwenCode,
             None
         ));
+    }
+
+    #[test]
+    fn gemini_cli_commands_are_guarded_in_a_posix_shell_and_plain_on_windows() {
+        let program = Path::new("/opt/bin/memrecall");
+        let posix = hook_command_in(Agent::GeminiCli, program, None, CommandShell::Posix);
+        assert_eq!(
+            posix,
+            "command -v /opt/bin/memrecall >/dev/null 2>&1 && exec /opt/bin/memrecall hook --agent gemini-cli || true"
+        );
+        let windows = hook_command_in(Agent::GeminiCli, program, None, CommandShell::Windows);
+        assert_eq!(windows, "/opt/bin/memrecall hook --agent gemini-cli");
+    }
+
+    #[test]
+    fn agents_that_go_on_when_the_command_cannot_run_get_the_plain_command() {
+        for agent in [Agent::ClaudeCode, Agent::QwenCode, Agent::Codex] {
+            let command =
+                hook_command_in(agent, Path::new("/b/memrecall"), None, CommandShell::Posix);
+            assert_eq!(
+                command,
+                format!("/b/memrecall hook --agent {}", agent.as_str())
+            );
+            assert!(!is_guarded(&command));
+        }
+    }
+
+    #[test]
+    fn a_guarded_command_is_recognised_and_names_its_program() {
+        let program = Path::new("/opt/my tools/memrecall");
+        let command = hook_command_in(
+            Agent::GeminiCli,
+            program,
+            Some(Layout::Memrecall),
+            CommandShell::Posix,
+        );
+        assert!(is_guarded(&command), "{command}");
+        assert_eq!(program_of(&command), program.to_string_lossy());
+        assert!(is_memrecall_hook(&command, Agent::GeminiCli, None));
+        assert!(is_memrecall_hook(&command, Agent::GeminiCli, Some(program)));
+        assert!(!is_memrecall_hook(&command, Agent::Codex, None));
+    }
+
+    #[test]
+    fn a_guard_around_another_program_is_not_memrecalls() {
+        let command = "command -v /b/memrecall >/dev/null 2>&1 && exec /b/other hook --agent gemini-cli || true";
+        assert!(!is_guarded(command));
+        assert!(!is_memrecall_hook(command, Agent::GeminiCli, None));
     }
 
     #[test]

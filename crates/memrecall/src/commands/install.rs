@@ -40,12 +40,42 @@ pub(crate) fn temporary_place(binary: &Path) -> Option<&'static str> {
         .then_some("a build's intermediate output")
 }
 
-/// The binary the hook entry runs: `--command` as given (made absolute), else this one, refused
-/// when it is somewhere that goes away.
+/// Why `path` cannot be the program a hook runs (it is missing, not a regular file, or not
+/// executable); `None` when it can.
+pub(crate) fn not_runnable(path: &Path) -> Option<String> {
+    let metadata = match std::fs::metadata(path) {
+        Ok(metadata) => metadata,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Some("there is no such file".to_owned());
+        }
+        Err(e) => return Some(format!("it cannot be read ({e})")),
+    };
+    if !metadata.is_file() {
+        return Some("it is not a regular file".to_owned());
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        if metadata.permissions().mode() & 0o111 == 0 {
+            return Some("it is not executable".to_owned());
+        }
+    }
+    None
+}
+
+/// The binary the hook entry runs: `--command` as given (made absolute, refused when it is not an
+/// executable file), else this one, refused when it is somewhere that goes away.
 fn hook_program(args: &InstallArgs) -> Result<PathBuf, Failure> {
     if let Some(given) = &args.command {
-        return std::path::absolute(given)
-            .map_err(|e| Failure::from(anyhow::anyhow!("--command {}: {e}", given.display())));
+        let absolute = std::path::absolute(given)
+            .map_err(|e| Failure::from(anyhow::anyhow!("--command {}: {e}", given.display())))?;
+        if let Some(why) = not_runnable(&absolute) {
+            return Err(Failure::from(anyhow::anyhow!(
+                "refusing --command {}: {why}; name the memrecall binary the agent should run",
+                absolute.display()
+            )));
+        }
+        return Ok(absolute);
     }
     let binary = running_binary().map_err(|e| {
         Failure::from(anyhow::anyhow!(
@@ -227,6 +257,31 @@ pub(crate) fn uninstall(args: &InstallArgs) -> Result<(), Failure> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_command_that_is_missing_a_directory_or_not_executable_is_not_runnable() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("memrecall");
+        assert_eq!(
+            not_runnable(&missing).as_deref(),
+            Some("there is no such file")
+        );
+        assert_eq!(
+            not_runnable(dir.path()).as_deref(),
+            Some("it is not a regular file")
+        );
+        std::fs::write(&missing, "#!/bin/sh\n").unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            assert_eq!(
+                not_runnable(&missing).as_deref(),
+                Some("it is not executable")
+            );
+            std::fs::set_permissions(&missing, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        assert_eq!(not_runnable(&missing), None);
+    }
 
     #[test]
     fn a_binary_among_a_builds_dependencies_is_in_a_temporary_place() {

@@ -1,5 +1,5 @@
-//! What `doctor` looks at in each agent, one function each: its hook and MCP entries and Codex's
-//! trust in the hook.
+//! What `doctor` looks at in each agent, one function each: its hook and MCP entries, Codex's
+//! trust in the hook, and (in `auth_cache`) Claude Code's note of a plugin server that failed.
 
 use std::path::{Path, PathBuf};
 
@@ -147,6 +147,9 @@ pub(super) fn agent_report(
             mcp_fix(agent, binary, &mcp.file),
         ));
     }
+    if agent == Agent::ClaudeCode {
+        super::auth_cache::check(env, problems);
+    }
     let codex_trust = (agent == Agent::Codex && !hooks.is_empty())
         .then(|| codex_trust(env, problems))
         .flatten();
@@ -181,8 +184,9 @@ pub(super) fn agent_report(
     })
 }
 
-/// The problems of an agent's hook entries: none, events left out, a binary that is not there or
-/// is found on this `PATH` only.
+/// The problems of an agent's hook entries: none, events left out, a command without the guard
+/// the agent needs (an older install's), a binary that is not there or is found on this `PATH`
+/// only.
 fn hook_problems(
     agent: Agent,
     hooks: &[HookReport],
@@ -206,6 +210,18 @@ fn hook_problems(
         ));
     }
     for hook in hooks {
+        let guarded =
+            settings::hook_command_in(agent, &hook.program, None, settings::CommandShell::native());
+        if settings::is_guarded(&guarded) && !settings::is_guarded(&hook.command) {
+            problems.push(Problem::new(
+                format!(
+                    "{}: the hook runs {} unguarded: the agent blocks every prompt if that binary goes away",
+                    agent.as_str(),
+                    hook.program.display()
+                ),
+                fix.to_owned(),
+            ));
+        }
         if hook.found.is_none() {
             problems.push(Problem::new(
                 format!(

@@ -6,6 +6,7 @@
 //! Exit 0 when there is none, 1 otherwise.
 
 mod agent_extra;
+mod auth_cache;
 mod checks;
 mod setup;
 
