@@ -82,17 +82,25 @@ pub fn main(args: &FaultsArgs) -> Result<()> {
     let mut outcomes = Vec::new();
     for case in CASES.into_iter().filter(|case| chosen(case)) {
         eprintln!("faults: {case} …");
-        let outcome = match case {
-            "catalog-churn" => catalog::churn(&binary, args.hooks)?,
-            "stopped-server" => server::stopped(&binary)?,
-            "silent-listener" => server::silent_listener(&binary)?,
-            "fifos" => files::fifos(&binary)?,
-            "many-projects" => server::many_projects(&binary)?,
-            "deep-tree" => trees::deep(&binary)?,
-            "huge-tree" => trees::huge(&binary)?,
+        let ran = match case {
+            "catalog-churn" => catalog::churn(&binary, args.hooks),
+            "stopped-server" => server::stopped(&binary),
+            "silent-listener" => server::silent_listener(&binary),
+            "fifos" => files::fifos(&binary),
+            "many-projects" => server::many_projects(&binary),
+            "deep-tree" => trees::deep(&binary),
+            "huge-tree" => trees::huge(&binary),
             _ => unreachable!("checked above"),
         };
-        outcomes.extend(outcome);
+        match ran {
+            Ok(outcome) => outcomes.extend(outcome),
+            Err(error) => outcomes.push(Outcome::new(
+                case,
+                0,
+                format!("could not be run: {error:#}"),
+                false,
+            )),
+        }
     }
     print!("{}", table(&outcomes));
     let mut failed: Vec<&str> = outcomes

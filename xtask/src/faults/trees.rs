@@ -27,11 +27,16 @@ pub(crate) fn deep(binary: &Path) -> Result<Vec<Outcome>> {
     let world = World::new(binary)?;
     let memory = world.claude_memory(&world.path("repo"))?;
     topic(&memory, "payments.md", EXPECTED, "Run the rollback script.")?;
-    let mut dir = memory.clone();
-    for _ in 0..DEPTH {
-        dir.push("d");
-    }
-    std::fs::create_dir_all(&dir)?;
+    // Deeper than a path can name (PATH_MAX): each level made relative to the one before.
+    let made = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import os, sys\nos.chdir(sys.argv[1])\nfor _ in range(int(sys.argv[2])):\n    os.mkdir('d')\n    os.chdir('d')\n",
+        ])
+        .arg(&memory)
+        .arg(DEPTH.to_string())
+        .status()?;
+    anyhow::ensure!(made.success(), "making {DEPTH} nested directories failed");
     measure(&world, "deep-tree", &format!("{DEPTH} nested directories"))
 }
 
