@@ -1,6 +1,4 @@
-// `deny`, not `forbid`: mapping a catalog's file (`catalog::mapped`) is the one module allowed
-// `unsafe`.
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 //! Reads the project and user memory trees into typed topic documents.
 //!
 //! It walks a memory root, parses each `*.md` topic file's frontmatter, and reports every file it

@@ -6,6 +6,8 @@ mod capped;
 // Catalogs are kept on Unix only.
 #[cfg(unix)]
 mod catalog;
+#[cfg(unix)]
+mod catalog_in_place;
 // Off Unix every scan lists and checks each directory, so no scan skips an unchanged root.
 #[cfg(unix)]
 mod known_changes;
