@@ -8,6 +8,8 @@ mod capped;
 mod catalog;
 #[cfg(unix)]
 mod catalog_in_place;
+#[cfg(unix)]
+mod catalog_temporaries;
 // Off Unix every scan lists and checks each directory, so no scan skips an unchanged root.
 #[cfg(unix)]
 mod known_changes;
