@@ -1,4 +1,5 @@
-//! The measured trees: N topics dated a day back, the last one holding the codeword.
+//! The measured trees: N topics dated a day back, the last one a recall reads holding the
+//! codeword.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -9,7 +10,8 @@ use anyhow::Result;
 use super::{CODEWORD, TOPIC_DIR};
 
 /// Writes `reference/topic-NNNN.md` files dated a day back, as are the directories, and the
-/// catalog directory a tree in use has; the last topic carries the codeword.
+/// catalog directory a tree in use has; the last topic a recall reads carries the codeword (see
+/// [`codeword_topic`]).
 pub(crate) fn build_tree(root: &Path, topics: usize) -> Result<()> {
     let day_ago = std::time::SystemTime::now() - Duration::from_hours(24);
     let dir = root.join(TOPIC_DIR);
@@ -22,7 +24,7 @@ pub(crate) fn build_tree(root: &Path, topics: usize) -> Result<()> {
             body.push_str(filler);
         }
         body.truncate(900);
-        if i + 1 == topics {
+        if i == codeword_topic(topics) {
             let _ = write!(body, " The codeword is {CODEWORD}.");
         } else {
             let _ = write!(body, " Topic number {i:05}.");
@@ -44,4 +46,15 @@ pub(crate) fn build_tree(root: &Path, topics: usize) -> Result<()> {
         std::fs::File::open(directory)?.set_modified(day_ago)?;
     }
     Ok(())
+}
+
+/// How many of a tree's `topics` a recall reads: a walk takes at most
+/// [`memory_scan::MAX_FILES_PER_ROOT`] files from a root, the first in path order.
+pub(crate) fn topics_read(topics: usize) -> usize {
+    topics.min(memory_scan::MAX_FILES_PER_ROOT)
+}
+
+/// The number of the topic that carries the codeword: the last one a recall reads.
+pub(crate) fn codeword_topic(topics: usize) -> usize {
+    topics_read(topics).saturating_sub(1)
 }

@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::access::io_reason;
-use super::{Candidate, EarlyKey, INDEX_FILE_NAME, Root, is_markdown, join};
+use super::{
+    Candidate, EarlyKey, INDEX_FILE_NAME, MAX_DEPTH, MAX_FILES_PER_ROOT, Root, is_markdown, join,
+};
 use crate::changes::ChangedPaths;
 use crate::document::Scope;
 use crate::key::FileKey;
@@ -34,6 +36,11 @@ pub(super) struct Walk {
     pub(super) directories_stated: usize,
     /// Files whose key was taken ahead of their visit.
     pub(super) keys_taken: usize,
+    /// Whether a directory deeper than [`MAX_DEPTH`] was met (and reported).
+    too_deep: bool,
+    /// Whether the root gave [`MAX_FILES_PER_ROOT`] `*.md` entries and one more was met (and
+    /// reported): the walk stops.
+    too_many_files: bool,
 }
 
 /// The kind of a remembered directory entry the walk acts on.
@@ -119,7 +126,8 @@ enum Entry {
 /// Lists a root depth-first, each directory's entries in name order, so candidates come out
 /// sorted by relative path (component-wise, as `Path` orders them) without a sort over whole
 /// paths. Only listing the root itself can fail; a subdirectory that cannot be listed is
-/// reported as skipped.
+/// reported as skipped. Directories deeper than [`MAX_DEPTH`] are not listed, and the walk stops
+/// after [`MAX_FILES_PER_ROOT`] `*.md` entries; each limit is reported once.
 pub(super) fn walk_root(
     scope: Scope,
     root: &Root,
@@ -136,6 +144,8 @@ pub(super) fn walk_root(
         directories_listed: 0,
         directories_stated: 0,
         keys_taken: 0,
+        too_deep: false,
+        too_many_files: false,
     };
     let top = walk.list(&root.absolute, Path::new(""), prior.as_mut())?;
     // Each frame: a directory's path, its path below the root, and its remaining entries in
@@ -147,7 +157,14 @@ pub(super) fn walk_root(
             continue;
         };
         let descend = walk.visit_entry(scope, root, directory, relative_dir, entry);
+        if walk.too_many_files {
+            break;
+        }
         if let Some((path, relative)) = descend {
+            if relative.components().count() > MAX_DEPTH {
+                walk.too_deep(scope, path);
+                continue;
+            }
             match walk.list(&path, &relative, prior.as_mut()) {
                 Ok(entries) => stack.push((path, relative, entries)),
                 Err(error) => walk.skip(scope, path, io_reason(&error)),
@@ -290,16 +307,17 @@ impl Walk {
                 return Some(self.enter(scope, directory, relative_dir, &name));
             }
             Entry::Remembered(name, EntryKind::File) => {
-                self.files_seen += 1;
-                self.add_topic(relative_dir, &name, join(directory, &name), false);
+                let path = join(directory, &name);
+                if self.count_file(scope, &path) {
+                    self.add_topic(relative_dir, &name, path, false);
+                }
                 return None;
             }
         };
         let file_type = match entry.file_type() {
             Ok(file_type) => file_type,
             Err(error) => {
-                if is_markdown(&name) {
-                    self.files_seen += 1;
+                if is_markdown(&name) && self.count_file(scope, &entry.path()) {
                     self.skip(scope, entry.path(), io_reason(&error));
                 }
                 return None;
@@ -320,8 +338,10 @@ impl Walk {
             }
             return None;
         }
-        self.files_seen += 1;
         let path = join(directory, &name);
+        if !self.count_file(scope, &path) {
+            return None;
+        }
         let verdict = if file_type.is_symlink() {
             resolve_symlink(&path, &root.canonical)
         } else if file_type.is_file() {
@@ -346,11 +366,39 @@ impl Walk {
         name: &std::ffi::OsStr,
     ) -> (PathBuf, PathBuf) {
         let path = join(directory, name);
-        if is_markdown(name) {
-            self.files_seen += 1;
+        if is_markdown(name) && self.count_file(scope, &path) {
             self.skip(scope, path.clone(), SkipReason::NotAFile);
         }
         (path, join(relative_dir, name))
+    }
+
+    /// Counts the `*.md` entry at `path`; `false` when the root already gave
+    /// [`MAX_FILES_PER_ROOT`] of them: the entry is left out, the limit reported (once) and the
+    /// walk stops.
+    fn count_file(&mut self, scope: Scope, path: &Path) -> bool {
+        if self.files_seen < MAX_FILES_PER_ROOT {
+            self.files_seen += 1;
+            return true;
+        }
+        if !self.too_many_files {
+            self.too_many_files = true;
+            let reason = SkipReason::TooManyFiles {
+                limit_files: MAX_FILES_PER_ROOT,
+            };
+            self.skip(scope, path.to_path_buf(), reason);
+        }
+        false
+    }
+
+    /// A directory deeper than [`MAX_DEPTH`], not listed; the first one is reported.
+    fn too_deep(&mut self, scope: Scope, path: PathBuf) {
+        if !self.too_deep {
+            self.too_deep = true;
+            let reason = SkipReason::TooDeep {
+                limit_depth: MAX_DEPTH,
+            };
+            self.skip(scope, path, reason);
+        }
     }
 
     /// A topic file to read (see [`Candidate::symlink`]).

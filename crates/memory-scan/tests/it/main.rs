@@ -14,6 +14,8 @@ mod catalog_temporaries;
 #[cfg(unix)]
 mod known_changes;
 #[cfg(unix)]
+mod limits;
+#[cfg(unix)]
 mod listings;
 mod parser;
 mod props;
