@@ -27,7 +27,8 @@
 //! is where tooling state such as a catalog lives; `MEMORY.md` at any depth is the index and never
 //! a topic; symlinks never lead out of a root nor loop; files over [`MAX_TOPIC_BYTES`] are skipped
 //! and reported, never truncated; a walk goes at most [`MAX_DEPTH`] directory levels deep and takes
-//! at most [`MAX_FILES_PER_ROOT`] `*.md` entries per root, reporting each limit once per scan.
+//! at most [`MAX_FILES_PER_ROOT`] `*.md` entries per root and [`MAX_ENTRIES_PER_DIRECTORY`]
+//! entries per directory, reporting each limit once per scan.
 //!
 //! With the default `parallel` feature, files are read, catalogs decoded and encoded and indexes
 //! built on the rayon thread pool; without it, on the calling thread, with the same results.
@@ -96,7 +97,10 @@ pub use catalog::{
 };
 pub use changes::{ChangedPaths, KnownChanges, RootChanges};
 pub use document::{Document, DocumentError, ScannedDocument, Scope};
-pub use engine::{INDEX_FILE_NAME, MAX_DEPTH, MAX_FILES_PER_ROOT, MAX_TOPIC_BYTES, MemoryRoots};
+pub use engine::{
+    INDEX_FILE_NAME, MAX_DEPTH, MAX_ENTRIES_PER_DIRECTORY, MAX_FILES_PER_ROOT, MAX_TOPIC_BYTES,
+    MemoryRoots,
+};
 pub use error::{CatalogRejection, CatalogWriteError};
 pub use key::FileKey;
 pub use lexical_score::MemoryType;

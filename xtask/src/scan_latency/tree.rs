@@ -11,11 +11,17 @@ use super::{CODEWORD, TOPIC_DIR};
 
 /// Writes `reference/topic-NNNN.md` files dated a day back, as are the directories, and the
 /// catalog directory a tree in use has; the last topic a recall reads carries the codeword (see
-/// [`codeword_topic`]).
+/// [`codeword_topic`]). Topics past the most a walk reads of one directory
+/// ([`memory_scan::MAX_ENTRIES_PER_DIRECTORY`]) go to `reference-more/`, which the walk reaches
+/// after `reference/`.
 pub(crate) fn build_tree(root: &Path, topics: usize) -> Result<()> {
     let day_ago = std::time::SystemTime::now() - Duration::from_hours(24);
     let dir = root.join(TOPIC_DIR);
+    let more = root.join(format!("{TOPIC_DIR}-more"));
     std::fs::create_dir_all(&dir)?;
+    if topics > memory_scan::MAX_ENTRIES_PER_DIRECTORY {
+        std::fs::create_dir_all(&more)?;
+    }
     let filler = "Notes on the service topology, ownership of the alerting rules, the runbook \
         links and the dashboards the on-call engineer opens first when latency rises. ";
     for i in 0..topics {
@@ -32,7 +38,12 @@ pub(crate) fn build_tree(root: &Path, topics: usize) -> Result<()> {
         let text = format!(
             "---\nname: Topic {i:05}\ndescription: Reference notes for subsystem {i}\ntype: reference\n---\n\n{body}\n"
         );
-        let path = dir.join(format!("topic-{i:05}.md"));
+        let parent = if i < memory_scan::MAX_ENTRIES_PER_DIRECTORY {
+            &dir
+        } else {
+            &more
+        };
+        let path = parent.join(format!("topic-{i:05}.md"));
         std::fs::write(&path, text)?;
         std::fs::File::options()
             .write(true)
@@ -42,8 +53,10 @@ pub(crate) fn build_tree(root: &Path, topics: usize) -> Result<()> {
     // A tree in use already has its catalog directory, made long before any recall of today.
     std::fs::create_dir(root.join(memory_scan::CATALOG_DIR_NAME))?;
     // A tree that has been there a day: its directories are as settled as its files.
-    for directory in [&dir, root] {
-        std::fs::File::open(directory)?.set_modified(day_ago)?;
+    for directory in [&dir, &more, root] {
+        if directory.exists() {
+            std::fs::File::open(directory)?.set_modified(day_ago)?;
+        }
     }
     Ok(())
 }

@@ -14,8 +14,9 @@
 //!   its own name and through links is one document (see [`drop_duplicate_links`]).
 //!
 //! A walk goes at most [`MAX_DEPTH`] directory levels below its root and takes at most
-//! [`MAX_FILES_PER_ROOT`] `*.md` entries from it (the first in path order), reporting each limit
-//! once when it stops the walk.
+//! [`MAX_FILES_PER_ROOT`] `*.md` entries from it (the first in path order), and reads at most
+//! [`MAX_ENTRIES_PER_DIRECTORY`] entries of a directory, reporting each limit once when it stops
+//! the walk.
 //!
 //! When the roots overlap (the same directory given for both scopes, or one inside the other), a
 //! file both walks reach is one document, in the project scope: a document's identity is its
@@ -64,6 +65,14 @@ pub const MAX_DEPTH: usize = 16;
 /// entries taken are still read. A scan without a catalog of this many files stays well inside
 /// the first-prompt ceiling.
 pub const MAX_FILES_PER_ROOT: usize = 5_000;
+
+/// The most entries a walk reads from one directory, of any kind and name (a directory of
+/// 200,000 files costs more to list whole than a prompt can wait). A directory with more is walked
+/// from the first this many the file system gives (the same ones while the directory is
+/// unchanged) and listed again at every walk, never remembered; the first such directory is
+/// reported as skipped ([`SkipReason::TooManyEntries`](crate::SkipReason)), once per scan and
+/// root.
+pub const MAX_ENTRIES_PER_DIRECTORY: usize = 20_000;
 
 /// The file name of the per-root index, which is never a topic.
 pub const INDEX_FILE_NAME: &str = "MEMORY.md";

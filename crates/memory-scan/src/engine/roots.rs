@@ -132,7 +132,9 @@ fn drop_files_of_the_project(
         // The walk's limits are said at an entry they left uncounted.
         let counted = !matches!(
             skipped.reason,
-            SkipReason::TooDeep { .. } | SkipReason::TooManyFiles { .. }
+            SkipReason::TooDeep { .. }
+                | SkipReason::TooManyFiles { .. }
+                | SkipReason::TooManyEntries { .. }
         );
         if shared && counted && skipped.path.file_name().is_some_and(is_markdown) {
             dropped_skips.insert(skipped.path.clone());

@@ -10,7 +10,8 @@ use std::sync::Arc;
 
 use super::access::io_reason;
 use super::{
-    Candidate, EarlyKey, INDEX_FILE_NAME, MAX_DEPTH, MAX_FILES_PER_ROOT, Root, is_markdown, join,
+    Candidate, EarlyKey, INDEX_FILE_NAME, MAX_DEPTH, MAX_ENTRIES_PER_DIRECTORY, MAX_FILES_PER_ROOT,
+    Root, is_markdown, join,
 };
 use crate::changes::ChangedPaths;
 use crate::document::Scope;
@@ -36,11 +37,19 @@ pub(super) struct Walk {
     pub(super) directories_stated: usize,
     /// Files whose key was taken ahead of their visit.
     pub(super) keys_taken: usize,
-    /// Whether a directory deeper than [`MAX_DEPTH`] was met (and reported).
-    too_deep: bool,
-    /// Whether the root gave [`MAX_FILES_PER_ROOT`] `*.md` entries and one more was met (and
-    /// reported): the walk stops.
-    too_many_files: bool,
+    /// The limits the walk met, each reported once.
+    met: LimitsMet,
+}
+
+/// Which of a walk's limits it met.
+#[derive(Debug, Default)]
+struct LimitsMet {
+    /// A directory deeper than [`MAX_DEPTH`].
+    depth: bool,
+    /// The root gave [`MAX_FILES_PER_ROOT`] `*.md` entries and had more: the walk stops.
+    files: bool,
+    /// A directory with more than [`MAX_ENTRIES_PER_DIRECTORY`] entries.
+    entries: bool,
 }
 
 /// The kind of a remembered directory entry the walk acts on.
@@ -144,10 +153,9 @@ pub(super) fn walk_root(
         directories_listed: 0,
         directories_stated: 0,
         keys_taken: 0,
-        too_deep: false,
-        too_many_files: false,
+        met: LimitsMet::default(),
     };
-    let top = walk.list(&root.absolute, Path::new(""), prior.as_mut())?;
+    let top = walk.list(scope, &root.absolute, Path::new(""), prior.as_mut())?;
     // Each frame: a directory's path, its path below the root, and its remaining entries in
     // reverse name order (so the next one is popped from the end).
     let mut stack = vec![(root.absolute.clone(), PathBuf::new(), top)];
@@ -157,7 +165,7 @@ pub(super) fn walk_root(
             continue;
         };
         let descend = walk.visit_entry(scope, root, directory, relative_dir, entry);
-        if walk.too_many_files {
+        if walk.met.files {
             break;
         }
         if let Some((path, relative)) = descend {
@@ -165,7 +173,7 @@ pub(super) fn walk_root(
                 walk.too_deep(scope, path);
                 continue;
             }
-            match walk.list(&path, &relative, prior.as_mut()) {
+            match walk.list(scope, &path, &relative, prior.as_mut()) {
                 Ok(entries) => stack.push((path, relative, entries)),
                 Err(error) => walk.skip(scope, path, io_reason(&error)),
             }
@@ -179,19 +187,24 @@ pub(super) fn walk_root(
 /// A directory entry with its name, or the error reading it.
 type Listed = io::Result<(OsString, fs::DirEntry)>;
 
-/// A directory's entries in reverse name order; entries that cannot be read are kept as errors.
-/// Names are fetched once (each `DirEntry::file_name` call allocates).
-fn list_sorted(directory: &Path) -> io::Result<Vec<Listed>> {
+/// A directory's entries in reverse name order, at most [`MAX_ENTRIES_PER_DIRECTORY`] of them,
+/// with whether there were more (then the ones kept are the first the file system gave, the same
+/// ones for an unchanged directory); entries that cannot be read are kept as errors. Names are
+/// fetched once (each `DirEntry::file_name` call allocates).
+fn list_sorted(directory: &Path) -> io::Result<(Vec<Listed>, bool)> {
     let mut entries: Vec<Listed> = fs::read_dir(directory)?
+        .take(MAX_ENTRIES_PER_DIRECTORY + 1)
         .map(|entry| entry.map(|entry| (entry.file_name(), entry)))
         .collect();
+    let more = entries.len() > MAX_ENTRIES_PER_DIRECTORY;
+    entries.truncate(MAX_ENTRIES_PER_DIRECTORY);
     entries.sort_unstable_by(|a, b| match (a, b) {
         (Ok((a, _)), Ok((b, _))) => b.cmp(a),
         (Ok(_), Err(_)) => std::cmp::Ordering::Less,
         (Err(_), Ok(_)) => std::cmp::Ordering::Greater,
         (Err(_), Err(_)) => std::cmp::Ordering::Equal,
     });
-    Ok(entries)
+    Ok((entries, more))
 }
 
 /// The entries of a fresh listing (in reverse name order) that the walk acts on, in name order,
@@ -227,13 +240,18 @@ impl Walk {
     /// listed now (and remembered for the next walk when that is safe; see [`DirectoryListing`]).
     fn list(
         &mut self,
+        scope: Scope,
         directory: &Path,
         relative: &Path,
         prior: Option<&mut PriorListings>,
     ) -> io::Result<Pending> {
         let Some(prior) = prior else {
             self.directories_listed += 1;
-            return list_sorted(directory).map(Pending::Read);
+            let (listed, more) = list_sorted(directory)?;
+            if more {
+                self.too_many_entries(scope, directory);
+            }
+            return Ok(Pending::Read(listed));
         };
         let mut remembered = prior.directories.remove(relative);
         if let Some(changes) = &prior.changes {
@@ -262,14 +280,19 @@ impl Walk {
             return Ok(self.reuse(relative, listing));
         }
         self.directories_listed += 1;
-        let listed = list_sorted(directory)?;
-        let listing = key
-            .zip(remembered_entries(&listed))
-            .map(|(key, entries)| DirectoryListing {
-                key,
-                stable: key.mtime_ns < prior.stable_before,
-                entries,
-            });
+        let (listed, more) = list_sorted(directory)?;
+        if more {
+            self.too_many_entries(scope, directory);
+        }
+        // A directory read in part is listed again at every walk, never remembered.
+        let listing =
+            key.filter(|_| !more)
+                .zip(remembered_entries(&listed))
+                .map(|(key, entries)| DirectoryListing {
+                    key,
+                    stable: key.mtime_ns < prior.stable_before,
+                    entries,
+                });
         self.directories_changed |= listing != remembered;
         if let Some(listing) = listing {
             self.directories.insert(relative.to_path_buf(), listing);
@@ -380,8 +403,8 @@ impl Walk {
             self.files_seen += 1;
             return true;
         }
-        if !self.too_many_files {
-            self.too_many_files = true;
+        if !self.met.files {
+            self.met.files = true;
             let reason = SkipReason::TooManyFiles {
                 limit_files: MAX_FILES_PER_ROOT,
             };
@@ -390,10 +413,22 @@ impl Walk {
         false
     }
 
+    /// A directory with more than [`MAX_ENTRIES_PER_DIRECTORY`] entries, read in part; the first
+    /// one is reported.
+    fn too_many_entries(&mut self, scope: Scope, directory: &Path) {
+        if !self.met.entries {
+            self.met.entries = true;
+            let reason = SkipReason::TooManyEntries {
+                limit_entries: MAX_ENTRIES_PER_DIRECTORY,
+            };
+            self.skip(scope, directory.to_path_buf(), reason);
+        }
+    }
+
     /// A directory deeper than [`MAX_DEPTH`], not listed; the first one is reported.
     fn too_deep(&mut self, scope: Scope, path: PathBuf) {
-        if !self.too_deep {
-            self.too_deep = true;
+        if !self.met.depth {
+            self.met.depth = true;
             let reason = SkipReason::TooDeep {
                 limit_depth: MAX_DEPTH,
             };

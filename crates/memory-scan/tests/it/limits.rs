@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use memory_scan::{
-    DocumentCache, MAX_DEPTH, MAX_FILES_PER_ROOT, MemoryRoots, RecallScan, SkipReason,
+    DocumentCache, MAX_DEPTH, MAX_ENTRIES_PER_DIRECTORY, MAX_FILES_PER_ROOT, MemoryRoots,
+    RecallScan, SkipReason,
 };
 
 use crate::support::{Tree, finishes_within, make_stable, topic, write};
@@ -49,7 +50,9 @@ fn limit_skips(scan: &RecallScan) -> Vec<(PathBuf, SkipReason)> {
         .filter(|skip| {
             matches!(
                 skip.reason,
-                SkipReason::TooDeep { .. } | SkipReason::TooManyFiles { .. }
+                SkipReason::TooDeep { .. }
+                    | SkipReason::TooManyFiles { .. }
+                    | SkipReason::TooManyEntries { .. }
             )
         })
         .map(|skip| (skip.path.clone(), skip.reason.clone()))
@@ -123,6 +126,31 @@ fn a_root_with_more_files_than_the_limit_gives_the_first_in_path_order_and_repor
             }
         )]
     );
+}
+
+#[test]
+fn a_directory_with_more_entries_than_the_limit_is_read_in_part_and_reported_once() {
+    let tree = Tree::new();
+    let root = tree.project();
+    let big = root.join("big");
+    std::fs::create_dir(&big).unwrap();
+    for i in 0..MAX_ENTRIES_PER_DIRECTORY + 10 {
+        std::fs::File::create(big.join(format!("{i}.txt"))).unwrap();
+    }
+    write_named(&root, Path::new("top.md"), "Top");
+
+    let first = scan(&tree.project_only());
+    let second = scan(&tree.project_only());
+
+    assert_eq!(found(&first), vec![PathBuf::from("top.md")]);
+    let expected = vec![(
+        big,
+        SkipReason::TooManyEntries {
+            limit_entries: MAX_ENTRIES_PER_DIRECTORY,
+        },
+    )];
+    assert_eq!(limit_skips(&first), expected);
+    assert_eq!(limit_skips(&second), expected);
 }
 
 /// Scans `tree` with a catalog, writes it, and scans again from it: the second scan walks the
