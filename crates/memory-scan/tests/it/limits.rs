@@ -1,13 +1,14 @@
 //! The walk's limits on a tree's cost: at most `MAX_DEPTH` directory levels below a root and
 //! `MAX_FILES_PER_ROOT` `*.md` entries from it, each limit reported once, the documents within
-//! them still returned; through a catalog's remembered listings as well.
+//! them still returned; through a catalog's remembered listings and a watcher's known changes as
+//! well.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use memory_scan::{
-    DocumentCache, MAX_DEPTH, MAX_ENTRIES_PER_DIRECTORY, MAX_FILES_PER_ROOT, MemoryRoots,
-    RecallScan, SkipReason,
+    ChangedPaths, DocumentCache, KnownChanges, MAX_DEPTH, MAX_ENTRIES_PER_DIRECTORY,
+    MAX_FILES_PER_ROOT, MemoryRoots, RecallScan, RootChanges, SkipReason,
 };
 
 use crate::support::{Tree, finishes_within, make_stable, topic, write};
@@ -202,4 +203,53 @@ fn a_catalogs_remembered_listings_keep_the_depth_limit() {
     assert_eq!(found(&with), vec![nested(MAX_DEPTH).join("deepest.md")]);
     assert_eq!(limit_skips(&with), limit_skips(&without));
     assert_eq!(limit_skips(&with).len(), 1);
+}
+
+#[test]
+fn a_scan_told_of_changes_below_the_depth_limit_keeps_the_limit() {
+    let tree = Tree::new();
+    let root = tree.project();
+    write_named(
+        &root,
+        &nested(MAX_DEPTH).join("deepest.md"),
+        "Deepest walked",
+    );
+    let cache = DocumentCache::new();
+    cache.scan_recall(&tree.project_only()).unwrap();
+    let too_deep = nested(MAX_DEPTH + 2).join("too-deep.md");
+    write_named(&root, &too_deep, "Too deep");
+    write_named(&root, Path::new("new.md"), "New");
+    // What a watcher reports: the two directories made, the two files written.
+    let (made, made_below) = (nested(MAX_DEPTH + 1), nested(MAX_DEPTH + 2));
+    let changed = [&made, &made_below, &too_deep, Path::new("new.md")];
+    let changes = KnownChanges {
+        project: RootChanges::Only(
+            changed
+                .iter()
+                .map(|path| path.to_str().unwrap())
+                .collect::<ChangedPaths>(),
+        ),
+        user: RootChanges::Unknown,
+    };
+
+    let scan = cache
+        .scan_recall_knowing(&tree.project_only(), &changes, None)
+        .unwrap();
+
+    assert_eq!(
+        found(&scan),
+        vec![
+            nested(MAX_DEPTH).join("deepest.md"),
+            PathBuf::from("new.md")
+        ]
+    );
+    assert_eq!(
+        limit_skips(&scan),
+        vec![(
+            root.join(nested(MAX_DEPTH + 1)),
+            SkipReason::TooDeep {
+                limit_depth: MAX_DEPTH
+            }
+        )]
+    );
 }
