@@ -3,7 +3,8 @@
 //! "Scan latency").
 //!
 //! Each size gets a tree of N topics `reference/topic-NNNN.md` with frontmatter and a body of
-//! about 920 characters; the last topic holds a unique codeword the query asks for, and every
+//! about 920 characters; the last topic a recall reads (a walk takes at most
+//! `memory_scan::MAX_FILES_PER_ROOT`) holds a unique codeword the query asks for, and every
 //! run checks that the fast result found it. The files are dated a day back, as files of a real
 //! tree are, so none falls inside the racy-timestamp margin. A run uses a fresh session and a
 //! fresh document cache, as a new process would (the page cache is warm: one untimed run
@@ -42,7 +43,8 @@ mod tree;
 
 pub use report::table;
 use report::write_chart;
-pub(crate) use tree::build_tree;
+use tree::topics_read;
+pub(crate) use tree::{build_tree, codeword_topic};
 
 /// The first-prompt ceiling the figures are compared against, in milliseconds.
 const BUDGET_MS: f64 = recall_facade::FIRST_PROMPT_CEILING.as_millis() as f64;
@@ -388,7 +390,7 @@ fn write_catalog(roots: &MemoryRoots, topics: usize) -> Result<()> {
     let checker = DocumentCache::with_catalog();
     let check = checker.scan_recall(roots)?;
     ensure!(
-        check.report.from_catalog == topics,
+        check.report.from_catalog == topics_read(topics),
         "only {} of {topics} topics came from the catalog",
         check.report.from_catalog
     );

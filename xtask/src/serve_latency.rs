@@ -25,7 +25,7 @@ use anyhow::{Context, Result, ensure};
 use memory_scan::CacheFootprint;
 use serde_json::{Value, json};
 
-use crate::scan_latency::{CODEWORD, build_tree, median};
+use crate::scan_latency::{CODEWORD, build_tree, codeword_topic, median};
 
 /// The version of the server's socket protocol this report speaks
 /// (`crates/recall-server/src/protocol.rs`).
@@ -363,7 +363,7 @@ fn measure(binary: &Path, topics: usize, runs: usize) -> Result<Row> {
             .spawn()
             .context("cannot start the server")?,
     );
-    let expected = format!("Topic {:05}", topics - 1);
+    let expected = format!("Topic {:05}", codeword_topic(topics));
     let started = Instant::now();
     while UnixStream::connect(world.socket()).is_err() {
         ensure!(started.elapsed() < WARM_LIMIT, "the server never listened");

@@ -18,6 +18,14 @@ pub enum CatalogRejection {
     /// The state directory or the catalog is not safe to use (see [`StateDirError`]).
     #[error("{0}")]
     UnsafeState(#[source] StateDirError),
+    /// The file is larger than any catalog is read (see `DocumentCache::for_one_recall`).
+    #[error("it is {size_bytes} bytes long, over the {limit_bytes}-byte limit for a catalog")]
+    TooLarge {
+        /// The file's size.
+        size_bytes: u64,
+        /// The limit.
+        limit_bytes: u64,
+    },
     /// The file does not start like a catalog.
     #[error("it is not a catalog file")]
     NotACatalog,

@@ -1,6 +1,4 @@
-// `deny`, not `forbid`: mapping a catalog's file (`catalog::mapped`) is the one module allowed
-// `unsafe`.
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 //! Reads the project and user memory trees into typed topic documents.
 //!
 //! It walks a memory root, parses each `*.md` topic file's frontmatter, and reports every file it
@@ -28,7 +26,9 @@
 //! Walk rules, in short: hidden directories (name starting with `.`) are not walked because that
 //! is where tooling state such as a catalog lives; `MEMORY.md` at any depth is the index and never
 //! a topic; symlinks never lead out of a root nor loop; files over [`MAX_TOPIC_BYTES`] are skipped
-//! and reported, never truncated.
+//! and reported, never truncated; a walk goes at most [`MAX_DEPTH`] directory levels deep and takes
+//! at most [`MAX_FILES_PER_ROOT`] `*.md` entries per root and [`MAX_ENTRIES_PER_DIRECTORY`]
+//! entries per directory, reporting each limit once per scan.
 //!
 //! With the default `parallel` feature, files are read, catalogs decoded and encoded and indexes
 //! built on the rayon thread pool; without it, on the calling thread, with the same results.
@@ -97,7 +97,10 @@ pub use catalog::{
 };
 pub use changes::{ChangedPaths, KnownChanges, RootChanges};
 pub use document::{Document, DocumentError, ScannedDocument, Scope};
-pub use engine::{INDEX_FILE_NAME, MAX_TOPIC_BYTES, MemoryRoots};
+pub use engine::{
+    INDEX_FILE_NAME, MAX_DEPTH, MAX_ENTRIES_PER_DIRECTORY, MAX_FILES_PER_ROOT, MAX_TOPIC_BYTES,
+    MemoryRoots,
+};
 pub use error::{CatalogRejection, CatalogWriteError};
 pub use key::FileKey;
 pub use lexical_score::MemoryType;

@@ -60,6 +60,28 @@ pub enum SkipReason {
     SymlinkLoop,
     /// A symlink whose target does not exist.
     BrokenSymlink,
+    /// A directory deeper below its root than [`MAX_DEPTH`](crate::MAX_DEPTH) levels: neither it
+    /// nor anything below it is walked. Said once per scan and root, of the first such directory
+    /// met.
+    TooDeep {
+        /// The limit in directory levels below the root.
+        limit_depth: usize,
+    },
+    /// The root holds more `*.md` entries than
+    /// [`MAX_FILES_PER_ROOT`](crate::MAX_FILES_PER_ROOT): this entry and every one after it in
+    /// path order are left out, and the walk stops. Said once per scan and root, of the first
+    /// entry left out.
+    TooManyFiles {
+        /// The limit in `*.md` entries.
+        limit_files: usize,
+    },
+    /// A directory with more entries than
+    /// [`MAX_ENTRIES_PER_DIRECTORY`](crate::MAX_ENTRIES_PER_DIRECTORY): only the first that many the
+    /// file system gave were walked. Said once per scan and root, of the first such directory.
+    TooManyEntries {
+        /// The limit in entries of one directory.
+        limit_entries: usize,
+    },
     /// A symlink to a file that is already a document under another path (its own name, or the
     /// first link to it listed): one file is recalled once.
     DuplicateLink {
@@ -95,7 +117,8 @@ pub struct SkippedFile {
 ///
 /// `files_seen` counts every `*.md` entry considered (the `MEMORY.md` index is not one), so
 /// `files_seen == parsed + skipped entries`, except that `skipped` also lists subdirectories that
-/// could not be listed. `reread` and `reused` say how many entries the document cache read from
+/// could not be listed and where a walk's limits stopped it ([`SkipReason::TooDeep`],
+/// [`SkipReason::TooManyFiles`], [`SkipReason::TooManyEntries`]), none of which was counted. `reread` and `reused` say how many entries the document cache read from
 /// disk and how many it served unchanged; the capped scanner reads everything and reuses nothing.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 #[non_exhaustive]

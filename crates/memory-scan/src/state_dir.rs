@@ -13,6 +13,8 @@
 //!   written, synced, renamed over the catalog in the same directory, and the directory synced.
 //!   Every step goes through [`WriteSteps`], so tests can make each one fail in turn; after any
 //!   failure the previous catalog is intact (or there is none) and no temporary file is left.
+//!   A writer killed mid-write leaves its temporary file: the next write in the directory removes
+//!   it (see the `temporaries` module).
 //!
 //! Catalogs need these `*at` system calls: off Unix a root has no catalog, and every attempt
 //! says so.
@@ -24,22 +26,19 @@ use std::path::Path;
 use std::path::PathBuf;
 #[cfg(unix)]
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
-#[cfg(unix)]
-use std::time::SystemTime;
 
 #[cfg(unix)]
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 
 mod location;
+#[cfg(unix)]
+mod temporaries;
 
 pub(crate) use location::StateLocation;
 pub use location::{CATALOG_DIR_NAME, CATALOG_FILE_NAME, CatalogStore, catalog_path};
+#[cfg(all(test, unix))]
+pub(crate) use temporaries::TEMPORARY_PREFIX;
 
-/// Temporary files older than this were left by a writer that died; the next writer removes them.
-const STALE_TEMPORARY: Duration = Duration::from_mins(10);
-/// The name prefix of a catalog being written.
-pub(crate) const TEMPORARY_PREFIX: &str = "catalog.tmp-";
 /// The mode of the catalog and of its temporary files.
 const FILE_MODE: u32 = 0o600;
 
@@ -314,7 +313,8 @@ impl StateDir {
 
     /// Replaces the catalog with `parts` through `steps`: the room for their header first, then
     /// each batch of parts as it comes, then the header at the start. On failure the temporary
-    /// file is removed and the previous catalog, if any, is untouched.
+    /// file is removed and the previous catalog, if any, is untouched. Temporary files of writers
+    /// that are gone are removed first.
     #[cfg(unix)]
     pub(crate) fn replace_catalog(
         &self,
@@ -322,74 +322,34 @@ impl StateDir {
         parts: &mut dyn CatalogParts,
     ) -> io::Result<()> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let (name, file) = loop {
-            let name = format!(
-                "{TEMPORARY_PREFIX}{}-{}",
-                std::process::id(),
-                COUNTER.fetch_add(1, Ordering::Relaxed)
-            );
+        temporaries::remove_stale(&self.fd);
+        let (mut temporary, file) = loop {
+            let name = temporaries::temporary_name(COUNTER.fetch_add(1, Ordering::Relaxed));
             match steps.create(self.fd.as_fd(), &name) {
-                Ok(file) => break (name, file),
+                Ok(file) => break (temporaries::Temporary::new(self.fd.as_fd(), name), file),
                 // Left by an earlier process with the same id; take the next name.
                 Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {}
                 Err(error) => return Err(error),
             }
         };
-        let mut renamed = false;
-        let written = (|| {
-            write_all(steps, file.as_fd(), &vec![0; parts.header_len()])?;
-            while let Some(batch) = parts.next_parts()? {
-                for part in batch {
-                    write_all(steps, file.as_fd(), &part)?;
-                }
-            }
-            let header = parts.header()?;
-            if header.len() != parts.header_len() {
-                return Err(io::Error::other(
-                    "the catalog's header is not of the length its room was made for",
-                ));
-            }
-            write_all_at(steps, file.as_fd(), &header, 0)?;
-            steps.sync(file.as_fd())?;
-            drop(file);
-            steps.rename(self.fd.as_fd(), &name, CATALOG_FILE_NAME)?;
-            renamed = true;
-            steps.sync_directory(self.fd.as_fd())
-        })();
-        if written.is_err() && !renamed {
-            let _ = rustix::fs::unlinkat(&self.fd, name.as_str(), rustix::fs::AtFlags::empty());
-        }
-        self.remove_stale_temporaries();
-        written
-    }
-
-    /// Removes temporary files a writer that died left behind; a live writer's file is younger.
-    #[cfg(unix)]
-    fn remove_stale_temporaries(&self) {
-        use rustix::fs::{AtFlags, FileType};
-        let Ok(listing) = rustix::fs::Dir::read_from(&self.fd) else {
-            return;
-        };
-        let now = SystemTime::now();
-        for entry in listing.flatten() {
-            let name = entry.file_name();
-            if entry.file_type() != FileType::RegularFile && entry.file_type() != FileType::Unknown
-                || !name.to_bytes().starts_with(TEMPORARY_PREFIX.as_bytes())
-            {
-                continue;
-            }
-            let stale = rustix::fs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW)
-                .ok()
-                .and_then(|stat| {
-                    let secs = u64::try_from(stat.st_mtime).ok()?;
-                    let modified = SystemTime::UNIX_EPOCH + Duration::from_secs(secs);
-                    now.duration_since(modified).ok()
-                })
-                .is_some_and(|age| age > STALE_TEMPORARY);
-            if stale {
-                let _ = rustix::fs::unlinkat(&self.fd, name, AtFlags::empty());
+        write_all(steps, file.as_fd(), &vec![0; parts.header_len()])?;
+        while let Some(batch) = parts.next_parts()? {
+            for part in batch {
+                write_all(steps, file.as_fd(), &part)?;
             }
         }
+        let header = parts.header()?;
+        if header.len() != parts.header_len() {
+            return Err(io::Error::other(
+                "the catalog's header is not of the length its room was made for",
+            ));
+        }
+        write_all_at(steps, file.as_fd(), &header, 0)?;
+        steps.sync(file.as_fd())?;
+        drop(file);
+        steps.rename(self.fd.as_fd(), &temporary.name, CATALOG_FILE_NAME)?;
+        temporary.renamed();
+        steps.sync_directory(self.fd.as_fd())
     }
 }
 

@@ -60,8 +60,8 @@ pub enum ScannerChoice {
     /// not write in.
     Catalog(CatalogStore),
     /// [`ScannerChoice::Catalog`] for a process that makes one recall and exits, such as a hook
-    /// started per prompt: each catalog's file is mapped instead of read (see
-    /// `memory_scan::DocumentCache::for_one_recall`, which says why not for a long-lived process).
+    /// started per prompt: each catalog's file is read whole with one read rather than part by
+    /// part (see `memory_scan::DocumentCache::for_one_recall`).
     OneRecall(CatalogStore),
     /// A scanner the caller shares between sessions over the same roots, such as a
     /// `memory_scan::DocumentCache` or a watched cache kept up to date by file system events.

@@ -112,24 +112,21 @@ impl DocumentCache {
     /// [`DocumentCache::with_catalog`], each catalog kept where `store` says.
     pub fn with_catalog_store(store: CatalogStore) -> Self {
         Self {
-            catalogs: Some((store, CatalogRead::Copied)),
+            catalogs: Some((store, CatalogRead::PerPart)),
             ..Self::default()
         }
     }
 
     /// [`DocumentCache::with_catalog_store`] for a process that makes one recall and exits, such
-    /// as a hook: on Unix each catalog's file is mapped into memory instead of read into buffers
-    /// of its own, so loading it neither copies its bytes nor touches fresh memory for them (a
-    /// new process gives its first fast result of a 10,000-topic tree about a fifth sooner).
-    ///
-    /// The documents share the mapped file for as long as any of them lives. memrecall never
-    /// changes a catalog in place (a new one is renamed over it, which leaves a mapped file whole),
-    /// and the catalog is private to its user; a program of that user that truncates the file in
-    /// place while it is mapped ends the process (`SIGBUS`). Hence a cache for one recall, not for
-    /// a long-lived process.
+    /// as a hook: each catalog's file is read whole into one buffer with one read, instead of part
+    /// by part into buffers of their own on the threads that decode them, and every document of
+    /// the catalog shares that buffer for as long as any of them lives. The bytes are the
+    /// process's own once read, so another program rewriting or truncating the file meanwhile
+    /// can only make the catalog rejected (its files are then read), never change what was
+    /// checked.
     pub fn for_one_recall(store: CatalogStore) -> Self {
         Self {
-            catalogs: Some((store, CatalogRead::Mapped)),
+            catalogs: Some((store, CatalogRead::Whole)),
             ..Self::default()
         }
     }

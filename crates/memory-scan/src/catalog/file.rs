@@ -1,22 +1,24 @@
 //! Reading a catalog from its file, part by part, and writing one atomically.
 
 use std::ffi::OsString;
-#[cfg(unix)]
 use std::fs::File;
-#[cfg(unix)]
 use std::io;
+#[cfg(not(unix))]
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use lexical_score::{Bytes, PREPARED_TEXT_VERSION, QueryTokens};
 use twox_hash::XxHash3_64;
 
 #[cfg(unix)]
+use super::CATALOG_FILE_NAME;
+#[cfg(unix)]
 use super::format::Encoder;
 use super::format::{
     CHUNK_RECORD_BYTES, DirectoryIn, FIXED_HEADER_BYTES, MAGIC, Reader, decode_chunk, plain_name,
     relative_path,
 };
-use super::{CATALOG_FILE_NAME, CATALOG_FORMAT_VERSION, CatalogRead};
+use super::{CATALOG_FORMAT_VERSION, CatalogRead, MAX_CATALOG_BYTES};
 use crate::document::Scope;
 use crate::engine::{Directories, DirectoryListing};
 use crate::entry::{CacheEntry, Entries};
@@ -26,7 +28,7 @@ use crate::state_dir::{CatalogParts, SystemSteps, WriteSteps};
 use crate::state_dir::{StateDir, StateLocation};
 
 /// Where a catalog's bytes are read from: its file (each part read by the thread that decodes
-/// it), or bytes already in memory (read whole, or the file mapped).
+/// it), or bytes already in memory (the whole file, read at once).
 pub(crate) enum Source {
     #[cfg(unix)]
     File {
@@ -93,18 +95,22 @@ pub(crate) fn open(
     if !metadata.is_file() {
         return Err(CatalogRejection::NotACatalog);
     }
+    let len = metadata.len();
+    if len > MAX_CATALOG_BYTES {
+        return Err(CatalogRejection::TooLarge {
+            size_bytes: len,
+            limit_bytes: MAX_CATALOG_BYTES,
+        });
+    }
     #[cfg(unix)]
     let source = match read {
-        CatalogRead::Copied => Source::File {
-            file,
-            len: metadata.len(),
-        },
-        CatalogRead::Mapped => Source::Memory(super::mapped::map(&file)?),
+        CatalogRead::PerPart => Source::File { file, len },
+        CatalogRead::Whole => Source::Memory(read_whole(&file, len)?),
     };
     #[cfg(not(unix))]
     let source = {
         let _ = read;
-        Source::Memory(Bytes::from(std::fs::read(dir.path_of(CATALOG_FILE_NAME))?))
+        Source::Memory(read_whole(&file, len)?)
     };
     open_source(source).map(Some)
 }
@@ -344,6 +350,47 @@ impl CatalogParts for Parts<'_> {
     fn header(&mut self) -> io::Result<Vec<u8>> {
         Ok(self.encoder.header())
     }
+}
+
+/// The whole of `file`, which its metadata said is `len` bytes long, read into one buffer (on
+/// Unix with one `pread`, repeated only if the system returns less). The file may change while it
+/// is read (another program of the same user can rewrite or truncate it in place): a file that
+/// ends before `len` bytes or goes on past them is damage. Bytes changed in place at the same
+/// length are caught by the checksums, which are computed over this buffer, never over the file.
+fn read_whole(file: &File, len: u64) -> Result<Bytes, CatalogRejection> {
+    let changed = || CatalogRejection::Damaged {
+        what: "the file changed length while it was read",
+    };
+    let size = usize::try_from(len).map_err(|_| CatalogRejection::TooLarge {
+        size_bytes: len,
+        limit_bytes: MAX_CATALOG_BYTES,
+    })?;
+    #[cfg(unix)]
+    let bytes = {
+        let bytes = read_exact_at(file, size, 0).map_err(|error| {
+            if error.kind() == io::ErrorKind::UnexpectedEof {
+                changed()
+            } else {
+                error.into()
+            }
+        })?;
+        let mut past_end = [0u8; 1];
+        if rustix::io::pread(file, &mut past_end, len).map_err(io::Error::from)? != 0 {
+            return Err(changed());
+        }
+        bytes
+    };
+    #[cfg(not(unix))]
+    let bytes = {
+        // One byte of room past the end, so that a file that grew is seen.
+        let mut bytes = Vec::with_capacity(size.saturating_add(1));
+        file.take(len.saturating_add(1)).read_to_end(&mut bytes)?;
+        if bytes.len() != size {
+            return Err(changed());
+        }
+        bytes
+    };
+    Ok(Bytes::from(bytes))
 }
 
 /// `len` bytes at `offset`, read into a buffer that is not zeroed first.

@@ -34,11 +34,13 @@
 //! Decoded documents do not copy their texts or indexes: they share the buffer their chunk was
 //! read into (on Unix; elsewhere the one buffer the whole file is read into, see
 //! [`lexical_score::Bytes`]), which stays in memory while any of them does, however many of the
-//! others have been read again since. A cache for one recall (`CatalogRead::Mapped`) maps the
-//! file instead, on Unix: nothing is copied and no fresh memory is touched for its bytes, and
-//! every document shares the mapping. A file that is missing is `missing`; one that cannot be
-//! read, has another magic or version, fails a checksum or does not decode is `rejected`
-//! and simply rewritten after the next scan. Recall never fails because of a catalog.
+//! others have been read again since. A cache for one recall (`CatalogRead::Whole`) reads the
+//! whole file into one buffer with one read instead, which every document shares. Either way the
+//! bytes are this process's own once read: another program that rewrites or truncates the file
+//! meanwhile can make a read short or a checksum fail, never change bytes already checked. A file
+//! that is missing is `missing`; one that cannot be read, is over [`MAX_CATALOG_BYTES`], has
+//! another magic or version, fails a checksum or does not decode is `rejected` and simply
+//! rewritten after the next scan. Recall never fails because of a catalog.
 //!
 //! Writes go to a temporary file in the same directory that is then renamed over the catalog, so
 //! readers, including other processes, see the old or the new catalog whole, never a mix. The
@@ -55,8 +57,6 @@
 
 mod file;
 mod format;
-#[cfg(unix)]
-mod mapped;
 
 #[cfg(test)]
 use std::path::Path;
@@ -96,11 +96,14 @@ pub use crate::state_dir::{CATALOG_DIR_NAME, CATALOG_FILE_NAME, CatalogStore, ca
 pub(crate) enum CatalogRead {
     /// Each part read, by the thread that decodes it, into a buffer of its own, which the
     /// part's documents share (on Unix; elsewhere the whole file is read into one buffer).
-    Copied,
-    /// The whole file mapped into memory, which every document shares (on Unix; elsewhere read
-    /// as [`CatalogRead::Copied`]).
-    Mapped,
+    PerPart,
+    /// The whole file read into one buffer with one read, which every document shares.
+    Whole,
 }
+
+/// The largest catalog file read, in bytes; a larger one is rejected (and rewritten after the
+/// scan) rather than read into memory. Far above what a tree within the walk's caps writes.
+pub(crate) const MAX_CATALOG_BYTES: u64 = 256 * 1024 * 1024;
 
 /// The version of the catalog layout and of the walk rules its directory listings follow; a
 /// catalog of another version is rebuilt.
@@ -115,7 +118,7 @@ pub(crate) fn load(
 ) -> Result<Option<(Entries, Directories)>, CatalogRejection> {
     let Some(opened) = open(
         &crate::state_dir::StateLocation::in_root(root),
-        CatalogRead::Copied,
+        CatalogRead::PerPart,
     )?
     else {
         return Ok(None);

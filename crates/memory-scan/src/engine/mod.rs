@@ -13,6 +13,11 @@
 //!   counts only if it resolves to a regular file inside the root, and a file reached both by
 //!   its own name and through links is one document (see [`drop_duplicate_links`]).
 //!
+//! A walk goes at most [`MAX_DEPTH`] directory levels below its root and takes at most
+//! [`MAX_FILES_PER_ROOT`] `*.md` entries from it (the first in path order), and reads at most
+//! [`MAX_ENTRIES_PER_DIRECTORY`] entries of a directory, reporting each limit once when it stops
+//! the walk.
+//!
 //! When the roots overlap (the same directory given for both scopes, or one inside the other), a
 //! file both walks reach is one document, in the project scope: a document's identity is its
 //! absolute path. The scan report carries a warning saying how many files that was.
@@ -45,6 +50,29 @@ use crate::report::SkippedFile;
 /// The largest topic file read, in bytes. Larger files are skipped and reported, not truncated:
 /// a memory that big is not a note a prompt could show, and reading it would stall recall.
 pub const MAX_TOPIC_BYTES: u64 = 256 * 1024;
+
+/// The deepest a walk goes, in directory levels below its memory root (the root's own
+/// subdirectories are level 1). A directory deeper than this is not listed, nor anything below
+/// it; the first one met is reported as skipped ([`SkipReason::TooDeep`](crate::SkipReason)), once
+/// per scan and root, and the files above it are still read. Memory trees are a few levels deep;
+/// the limit bounds what a pathological one (thousands of nested directories) costs a prompt.
+pub const MAX_DEPTH: usize = 16;
+
+/// The most `*.md` entries a walk takes from one memory root. The walk goes depth first, each
+/// directory in name order, so the entries taken are the first ones in path order, the same at
+/// every scan. At the first entry past the limit the walk stops listing: that entry is reported
+/// as skipped ([`SkipReason::TooManyFiles`](crate::SkipReason)), once per scan and root, and the
+/// entries taken are still read. A scan without a catalog of this many files stays well inside
+/// the first-prompt ceiling.
+pub const MAX_FILES_PER_ROOT: usize = 5_000;
+
+/// The most entries a walk reads from one directory, of any kind and name (a directory of
+/// 200,000 files costs more to list whole than a prompt can wait). A directory with more is walked
+/// from the first this many the file system gives (the same ones while the directory is
+/// unchanged) and listed again at every walk, never remembered; the first such directory is
+/// reported as skipped ([`SkipReason::TooManyEntries`](crate::SkipReason)), once per scan and
+/// root.
+pub const MAX_ENTRIES_PER_DIRECTORY: usize = 20_000;
 
 /// The file name of the per-root index, which is never a topic.
 pub const INDEX_FILE_NAME: &str = "MEMORY.md";

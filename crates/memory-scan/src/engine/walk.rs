@@ -9,7 +9,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::access::io_reason;
-use super::{Candidate, EarlyKey, INDEX_FILE_NAME, Root, is_markdown, join};
+use super::{
+    Candidate, EarlyKey, INDEX_FILE_NAME, MAX_DEPTH, MAX_ENTRIES_PER_DIRECTORY, MAX_FILES_PER_ROOT,
+    Root, is_markdown, join,
+};
 use crate::changes::ChangedPaths;
 use crate::document::Scope;
 use crate::key::FileKey;
@@ -34,6 +37,19 @@ pub(super) struct Walk {
     pub(super) directories_stated: usize,
     /// Files whose key was taken ahead of their visit.
     pub(super) keys_taken: usize,
+    /// The limits the walk met, each reported once.
+    met: LimitsMet,
+}
+
+/// Which of a walk's limits it met.
+#[derive(Debug, Default)]
+struct LimitsMet {
+    /// A directory deeper than [`MAX_DEPTH`].
+    depth: bool,
+    /// The root gave [`MAX_FILES_PER_ROOT`] `*.md` entries and had more: the walk stops.
+    files: bool,
+    /// A directory with more than [`MAX_ENTRIES_PER_DIRECTORY`] entries.
+    entries: bool,
 }
 
 /// The kind of a remembered directory entry the walk acts on.
@@ -119,7 +135,8 @@ enum Entry {
 /// Lists a root depth-first, each directory's entries in name order, so candidates come out
 /// sorted by relative path (component-wise, as `Path` orders them) without a sort over whole
 /// paths. Only listing the root itself can fail; a subdirectory that cannot be listed is
-/// reported as skipped.
+/// reported as skipped. Directories deeper than [`MAX_DEPTH`] are not listed, and the walk stops
+/// after [`MAX_FILES_PER_ROOT`] `*.md` entries; each limit is reported once.
 pub(super) fn walk_root(
     scope: Scope,
     root: &Root,
@@ -136,8 +153,9 @@ pub(super) fn walk_root(
         directories_listed: 0,
         directories_stated: 0,
         keys_taken: 0,
+        met: LimitsMet::default(),
     };
-    let top = walk.list(&root.absolute, Path::new(""), prior.as_mut())?;
+    let top = walk.list(scope, &root.absolute, Path::new(""), prior.as_mut())?;
     // Each frame: a directory's path, its path below the root, and its remaining entries in
     // reverse name order (so the next one is popped from the end).
     let mut stack = vec![(root.absolute.clone(), PathBuf::new(), top)];
@@ -147,8 +165,15 @@ pub(super) fn walk_root(
             continue;
         };
         let descend = walk.visit_entry(scope, root, directory, relative_dir, entry);
+        if walk.met.files {
+            break;
+        }
         if let Some((path, relative)) = descend {
-            match walk.list(&path, &relative, prior.as_mut()) {
+            if relative.components().count() > MAX_DEPTH {
+                walk.too_deep(scope, path);
+                continue;
+            }
+            match walk.list(scope, &path, &relative, prior.as_mut()) {
                 Ok(entries) => stack.push((path, relative, entries)),
                 Err(error) => walk.skip(scope, path, io_reason(&error)),
             }
@@ -162,19 +187,24 @@ pub(super) fn walk_root(
 /// A directory entry with its name, or the error reading it.
 type Listed = io::Result<(OsString, fs::DirEntry)>;
 
-/// A directory's entries in reverse name order; entries that cannot be read are kept as errors.
-/// Names are fetched once (each `DirEntry::file_name` call allocates).
-fn list_sorted(directory: &Path) -> io::Result<Vec<Listed>> {
+/// A directory's entries in reverse name order, at most [`MAX_ENTRIES_PER_DIRECTORY`] of them,
+/// with whether there were more (then the ones kept are the first the file system gave, the same
+/// ones for an unchanged directory); entries that cannot be read are kept as errors. Names are
+/// fetched once (each `DirEntry::file_name` call allocates).
+fn list_sorted(directory: &Path) -> io::Result<(Vec<Listed>, bool)> {
     let mut entries: Vec<Listed> = fs::read_dir(directory)?
+        .take(MAX_ENTRIES_PER_DIRECTORY + 1)
         .map(|entry| entry.map(|entry| (entry.file_name(), entry)))
         .collect();
+    let more = entries.len() > MAX_ENTRIES_PER_DIRECTORY;
+    entries.truncate(MAX_ENTRIES_PER_DIRECTORY);
     entries.sort_unstable_by(|a, b| match (a, b) {
         (Ok((a, _)), Ok((b, _))) => b.cmp(a),
         (Ok(_), Err(_)) => std::cmp::Ordering::Less,
         (Err(_), Ok(_)) => std::cmp::Ordering::Greater,
         (Err(_), Err(_)) => std::cmp::Ordering::Equal,
     });
-    Ok(entries)
+    Ok((entries, more))
 }
 
 /// The entries of a fresh listing (in reverse name order) that the walk acts on, in name order,
@@ -210,13 +240,18 @@ impl Walk {
     /// listed now (and remembered for the next walk when that is safe; see [`DirectoryListing`]).
     fn list(
         &mut self,
+        scope: Scope,
         directory: &Path,
         relative: &Path,
         prior: Option<&mut PriorListings>,
     ) -> io::Result<Pending> {
         let Some(prior) = prior else {
             self.directories_listed += 1;
-            return list_sorted(directory).map(Pending::Read);
+            let (listed, more) = list_sorted(directory)?;
+            if more {
+                self.too_many_entries(scope, directory);
+            }
+            return Ok(Pending::Read(listed));
         };
         let mut remembered = prior.directories.remove(relative);
         if let Some(changes) = &prior.changes {
@@ -245,14 +280,19 @@ impl Walk {
             return Ok(self.reuse(relative, listing));
         }
         self.directories_listed += 1;
-        let listed = list_sorted(directory)?;
-        let listing = key
-            .zip(remembered_entries(&listed))
-            .map(|(key, entries)| DirectoryListing {
-                key,
-                stable: key.mtime_ns < prior.stable_before,
-                entries,
-            });
+        let (listed, more) = list_sorted(directory)?;
+        if more {
+            self.too_many_entries(scope, directory);
+        }
+        // A directory read in part is listed again at every walk, never remembered.
+        let listing =
+            key.filter(|_| !more)
+                .zip(remembered_entries(&listed))
+                .map(|(key, entries)| DirectoryListing {
+                    key,
+                    stable: key.mtime_ns < prior.stable_before,
+                    entries,
+                });
         self.directories_changed |= listing != remembered;
         if let Some(listing) = listing {
             self.directories.insert(relative.to_path_buf(), listing);
@@ -290,16 +330,17 @@ impl Walk {
                 return Some(self.enter(scope, directory, relative_dir, &name));
             }
             Entry::Remembered(name, EntryKind::File) => {
-                self.files_seen += 1;
-                self.add_topic(relative_dir, &name, join(directory, &name), false);
+                let path = join(directory, &name);
+                if self.count_file(scope, &path) {
+                    self.add_topic(relative_dir, &name, path, false);
+                }
                 return None;
             }
         };
         let file_type = match entry.file_type() {
             Ok(file_type) => file_type,
             Err(error) => {
-                if is_markdown(&name) {
-                    self.files_seen += 1;
+                if is_markdown(&name) && self.count_file(scope, &entry.path()) {
                     self.skip(scope, entry.path(), io_reason(&error));
                 }
                 return None;
@@ -320,8 +361,10 @@ impl Walk {
             }
             return None;
         }
-        self.files_seen += 1;
         let path = join(directory, &name);
+        if !self.count_file(scope, &path) {
+            return None;
+        }
         let verdict = if file_type.is_symlink() {
             resolve_symlink(&path, &root.canonical)
         } else if file_type.is_file() {
@@ -346,11 +389,51 @@ impl Walk {
         name: &std::ffi::OsStr,
     ) -> (PathBuf, PathBuf) {
         let path = join(directory, name);
-        if is_markdown(name) {
-            self.files_seen += 1;
+        if is_markdown(name) && self.count_file(scope, &path) {
             self.skip(scope, path.clone(), SkipReason::NotAFile);
         }
         (path, join(relative_dir, name))
+    }
+
+    /// Counts the `*.md` entry at `path`; `false` when the root already gave
+    /// [`MAX_FILES_PER_ROOT`] of them: the entry is left out, the limit reported (once) and the
+    /// walk stops.
+    fn count_file(&mut self, scope: Scope, path: &Path) -> bool {
+        if self.files_seen < MAX_FILES_PER_ROOT {
+            self.files_seen += 1;
+            return true;
+        }
+        if !self.met.files {
+            self.met.files = true;
+            let reason = SkipReason::TooManyFiles {
+                limit_files: MAX_FILES_PER_ROOT,
+            };
+            self.skip(scope, path.to_path_buf(), reason);
+        }
+        false
+    }
+
+    /// A directory with more than [`MAX_ENTRIES_PER_DIRECTORY`] entries, read in part; the first
+    /// one is reported.
+    fn too_many_entries(&mut self, scope: Scope, directory: &Path) {
+        if !self.met.entries {
+            self.met.entries = true;
+            let reason = SkipReason::TooManyEntries {
+                limit_entries: MAX_ENTRIES_PER_DIRECTORY,
+            };
+            self.skip(scope, directory.to_path_buf(), reason);
+        }
+    }
+
+    /// A directory deeper than [`MAX_DEPTH`], not listed; the first one is reported.
+    fn too_deep(&mut self, scope: Scope, path: PathBuf) {
+        if !self.met.depth {
+            self.met.depth = true;
+            let reason = SkipReason::TooDeep {
+                limit_depth: MAX_DEPTH,
+            };
+            self.skip(scope, path, reason);
+        }
     }
 
     /// A topic file to read (see [`Candidate::symlink`]).

@@ -15,7 +15,7 @@ use crate::support::{
 };
 
 /// A project tree of three stable topics and one stable non-topic, with its catalog written.
-fn tree_with_catalog() -> Tree {
+pub(crate) fn tree_with_catalog() -> Tree {
     let tree = Tree::new();
     write(
         &tree.project(),
@@ -44,8 +44,8 @@ fn scan_with_catalog(tree: &Tree) -> RecallScan {
         .unwrap()
 }
 
-/// A scan by a cache for one recall, which maps the catalog.
-fn scan_for_one_recall(tree: &Tree) -> RecallScan {
+/// A scan by a cache for one recall, which reads the catalog whole.
+pub(crate) fn scan_for_one_recall(tree: &Tree) -> RecallScan {
     DocumentCache::for_one_recall(CatalogStore::InRoot)
         .scan_recall(&tree.project_only())
         .unwrap()
@@ -59,7 +59,7 @@ fn truncate_catalog(tree: &Tree) {
 }
 
 /// Checks that `scan` rejected its catalog as damaged and read the three topics instead.
-fn assert_rejected_as_damaged(scan: &RecallScan) {
+pub(crate) fn assert_rejected_as_damaged(scan: &RecallScan) {
     let CatalogOutcome::Rejected { reason } = catalog_outcome(scan) else {
         panic!("truncated catalog was used");
     };
@@ -90,7 +90,7 @@ fn observable(documents: &[Arc<ScannedDocument>]) -> Vec<String> {
         .collect()
 }
 
-fn catalog_outcome(scan: &RecallScan) -> &CatalogOutcome {
+pub(crate) fn catalog_outcome(scan: &RecallScan) -> &CatalogOutcome {
     &scan.report.catalogs[0].outcome
 }
 
@@ -156,10 +156,10 @@ fn a_cache_for_one_recall_loads_the_catalog_and_finds_what_a_plain_scan_finds() 
     assert_eq!(one_recall.report.skipped, plain.report.skipped);
 }
 
-/// The documents of a cache for one recall share the catalog's mapped file; memrecall replaces a
-/// catalog by renaming a new file over it, which must leave them as they were.
+/// The documents of a cache for one recall share the buffer the catalog was read into; memrecall
+/// replaces a catalog by renaming a new file over it, which must leave them as they were.
 #[test]
-fn documents_from_a_mapped_catalog_stay_whole_when_a_new_catalog_replaces_it() {
+fn documents_from_a_catalog_read_whole_stay_as_read_when_a_new_catalog_replaces_it() {
     let tree = tree_with_catalog();
     let one_recall = DocumentCache::for_one_recall(CatalogStore::InRoot);
     let scan = one_recall.scan_recall(&tree.project_only()).unwrap();
@@ -174,7 +174,7 @@ fn documents_from_a_mapped_catalog_stay_whole_when_a_new_catalog_replaces_it() {
     let writer = DocumentCache::with_catalog();
     writer.scan_recall(&tree.project_only()).unwrap();
     assert_eq!(writer.persist_catalogs()[0].outcome.as_ref().ok(), Some(&4));
-    // The cache for one recall writes its own next catalog over the file it mapped, too.
+    // The cache for one recall writes its own next catalog over the file it read, too.
     let rescan = one_recall.scan_recall(&tree.project_only()).unwrap();
     assert_eq!(rescan.documents[0].title(), "Alpha v2");
     assert_eq!(

@@ -6,9 +6,15 @@ mod capped;
 // Catalogs are kept on Unix only.
 #[cfg(unix)]
 mod catalog;
+#[cfg(unix)]
+mod catalog_in_place;
+#[cfg(unix)]
+mod catalog_temporaries;
 // Off Unix every scan lists and checks each directory, so no scan skips an unchanged root.
 #[cfg(unix)]
 mod known_changes;
+#[cfg(unix)]
+mod limits;
 #[cfg(unix)]
 mod listings;
 mod parser;
