@@ -92,6 +92,28 @@ pub enum SkipReason {
 }
 
 impl SkipReason {
+    /// Whether a walk's limit left this entry, and what followed it, out
+    /// ([`SkipReason::TooDeep`], [`SkipReason::TooManyFiles`], [`SkipReason::TooManyEntries`]).
+    pub fn is_limit(&self) -> bool {
+        self.limit_text().is_some()
+    }
+
+    /// What a walk's limit left out, in words for a person; `None` for any other reason.
+    pub fn limit_text(&self) -> Option<String> {
+        match self {
+            Self::TooDeep { limit_depth } => Some(format!(
+                "more than {limit_depth} directory levels below its root: not walked"
+            )),
+            Self::TooManyFiles { limit_files } => Some(format!(
+                "the root holds more than {limit_files} memory files: this one and those after it are left out"
+            )),
+            Self::TooManyEntries { limit_entries } => Some(format!(
+                "a directory of more than {limit_entries} entries: only the first {limit_entries} are walked"
+            )),
+            _ => None,
+        }
+    }
+
     /// Whether the reason may not hold at the next attempt although the file is unchanged: a
     /// failed read (an I/O error, a network file system's hiccup) or a file that was gone. Such a
     /// verdict is remembered neither in the session's cache nor in a catalog.

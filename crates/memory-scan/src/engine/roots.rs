@@ -9,7 +9,7 @@ use super::access::{OpenParent, RootDir};
 use super::walk::{Walk, walk_root};
 use super::{Directories, EarlyKey, MemoryRoots, PriorListings, Root, is_markdown};
 use crate::document::Scope;
-use crate::report::{ScanError, SkipReason};
+use crate::report::ScanError;
 
 /// Both roots listed (project first), not yet visited.
 pub(crate) struct Walked {
@@ -130,12 +130,7 @@ fn drop_files_of_the_project(
             .strip_prefix(&user.absolute)
             .is_ok_and(|relative| in_project.contains(&user.canonical.join(relative)));
         // The walk's limits are said at an entry they left uncounted.
-        let counted = !matches!(
-            skipped.reason,
-            SkipReason::TooDeep { .. }
-                | SkipReason::TooManyFiles { .. }
-                | SkipReason::TooManyEntries { .. }
-        );
+        let counted = !skipped.reason.is_limit();
         if shared && counted && skipped.path.file_name().is_some_and(is_markdown) {
             dropped_skips.insert(skipped.path.clone());
         }

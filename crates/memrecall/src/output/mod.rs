@@ -345,6 +345,12 @@ impl RecallOutput {
             for warning in &scan.warnings {
                 let _ = writeln!(s, "warning: {}", one_line(warning));
             }
+            for skip in &scan.skipped {
+                if let Some(limit) = skip.reason.limit_text() {
+                    let path = one_line(&skip.path.display().to_string());
+                    let _ = writeln!(s, "warning: {path}: {limit}");
+                }
+            }
         }
         s
     }
