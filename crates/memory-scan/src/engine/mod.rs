@@ -62,8 +62,9 @@ pub const MAX_DEPTH: usize = 16;
 /// directory in name order, so the entries taken are the first ones in path order, the same at
 /// every scan. At the first entry past the limit the walk stops listing: that entry is reported
 /// as skipped ([`SkipReason::TooManyFiles`](crate::SkipReason)), once per scan and root, and the
-/// entries taken are still read. A scan without a catalog of this many files stays well inside
-/// the first-prompt ceiling.
+/// entries taken are still read, with the root's own files that follow (a folder of thousands of
+/// files must not hide the notes at the top). A scan without a catalog of this many files stays
+/// well inside the first-prompt ceiling.
 pub const MAX_FILES_PER_ROOT: usize = 5_000;
 
 /// The most entries a walk reads from one directory, of any kind and name (a directory of

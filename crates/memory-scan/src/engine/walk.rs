@@ -39,6 +39,9 @@ pub(super) struct Walk {
     pub(super) keys_taken: usize,
     /// The limits the walk met, each reported once.
     met: LimitsMet,
+    /// Past the file limit, the root's own files are still taken (see
+    /// `take_the_roots_own_files`).
+    taking_the_roots_own_files: bool,
 }
 
 /// Which of a walk's limits it met.
@@ -154,6 +157,7 @@ pub(super) fn walk_root(
         directories_stated: 0,
         keys_taken: 0,
         met: LimitsMet::default(),
+        taking_the_roots_own_files: false,
     };
     let top = walk.list(scope, &root.absolute, Path::new(""), prior.as_mut())?;
     // Each frame: a directory's path, its path below the root, and its remaining entries in
@@ -166,6 +170,7 @@ pub(super) fn walk_root(
         };
         let descend = walk.visit_entry(scope, root, directory, relative_dir, entry);
         if walk.met.files {
+            take_the_roots_own_files(&mut walk, scope, root, &mut stack);
             break;
         }
         if let Some((path, relative)) = descend {
@@ -182,6 +187,30 @@ pub(super) fn walk_root(
     // Listings of directories that are gone.
     walk.directories_changed |= prior.is_some_and(|prior| !prior.directories.is_empty());
     Ok(walk)
+}
+
+/// Once the file limit is met below the root, the root's own `*.md` files after that point are
+/// still taken (a folder of thousands of files sorted before a note at the top must not hide
+/// it); nothing more is descended into. They come after every candidate so far in path order, so
+/// the candidates stay sorted.
+fn take_the_roots_own_files(
+    walk: &mut Walk,
+    scope: Scope,
+    root: &Root,
+    stack: &mut Vec<(PathBuf, PathBuf, Pending)>,
+) {
+    if stack.len() < 2 {
+        return;
+    }
+    stack.truncate(1);
+    let Some((directory, relative_dir, mut entries)) = stack.pop() else {
+        return;
+    };
+    walk.taking_the_roots_own_files = true;
+    while let Some(entry) = entries.next() {
+        // A directory is not descended into.
+        let _ = walk.visit_entry(scope, root, &directory, &relative_dir, entry);
+    }
 }
 
 /// A directory entry with its name, or the error reading it.
@@ -399,7 +428,7 @@ impl Walk {
     /// [`MAX_FILES_PER_ROOT`] of them: the entry is left out, the limit reported (once) and the
     /// walk stops.
     fn count_file(&mut self, scope: Scope, path: &Path) -> bool {
-        if self.files_seen < MAX_FILES_PER_ROOT {
+        if self.files_seen < MAX_FILES_PER_ROOT || self.taking_the_roots_own_files {
             self.files_seen += 1;
             return true;
         }

@@ -130,6 +130,22 @@ fn a_root_with_more_files_than_the_limit_gives_the_first_in_path_order_and_repor
 }
 
 #[test]
+fn a_note_at_the_top_of_a_root_is_read_although_a_folder_before_it_holds_more_than_the_limit() {
+    let tree = Tree::new();
+    let root = tree.project();
+    let many = write_many(&root, MAX_FILES_PER_ROOT + 10);
+    write_named(&root, Path::new("runbook.md"), "Runbook");
+    write_named(&root, Path::new("c/later.md"), "Later");
+
+    let scan = scan(&tree.project_only());
+
+    let mut expected = many[..MAX_FILES_PER_ROOT].to_vec();
+    expected.push(PathBuf::from("runbook.md"));
+    assert_eq!(found(&scan), expected);
+    assert_eq!(limit_skips(&scan).len(), 1);
+}
+
+#[test]
 fn a_directory_with_more_entries_than_the_limit_is_read_in_part_and_reported_once() {
     let tree = Tree::new();
     let root = tree.project();
