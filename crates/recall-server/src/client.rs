@@ -146,24 +146,42 @@ fn try_connect(paths: &ServerPaths) -> Result<Option<Stream>, ClientError> {
     }
 }
 
-/// Whether a server holds the lock (running, or starting and not yet listening).
+/// Whether a server holds the lock (running, or starting and not yet listening). A lock file
+/// that is not a regular file (a named pipe in its place) is held by no server.
 pub fn server_holds_lock(paths: &ServerPaths) -> bool {
-    std::fs::File::open(&paths.lock)
-        .and_then(|file| try_lock(&file))
-        .is_ok_and(|free| !free)
+    lock_held(paths).is_ok_and(|held| held)
+}
+
+/// Whether a server holds the lock; an error when the lock file is there and cannot be opened
+/// (not a regular file, say), which no server could lock either.
+fn lock_held(paths: &ServerPaths) -> Result<bool, agent_hooks::files::PrivateFileError> {
+    use agent_hooks::files::{PrivateFileError, open_private};
+    let file = match open_private(std::fs::OpenOptions::new().read(true), &paths.lock) {
+        Ok(file) => file,
+        Err(PrivateFileError::Open { source, .. })
+            if source.kind() == std::io::ErrorKind::NotFound =>
+        {
+            return Ok(false);
+        }
+        Err(error) => return Err(error),
+    };
+    Ok(try_lock(&file).is_ok_and(|free| !free))
 }
 
 /// Starts `memrecall serve` detached, unless a server already holds the lock.
 fn start(paths: &ServerPaths) -> Result<(), ClientError> {
-    if server_holds_lock(paths) {
+    // A lock file no server could open (a named pipe in its place) is said now, rather than
+    // left to the server's log.
+    if lock_held(paths).map_err(|e| ClientError::Start(e.into()))? {
         return Ok(());
     }
     let log_dir = paths.log.parent().unwrap_or(&paths.dir);
     agent_hooks::files::private_dir(log_dir).map_err(ClientError::Start)?;
-    let log =
-        agent_hooks::files::private_file(std::fs::OpenOptions::new().create(true).append(true))
-            .open(&paths.log)
-            .map_err(ClientError::Start)?;
+    let log = agent_hooks::files::open_private(
+        std::fs::OpenOptions::new().create(true).append(true),
+        &paths.log,
+    )
+    .map_err(|e| ClientError::Start(e.into()))?;
     let err = log.try_clone().map_err(ClientError::Start)?;
     let exe = std::env::current_exe().map_err(ClientError::Start)?;
     // The child is not waited for; it outlives this process and is adopted by init.
