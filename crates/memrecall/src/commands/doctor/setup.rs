@@ -10,7 +10,7 @@ use super::Problem;
 use crate::config::{CONFIG_FILE_NAME, Config, ConfigSelectorKind};
 use agent_hooks::{Environment, Layout, layout};
 
-/// How long the selector probe and the server's status may take.
+/// How long the selector probe may take (the server's status takes the time `status` takes).
 const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// One memory root.
@@ -70,16 +70,17 @@ pub(super) struct ServerReport {
 }
 
 pub(super) fn server(env: &Environment, problems: &mut Vec<Problem>) -> ServerReport {
-    use recall_server::client::{self, Autostart, Budget, ClientError};
+    use recall_server::client::{self, Autostart, ClientError};
     use recall_server::protocol::{Request, Response};
     let Some(paths) = recall_server::ServerPaths::from_env(env) else {
         return ServerReport::default();
     };
-    let budget = Budget {
-        connect_by: std::time::Instant::now() + PROBE_TIMEOUT,
-        answer_within: PROBE_TIMEOUT,
-    };
-    match client::exchange(&paths, Request::Status, Autostart::No, budget) {
+    match client::exchange(
+        &paths,
+        Request::Status,
+        Autostart::No,
+        crate::commands::server::control_budget(),
+    ) {
         Ok(Response::Status(status)) => ServerReport {
             running: true,
             pid: Some(status.pid),
