@@ -21,11 +21,11 @@
 //!
 //! In this process, a prompt event runs one recall turn: the recall starts, the initial point
 //! waits at most the 100 ms ceiling, and what it delivers is printed, cut to whole documents
-//! under [`hook_io::MAX_CONTEXT_UTF16`]. The process then ends the turn (a selector still
-//! thinking is cancelled) and brings the catalogs up to date for the next call, for at most
-//! `EXIT_GRACE` after printing: the agent waits for the process to exit. The recall's telemetry
-//! events go where the running program's [`Program::telemetry`] sends them (memrecall:
-//! `$MEMRECALL_HOME/telemetry/`).
+//! under [`hook_io::MAX_CONTEXT_UTF16`] (as is a server's answer). The process then ends the
+//! turn (a selector still thinking is cancelled) and brings the catalogs up to date for the next
+//! call, for at most `EXIT_GRACE` after printing: the agent waits for the process to exit. The
+//! recall's telemetry events go where the running program's [`Program::telemetry`] sends them
+//! (memrecall: `$MEMRECALL_HOME/telemetry/`).
 
 use std::io::{Read as _, Write as _};
 use std::sync::Arc;
@@ -223,7 +223,9 @@ fn ask_server(
             for notice in &answer.notices {
                 log(env, agent, &format!("server: {notice}"));
             }
-            Ok(answer.context)
+            // The server cuts its answer to the budget; whatever listens there, the hook never
+            // prints more than the agent takes.
+            Ok(agent_hooks::context::cut(&answer.context))
         }
         other => Err(ClientError::Server(format!("unexpected answer {other:?}"))),
     }
