@@ -292,6 +292,65 @@ fn status_stop_and_doctor_return_within_2_s_when_the_listener_never_answers() {
     }
 }
 
+/// A real server, stopped with `SIGSTOP` (and resumed and stopped when dropped).
+struct StoppedServer<'w> {
+    world: &'w World,
+    child: std::process::Child,
+}
+
+impl<'w> StoppedServer<'w> {
+    fn start(world: &'w World) -> Self {
+        let child = Command::new(binary())
+            .arg("serve")
+            .current_dir(world.path("repo"))
+            .env_clear()
+            .env("HOME", world.path("home"))
+            .env("MEMRECALL_HOME", world.path("mr"))
+            .env("XDG_RUNTIME_DIR", world.path("xdg"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        while world.run(&["status"]).code != Some(0) {
+            assert!(started.elapsed() < HANG, "the server never answered");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        signal(child.id(), "-STOP");
+        Self { world, child }
+    }
+}
+
+impl Drop for StoppedServer<'_> {
+    fn drop(&mut self) {
+        signal(self.child.id(), "-CONT");
+        let _ = self.world.try_run(&["stop"], "");
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn signal(pid: u32, signal: &str) {
+    let status = Command::new("kill")
+        .arg(signal)
+        .arg(pid.to_string())
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn a_hook_status_stop_and_doctor_return_in_bound_when_the_server_is_stopped() {
+    let world = World::new();
+    let _server = StoppedServer::start(&world);
+
+    world.hook();
+    for run in world.controls() {
+        assert_ne!(run.code, Some(0), "{run:?}");
+    }
+}
+
 #[test]
 fn stop_does_not_claim_to_have_stopped_a_listener_that_answers_stopping_for_pid_1() {
     let world = World::new();
