@@ -23,14 +23,42 @@ pub fn fit(documents: &[Arc<ScannedDocument>], prompt: &str, now: SystemTime) ->
         }
     }
     let one = recall_facade::render_prompt(documents.iter().take(1).map(|d| d.document()), now);
+    cut(&one)
+}
+
+/// `context` as it is when it fits the budget; else its beginning, cut to fit with a note
+/// saying so (for a context whose documents are not at hand, such as a server's answer).
+pub fn cut(context: &str) -> String {
+    if utf16_len(context) <= MAX_CONTEXT_UTF16 {
+        return context.to_owned();
+    }
     let budget = MAX_CONTEXT_UTF16 - utf16_len(TRUNCATED_NOTE);
     let mut used = 0;
-    let cut = one
+    let end = context
         .char_indices()
         .find(|(_, c)| {
             used += c.len_utf16();
             used > budget
         })
-        .map_or(one.len(), |(at, _)| at);
-    format!("{}{TRUNCATED_NOTE}", one[..cut].trim_end())
+        .map_or(context.len(), |(at, _)| at);
+    format!("{}{TRUNCATED_NOTE}", context[..end].trim_end())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_context_within_the_budget_is_kept_as_it_is() {
+        assert_eq!(cut("# Memory\n\nshort"), "# Memory\n\nshort");
+    }
+
+    #[test]
+    fn a_context_over_the_budget_is_cut_to_it_with_a_note() {
+        let long = "é".repeat(MAX_CONTEXT_UTF16 * 3);
+        let cut = cut(&long);
+        assert!(utf16_len(&cut) <= MAX_CONTEXT_UTF16, "{}", utf16_len(&cut));
+        assert!(cut.starts_with("éé"));
+        assert!(cut.ends_with(TRUNCATED_NOTE));
+    }
 }

@@ -13,9 +13,15 @@ pub use elsewhere::*;
 
 #[cfg(unix)]
 mod unix {
+    use std::io::ErrorKind;
     use std::os::unix::fs::{FileTypeExt as _, MetadataExt as _};
     use std::path::Path;
     use std::process::Command;
+    use std::time::{Duration, Instant};
+
+    use rustix::event::{PollFd, PollFlags, Timespec};
+    use rustix::io::Errno;
+    use rustix::net::{AddressFamily, SocketAddrUnix, SocketFlags, SocketType};
 
     use crate::PrivacyError;
 
@@ -25,9 +31,95 @@ mod unix {
     /// The client's connection to the server.
     pub type Stream = std::os::unix::net::UnixStream;
 
-    /// Connects to the server's socket at `path`.
-    pub fn connect(path: &Path) -> std::io::Result<Stream> {
-        Stream::connect(path)
+    /// How often connecting is tried again while the server's backlog is full.
+    const RETRY_FULL_BACKLOG: Duration = Duration::from_millis(2);
+
+    /// Connects to the server's socket at `path`, giving up with [`ErrorKind::TimedOut`] at
+    /// `deadline`. The socket connects without blocking: a listener whose backlog is full (a
+    /// stopped server, one that never accepts) is tried again until the deadline, never waited
+    /// on. The stream returned blocks, with no timeout of its own.
+    pub fn connect(path: &Path, deadline: Instant) -> std::io::Result<Stream> {
+        let address = SocketAddrUnix::new(path)?;
+        loop {
+            let socket = Stream::from(rustix::net::socket_with(
+                AddressFamily::UNIX,
+                SocketType::STREAM,
+                SocketFlags::CLOEXEC,
+                None,
+            )?);
+            socket.set_nonblocking(true)?;
+            match rustix::net::connect(&socket, &address) {
+                Ok(()) => {}
+                // Linux: the listener's backlog is full.
+                Err(Errno::AGAIN) => {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return Err(ErrorKind::TimedOut.into());
+                    }
+                    std::thread::sleep(left.min(RETRY_FULL_BACKLOG));
+                    continue;
+                }
+                // Elsewhere the connection may complete later: wait for it until the deadline.
+                Err(Errno::INPROGRESS | Errno::INTR) => wait_connected(&socket, deadline)?,
+                Err(errno) => return Err(errno.into()),
+            }
+            socket.set_nonblocking(false)?;
+            return Ok(socket);
+        }
+    }
+
+    /// Waits until the connection under way on `socket` completes, or `deadline`.
+    fn wait_connected(socket: &Stream, deadline: Instant) -> std::io::Result<()> {
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(ErrorKind::TimedOut.into());
+            }
+            let timeout = Timespec::try_from(left).map_err(|_| ErrorKind::InvalidInput)?;
+            let mut fds = [PollFd::new(socket, PollFlags::OUT)];
+            match rustix::event::poll(&mut fds, Some(&timeout)) {
+                Ok(0) | Err(Errno::INTR) => {}
+                Ok(_) => return Ok(rustix::net::sockopt::socket_error(socket)??),
+                Err(errno) => return Err(errno.into()),
+            }
+        }
+    }
+
+    /// The process at the other end of a connection, as the kernel saw it when it connected.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct Peer {
+        /// Its process id.
+        pub pid: u32,
+        /// Its user id.
+        pub uid: u32,
+    }
+
+    /// The process listening at the other end of `stream` (Linux: `SO_PEERCRED`); `None` where
+    /// the platform does not say.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    pub fn peer(stream: &Stream) -> Option<Peer> {
+        let cred = rustix::net::sockopt::socket_peercred(stream).ok()?;
+        Some(Peer {
+            pid: u32::try_from(cred.pid.as_raw_nonzero().get()).ok()?,
+            uid: cred.uid.as_raw(),
+        })
+    }
+
+    /// The process listening at the other end of `stream`: not said on this platform.
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    pub fn peer(_: &Stream) -> Option<Peer> {
+        None
+    }
+
+    /// Whether a process of id `pid` exists (a process of another user counts).
+    pub fn process_exists(pid: u32) -> bool {
+        let Some(pid) = i32::try_from(pid)
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+        else {
+            return false;
+        };
+        !matches!(rustix::process::test_kill_process(pid), Err(Errno::SRCH))
     }
 
     /// Puts the started server in its own process group: the agent's signals to the hook's group
@@ -149,8 +241,27 @@ mod elsewhere {
     }
 
     /// There is no socket to connect to.
-    pub fn connect(_: &Path) -> std::io::Result<Stream> {
+    pub fn connect(_: &Path, _: std::time::Instant) -> std::io::Result<Stream> {
         Err(std::io::ErrorKind::Unsupported.into())
+    }
+
+    /// The process at the other end of a connection.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct Peer {
+        /// Its process id.
+        pub pid: u32,
+        /// Its user id.
+        pub uid: u32,
+    }
+
+    /// No connection exists here.
+    pub fn peer(stream: &Stream) -> Option<Peer> {
+        match *stream {}
+    }
+
+    /// No server process is looked for here.
+    pub fn process_exists(_: u32) -> bool {
+        false
     }
 
     /// No server is started here.

@@ -5,7 +5,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use agent_hooks::files::{private_dir, private_file};
+use agent_hooks::files::{open_private, private_dir};
 
 /// A log is moved to `….log.1` once it grows past this.
 pub const MAX_LOG_BYTES: u64 = 512 * 1024;
@@ -47,8 +47,10 @@ impl Log {
             if let Some(dir) = self.path.parent() {
                 private_dir(dir)?;
             }
-            let opened = private_file(std::fs::OpenOptions::new().create(true).append(true))
-                .open(&self.path)?;
+            let opened = open_private(
+                std::fs::OpenOptions::new().create(true).append(true),
+                &self.path,
+            )?;
             self.file.insert(opened)
         };
         let line = line.replace('\n', " ");
@@ -95,6 +97,20 @@ mod tests {
             assert!(std::fs::metadata(&path).unwrap().len() <= MAX_LOG_BYTES + 65 * 1024);
         }
         assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 1);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_log_that_is_a_named_pipe_is_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("hook.log");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&path)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let error = Log::new(path).append("a line").unwrap_err();
+        assert!(error.to_string().contains("not a regular file"), "{error}");
     }
 
     #[cfg(unix)]

@@ -3,6 +3,7 @@
 //! survives JSON; telemetry that cannot be written and a selector URL without a host are errors;
 //! and the initial point is printed as it happens.
 
+mod deadlines;
 mod limits;
 mod missing_binary;
 mod repositories;

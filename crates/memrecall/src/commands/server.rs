@@ -1,5 +1,7 @@
 //! `memrecall serve`, `stop` and `status`: running the per-user server and controlling it.
 
+use std::time::{Duration, Instant};
+
 use clap::Args;
 
 use super::Failure;
@@ -43,27 +45,42 @@ pub(crate) fn run_serve(args: &ServeArgs) -> Result<(), Failure> {
     }
 }
 
-/// How long `stop` and `status` wait for the server.
-const CONTROL_BUDGET: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long `status`, `stop` and `doctor` wait to connect to the server: a stopped server with
+/// a full backlog costs this much.
+const CONNECT_WITHIN: Duration = Duration::from_millis(400);
+/// How long they wait for its answer once connected: a server that accepts and stays silent
+/// costs this much. With [`CONNECT_WITHIN`], under 2 s in all.
+const ANSWER_WITHIN: Duration = Duration::from_millis(1200);
+/// How long `stop` waits for a server that said it was stopping to exit: the server writes its
+/// catalogs for up to 2 s before it does.
+const EXIT_WITHIN: Duration = Duration::from_secs(3);
+
+/// The time `status`, `stop` and `doctor` give the server, from now.
+pub(crate) fn control_budget() -> recall_server::client::Budget {
+    recall_server::client::Budget {
+        connect_by: Instant::now() + CONNECT_WITHIN,
+        answer_within: ANSWER_WITHIN,
+    }
+}
+
+fn server_paths() -> Result<recall_server::ServerPaths, Failure> {
+    let env = agent_hooks::Environment::from_process();
+    recall_server::ServerPaths::from_env(&env).ok_or_else(|| {
+        Failure::from(anyhow::anyhow!(
+            "cannot find a run directory: set XDG_RUNTIME_DIR, MEMRECALL_HOME or HOME"
+        ))
+    })
+}
 
 fn control(
     request: recall_server::protocol::Request,
 ) -> Result<Option<recall_server::protocol::Response>, Failure> {
-    let env = agent_hooks::Environment::from_process();
-    let paths = recall_server::ServerPaths::from_env(&env).ok_or_else(|| {
-        Failure::from(anyhow::anyhow!(
-            "cannot find a run directory: set XDG_RUNTIME_DIR, MEMRECALL_HOME or HOME"
-        ))
-    })?;
-    let budget = recall_server::client::Budget {
-        connect_by: std::time::Instant::now() + CONTROL_BUDGET,
-        answer_within: CONTROL_BUDGET,
-    };
+    let paths = server_paths()?;
     match recall_server::client::exchange(
         &paths,
         request,
         recall_server::client::Autostart::No,
-        budget,
+        control_budget(),
     ) {
         Ok(response) => Ok(Some(response)),
         Err(recall_server::client::ClientError::NotRunning) => Ok(None),
@@ -71,28 +88,17 @@ fn control(
     }
 }
 
+/// Stops the server, and says so only once the process that answered is confirmed to be
+/// memrecall's server and has exited (see [`recall_server::client::stop`]).
 pub(crate) fn run_stop() -> Result<(), Failure> {
-    let Some(response) = control(recall_server::protocol::Request::Stop)? else {
-        println!("no server is running");
-        return Ok(());
-    };
-    let recall_server::protocol::Response::Stopping { pid } = response else {
-        return Err(Failure::from(anyhow::anyhow!(
-            "unexpected answer to stop: {response:?}"
-        )));
-    };
-    // The lock is released when the process exits: wait for that, so that a `stop` that
-    // returned leaves no server behind.
-    let env = agent_hooks::Environment::from_process();
-    if let Some(paths) = recall_server::ServerPaths::from_env(&env) {
-        let deadline = std::time::Instant::now() + CONTROL_BUDGET;
-        while recall_server::client::server_holds_lock(&paths)
-            && std::time::Instant::now() < deadline
-        {
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
+    use recall_server::client::{Stopped, stop};
+    let paths = server_paths()?;
+    let answer_by = Instant::now() + CONNECT_WITHIN + ANSWER_WITHIN;
+    match stop(&paths, answer_by, answer_by + EXIT_WITHIN) {
+        Ok(Stopped::NotRunning) => println!("no server is running"),
+        Ok(Stopped::Exited { pid }) => println!("stopped the server (pid {pid})"),
+        Err(error) => return Err(Failure::from(anyhow::Error::new(error))),
     }
-    println!("stopped the server (pid {pid})");
     Ok(())
 }
 

@@ -21,10 +21,11 @@
 //!
 //! In this process, a prompt event runs one recall turn: the recall starts, the initial point
 //! waits at most the 100 ms ceiling, and what it delivers is printed, cut to whole documents
-//! under [`hook_io::MAX_CONTEXT_UTF16`]. The process then ends the turn (a selector still
-//! thinking is cancelled) and brings the catalogs up to date for the next call. The recall's
-//! telemetry events go where the running program's [`Program::telemetry`] sends them (memrecall:
-//! `$MEMRECALL_HOME/telemetry/`).
+//! under [`hook_io::MAX_CONTEXT_UTF16`] (as is a server's answer). The process then ends the
+//! turn (a selector still thinking is cancelled) and brings the catalogs up to date for the next
+//! call, for at most `EXIT_GRACE` after printing: the agent waits for the process to exit. The
+//! recall's telemetry events go where the running program's [`Program::telemetry`] sends them
+//! (memrecall: `$MEMRECALL_HOME/telemetry/`).
 
 use std::io::{Read as _, Write as _};
 use std::sync::Arc;
@@ -47,8 +48,10 @@ use log::{log, trace_to_hook_log, write_log_line};
 
 /// The most stdin a hook reads: a prompt of 100,000 characters is well under it.
 const MAX_STDIN_BYTES: u64 = 8 * 1024 * 1024;
-/// How long the hook waits, after printing, to bring the catalogs up to date.
-const CATALOG_GRACE: Duration = Duration::from_secs(2);
+/// How long the hook process may live after printing its answer, bringing the catalogs up to
+/// date: the agent waits for the process to exit before it goes on. A catalog not written by
+/// then is left for a later call (the writer's temporary file goes with the process).
+const EXIT_GRACE: Duration = Duration::from_millis(50);
 /// How long a hook tries to reach the server (starting it when needed) before recalling in its
 /// own process: the first-prompt ceiling, counted from the hook's start. A dead socket is noticed
 /// at once (connection refused); the time is spent only waiting for a server just started.
@@ -220,7 +223,9 @@ fn ask_server(
             for notice in &answer.notices {
                 log(env, agent, &format!("server: {notice}"));
             }
-            Ok(answer.context)
+            // The server cuts its answer to the budget; whatever listens there, the hook never
+            // prints more than the agent takes.
+            Ok(agent_hooks::context::cut(&answer.context))
         }
         other => Err(ClientError::Server(format!("unexpected answer {other:?}"))),
     }
@@ -292,6 +297,7 @@ fn recall_here(
         }
     };
     let printed = print(&hook_io::render(agent, event_name, &context));
+    let exit_by = tokio::time::Instant::now() + EXIT_GRACE;
     // After printing: the selector (if still thinking) is cancelled and the catalogs this call
     // brought up to date are written, so the next call starts warm.
     recall.end_turn();
@@ -314,12 +320,11 @@ fn recall_here(
             .sink
             .emit(&recall_facade::TelemetryEvent::SelectorError(failure));
     }
-    let deadline = tokio::time::Instant::now() + CATALOG_GRACE;
     runtime.block_on(async {
-        let _ = tokio::time::timeout_at(deadline, recall.write_catalogs()).await;
+        let _ = tokio::time::timeout_at(exit_by, recall.write_catalogs()).await;
         recall.shutdown();
     });
-    runtime.shutdown_timeout(deadline.saturating_duration_since(tokio::time::Instant::now()));
+    runtime.shutdown_timeout(exit_by.saturating_duration_since(tokio::time::Instant::now()));
     if let Some(dropped) = telemetry.history.and_then(|history| history.dropped()) {
         log(
             env,

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::UNIX_EPOCH;
 
 use agent_hooks::Environment;
-use agent_hooks::files::{private_dir, private_file};
+use agent_hooks::files::{open_private, private_dir};
 
 /// Whether `kind` is new for the current configuration; it is remembered as told.
 pub(super) fn first_time(env: &Environment, kind: &str) -> bool {
@@ -37,13 +37,13 @@ pub(super) fn first_time(env: &Environment, kind: &str) -> bool {
     }
     kinds.push(kind);
     let _ = private_dir(&dir).and_then(|()| {
-        private_file(
+        open_private(
             std::fs::OpenOptions::new()
                 .write(true)
                 .create(true)
                 .truncate(true),
-        )
-        .open(&file)?
+            &file,
+        )?
         .write_all(format!("{stamp}\n{}\n", kinds.join("\n")).as_bytes())
     });
     true

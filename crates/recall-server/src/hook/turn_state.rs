@@ -9,7 +9,7 @@
 use std::io::Write as _;
 use std::path::PathBuf;
 
-use agent_hooks::files::{private_dir, private_file};
+use agent_hooks::files::{open_private, private_dir};
 use agent_hooks::{Agent, Environment};
 
 /// The state file of `session`; `None` without a session or a home.
@@ -56,13 +56,13 @@ pub(super) fn open_turn(env: &Environment, agent: Agent, session: Option<&str>, 
         return;
     };
     let _ = private_dir(dir).and_then(|()| {
-        private_file(
+        open_private(
             std::fs::OpenOptions::new()
                 .write(true)
                 .create(true)
                 .truncate(true),
-        )
-        .open(&file)?
+            &file,
+        )?
         .write_all(fingerprint(query).as_bytes())
     });
 }

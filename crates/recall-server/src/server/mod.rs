@@ -133,15 +133,15 @@ fn serve(
             .map_err(ServeError::io("cannot create", &paths.dir))?;
         check_private_dir(&paths.dir)?;
     }
-    let lock = agent_hooks::files::private_file(
+    let lock = agent_hooks::files::open_private(
         std::fs::OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false),
+        &paths.lock,
     )
-    .open(&paths.lock)
-    .map_err(ServeError::io("cannot open", &paths.lock))?;
+    .map_err(|e| ServeError::io("cannot open", &paths.lock)(e.into()))?;
     if !try_lock(&lock).map_err(ServeError::io("cannot lock", &paths.lock))? {
         return Err(ServeError::AlreadyRunning);
     }

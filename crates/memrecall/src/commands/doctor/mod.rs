@@ -101,6 +101,9 @@ pub(crate) fn run(args: &DoctorArgs) -> Result<(), Failure> {
     if layouts.is_empty() {
         layouts.push(Layout::Memrecall);
     }
+    let server = setup::server(&env, &mut problems);
+    let selector = setup::selector(&env, &mut problems);
+    let hook_log = setup::hook_log(&env, LOG_LINES, &mut problems);
     let report = Report {
         binary: Binary {
             path,
@@ -109,9 +112,9 @@ pub(crate) fn run(args: &DoctorArgs) -> Result<(), Failure> {
         agents,
         roots: setup::roots(&layouts, &cwd, &env),
         cwd,
-        server: setup::server(&env, &mut problems),
-        selector: setup::selector(&env, &mut problems),
-        hook_log: setup::hook_log(&env, LOG_LINES),
+        server,
+        selector,
+        hook_log,
         problems,
     };
     if args.json {

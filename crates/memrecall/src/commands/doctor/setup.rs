@@ -10,7 +10,7 @@ use super::Problem;
 use crate::config::{CONFIG_FILE_NAME, Config, ConfigSelectorKind};
 use agent_hooks::{Environment, Layout, layout};
 
-/// How long the selector probe and the server's status may take.
+/// How long the selector probe may take (the server's status takes the time `status` takes).
 const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// One memory root.
@@ -70,16 +70,17 @@ pub(super) struct ServerReport {
 }
 
 pub(super) fn server(env: &Environment, problems: &mut Vec<Problem>) -> ServerReport {
-    use recall_server::client::{self, Autostart, Budget, ClientError};
+    use recall_server::client::{self, Autostart, ClientError};
     use recall_server::protocol::{Request, Response};
     let Some(paths) = recall_server::ServerPaths::from_env(env) else {
         return ServerReport::default();
     };
-    let budget = Budget {
-        connect_by: std::time::Instant::now() + PROBE_TIMEOUT,
-        answer_within: PROBE_TIMEOUT,
-    };
-    match client::exchange(&paths, Request::Status, Autostart::No, budget) {
+    match client::exchange(
+        &paths,
+        Request::Status,
+        Autostart::No,
+        crate::commands::server::control_budget(),
+    ) {
         Ok(Response::Status(status)) => ServerReport {
             running: true,
             pid: Some(status.pid),
@@ -187,12 +188,33 @@ fn probe(url: &str) -> Result<(), String> {
         .map_err(|e| e.to_string())
 }
 
-/// The last `count` lines of the hook's log.
-pub(super) fn hook_log(env: &Environment, count: usize) -> Vec<String> {
+/// The most of the hook's log read: it is moved aside past `MAX_LOG_BYTES`, so this is twice
+/// the most it holds.
+const MAX_HOOK_LOG_BYTES: u64 = 2 * recall_server::log::MAX_LOG_BYTES;
+
+/// The last `count` lines of the hook's log; a log that cannot be read (not a regular file, say)
+/// is a problem, read without waiting.
+pub(super) fn hook_log(
+    env: &Environment,
+    count: usize,
+    problems: &mut Vec<Problem>,
+) -> Vec<String> {
+    use memory_scan::foreign::{self, ByteLimit, Links};
     let Some(home) = env.memrecall_home() else {
         return Vec::new();
     };
-    let text = std::fs::read_to_string(home.join("logs").join("hook.log")).unwrap_or_default();
+    let path = home.join("logs").join("hook.log");
+    let text = match foreign::read(&path, ByteLimit::bytes(MAX_HOOK_LOG_BYTES), Links::Refuse) {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Err(error) if error.is_not_found() => return Vec::new(),
+        Err(error) => {
+            problems.push(Problem::new(
+                crate::output::one_line(&error.to_string()),
+                format!("rm {} (the next hook starts a new log)", path.display()),
+            ));
+            return Vec::new();
+        }
+    };
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(count)..]
         .iter()

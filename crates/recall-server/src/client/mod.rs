@@ -18,6 +18,10 @@ use crate::{PrivacyError, ServerPaths, check_private_dir, check_socket, try_lock
 /// How often a client retries connecting to a server it has just started.
 const RETRY_EVERY: Duration = Duration::from_millis(2);
 
+mod stop;
+
+pub use stop::{Stopped, stop};
+
 /// Whether a client starts a server that is not running.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Autostart {
@@ -63,10 +67,15 @@ pub enum ClientError {
     /// The server answered with an error.
     #[error("the server answered: {0}")]
     Server(String),
+    /// What answered on the server's socket could not be confirmed to be the server it said.
+    #[error("the server did not confirm: {0}")]
+    NotConfirmed(String),
 }
 
 /// Sends `request` to the server at `paths` and returns its answer (never an `error` answer:
-/// that is [`ClientError::Server`]).
+/// that is [`ClientError::Server`]). Connecting ends by `budget.connect_by`; sending the request
+/// and reading the whole answer take at most `budget.answer_within` after that, however slowly
+/// the server trickles its bytes.
 pub fn exchange(
     paths: &ServerPaths,
     request: Request,
@@ -74,19 +83,29 @@ pub fn exchange(
     budget: Budget,
 ) -> Result<Response, ClientError> {
     let stream = connect(paths, autostart, budget.connect_by)?;
-    stream
-        .set_write_timeout(Some(budget.answer_within))
-        .and_then(|()| stream.set_read_timeout(Some(budget.answer_within)))
-        .map_err(ClientError::Connect)?;
+    exchange_on(&stream, request, Instant::now() + budget.answer_within)
+}
+
+/// Sends `request` on `stream` and reads the answer, all by `answer_by`.
+fn exchange_on(
+    stream: &Stream,
+    request: Request,
+    answer_by: Instant,
+) -> Result<Response, ClientError> {
     let line = RequestLine {
         v: VERSION,
         request,
     };
-    protocol::write_line(&mut &stream, &line)?;
-    let answer = protocol::read_line(BufReader::new(&stream)).map_err(|e| match e {
+    let bounded = Bounded {
+        stream,
+        by: answer_by,
+    };
+    let timeout_or_wire = |e| match e {
         WireError::Io(io) if is_timeout(&io) => ClientError::Timeout,
         other => ClientError::Wire(other),
-    })?;
+    };
+    protocol::write_line(&mut &bounded, &line).map_err(timeout_or_wire)?;
+    let answer = protocol::read_line(BufReader::new(&bounded)).map_err(timeout_or_wire)?;
     match protocol::parse_response(&answer)? {
         Response::Error { message } => Err(ClientError::Server(message)),
         response => Ok(response),
@@ -100,6 +119,45 @@ fn is_timeout(error: &std::io::Error) -> bool {
     )
 }
 
+/// A stream whose every read and write ends by `by`: each is given what is left of the time.
+struct Bounded<'a> {
+    stream: &'a Stream,
+    by: Instant,
+}
+
+impl Bounded<'_> {
+    /// What is left of the time; an error once none is.
+    fn left(&self) -> std::io::Result<Duration> {
+        let left = self.by.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            Err(std::io::ErrorKind::TimedOut.into())
+        } else {
+            Ok(left)
+        }
+    }
+}
+
+impl std::io::Read for &Bounded<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.stream.set_read_timeout(Some(self.left()?))?;
+        let mut stream = self.stream;
+        stream.read(buf)
+    }
+}
+
+impl std::io::Write for &Bounded<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.stream.set_write_timeout(Some(self.left()?))?;
+        let mut stream = self.stream;
+        stream.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let mut stream = self.stream;
+        stream.flush()
+    }
+}
+
 /// A connected stream to this user's server.
 fn connect(
     paths: &ServerPaths,
@@ -109,7 +167,7 @@ fn connect(
     if let Some(why) = local::UNAVAILABLE {
         return Err(ClientError::Unavailable(why));
     }
-    if let Some(stream) = try_connect(paths)? {
+    if let Some(stream) = try_connect(paths, connect_by)? {
         return Ok(stream);
     }
     if autostart == Autostart::No {
@@ -117,7 +175,7 @@ fn connect(
     }
     start(paths)?;
     loop {
-        if let Some(stream) = try_connect(paths)? {
+        if let Some(stream) = try_connect(paths, connect_by)? {
             return Ok(stream);
         }
         if Instant::now() + RETRY_EVERY > connect_by {
@@ -127,12 +185,12 @@ fn connect(
     }
 }
 
-/// Connects when a server of this user listens; `None` when none does.
-fn try_connect(paths: &ServerPaths) -> Result<Option<Stream>, ClientError> {
+/// Connects, by `connect_by`, when a server of this user listens; `None` when none does.
+fn try_connect(paths: &ServerPaths, connect_by: Instant) -> Result<Option<Stream>, ClientError> {
     if !check_private_dir(&paths.dir)? || !check_socket(&paths.socket)? {
         return Ok(None);
     }
-    match local::connect(&paths.socket) {
+    match local::connect(&paths.socket, connect_by) {
         Ok(stream) => Ok(Some(stream)),
         Err(e)
             if matches!(
@@ -142,28 +200,47 @@ fn try_connect(paths: &ServerPaths) -> Result<Option<Stream>, ClientError> {
         {
             Ok(None)
         }
+        Err(e) if e.kind() == std::io::ErrorKind::TimedOut => Err(ClientError::Timeout),
         Err(e) => Err(ClientError::Connect(e)),
     }
 }
 
-/// Whether a server holds the lock (running, or starting and not yet listening).
+/// Whether a server holds the lock (running, or starting and not yet listening). A lock file
+/// that is not a regular file (a named pipe in its place) is held by no server.
 pub fn server_holds_lock(paths: &ServerPaths) -> bool {
-    std::fs::File::open(&paths.lock)
-        .and_then(|file| try_lock(&file))
-        .is_ok_and(|free| !free)
+    lock_held(paths).is_ok_and(|held| held)
+}
+
+/// Whether a server holds the lock; an error when the lock file is there and cannot be opened
+/// (not a regular file, say), which no server could lock either.
+fn lock_held(paths: &ServerPaths) -> Result<bool, agent_hooks::files::PrivateFileError> {
+    use agent_hooks::files::{PrivateFileError, open_private};
+    let file = match open_private(std::fs::OpenOptions::new().read(true), &paths.lock) {
+        Ok(file) => file,
+        Err(PrivateFileError::Open { source, .. })
+            if source.kind() == std::io::ErrorKind::NotFound =>
+        {
+            return Ok(false);
+        }
+        Err(error) => return Err(error),
+    };
+    Ok(try_lock(&file).is_ok_and(|free| !free))
 }
 
 /// Starts `memrecall serve` detached, unless a server already holds the lock.
 fn start(paths: &ServerPaths) -> Result<(), ClientError> {
-    if server_holds_lock(paths) {
+    // A lock file no server could open (a named pipe in its place) is said now, rather than
+    // left to the server's log.
+    if lock_held(paths).map_err(|e| ClientError::Start(e.into()))? {
         return Ok(());
     }
     let log_dir = paths.log.parent().unwrap_or(&paths.dir);
     agent_hooks::files::private_dir(log_dir).map_err(ClientError::Start)?;
-    let log =
-        agent_hooks::files::private_file(std::fs::OpenOptions::new().create(true).append(true))
-            .open(&paths.log)
-            .map_err(ClientError::Start)?;
+    let log = agent_hooks::files::open_private(
+        std::fs::OpenOptions::new().create(true).append(true),
+        &paths.log,
+    )
+    .map_err(|e| ClientError::Start(e.into()))?;
     let err = log.try_clone().map_err(ClientError::Start)?;
     let exe = std::env::current_exe().map_err(ClientError::Start)?;
     // The child is not waited for; it outlives this process and is adopted by init.
@@ -181,7 +258,7 @@ mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt as _;
 
-    fn paths_in(dir: &std::path::Path) -> ServerPaths {
+    pub(super) fn paths_in(dir: &std::path::Path) -> ServerPaths {
         let run = dir.join("run");
         std::fs::create_dir(&run).unwrap();
         std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o700)).unwrap();
@@ -248,6 +325,89 @@ mod tests {
         };
         let error = exchange(&paths, Request::Status, Autostart::No, budget).unwrap_err();
         assert!(matches!(error, ClientError::Timeout), "{error}");
+    }
+
+    #[test]
+    fn a_server_that_trickles_its_answer_is_cut_off_at_the_answer_budget() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = paths_in(dir.path());
+        let listener = std::os::unix::net::UnixListener::bind(&paths.socket).unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stopping = std::sync::Arc::clone(&stop);
+        let server = std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            // One byte every 10 ms, never a newline: each read is quick, the answer never ends.
+            while !stopping.load(std::sync::atomic::Ordering::Relaxed)
+                && std::io::Write::write_all(&mut stream, b" ").is_ok()
+            {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        });
+        let budget = Budget {
+            connect_by: Instant::now() + Duration::from_secs(30),
+            answer_within: Duration::from_millis(200),
+        };
+        let asked = Instant::now();
+        let error = exchange(&paths, Request::Status, Autostart::No, budget).unwrap_err();
+        let took = asked.elapsed();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        server.join().unwrap();
+        assert!(matches!(error, ClientError::Timeout), "{error}");
+        assert!(took < Duration::from_secs(5), "took {took:?}");
+    }
+
+    /// A listener at `path` with the smallest backlog, which never accepts.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    fn never_accepting(path: &std::path::Path) -> std::os::fd::OwnedFd {
+        use rustix::net::{AddressFamily, SocketAddrUnix, SocketType};
+        let socket = rustix::net::socket(AddressFamily::UNIX, SocketType::STREAM, None).unwrap();
+        rustix::net::bind(&socket, &SocketAddrUnix::new(path).unwrap()).unwrap();
+        rustix::net::listen(&socket, 0).unwrap();
+        socket
+    }
+
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    #[test]
+    fn a_listener_whose_backlog_is_full_costs_the_connect_budget_and_is_a_timeout() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = paths_in(dir.path());
+        let _listener = never_accepting(&paths.socket);
+        // Fill the backlog: connections are queued until one is not.
+        let mut queued = Vec::new();
+        let full = loop {
+            assert!(queued.len() < 1000, "the backlog never filled");
+            match local::connect(&paths.socket, Instant::now() + Duration::from_millis(20)) {
+                Ok(stream) => queued.push(stream),
+                Err(e) => break e,
+            }
+        };
+        assert_eq!(full.kind(), std::io::ErrorKind::TimedOut, "{full}");
+        let budget = Budget {
+            connect_by: Instant::now() + Duration::from_millis(100),
+            answer_within: Duration::from_secs(30),
+        };
+        let asked = Instant::now();
+        let error = exchange(&paths, Request::Status, Autostart::No, budget).unwrap_err();
+        let took = asked.elapsed();
+        assert!(matches!(error, ClientError::Timeout), "{error}");
+        assert!(took < Duration::from_secs(5), "took {took:?}");
+    }
+
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    #[test]
+    fn a_listener_that_never_accepts_costs_the_answer_budget_and_is_a_timeout() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = paths_in(dir.path());
+        let _listener = never_accepting(&paths.socket);
+        let budget = Budget {
+            connect_by: Instant::now() + Duration::from_secs(30),
+            answer_within: Duration::from_millis(100),
+        };
+        let asked = Instant::now();
+        let error = exchange(&paths, Request::Status, Autostart::No, budget).unwrap_err();
+        let took = asked.elapsed();
+        assert!(matches!(error, ClientError::Timeout), "{error}");
+        assert!(took < Duration::from_secs(5), "took {took:?}");
     }
 }
 
