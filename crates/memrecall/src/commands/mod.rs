@@ -2,6 +2,7 @@
 
 pub(crate) mod doctor;
 pub(crate) mod hook;
+pub(crate) mod hook_binary;
 pub(crate) mod install;
 pub(crate) mod mcp;
 pub(crate) mod rank;
