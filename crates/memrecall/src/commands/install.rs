@@ -145,9 +145,37 @@ pub(crate) fn uninstall(args: &InstallArgs) -> Result<(), Failure> {
     let env = Environment::from_process();
     let path = settings::settings_path(args.agent, args.project.as_deref(), &env)
         .map_err(settings_failure)?;
-    let absolute = std::path::absolute(&path).unwrap_or_else(|_| path.clone());
+    let removed = uninstall_file(args.agent, &path, args.command.as_deref(), &env)?;
+    emit(&removed.message)
+}
+
+/// What [`uninstall_file`] did.
+pub(crate) struct Removed {
+    /// Whether the file changed (or went).
+    pub(crate) changed: bool,
+    /// The line saying so.
+    pub(crate) message: String,
+}
+
+/// Gives `path` (a settings file of `agent`) back as it was before install, or takes out
+/// memrecall's entries (those running `program`, when given).
+pub(crate) fn uninstall_file(
+    agent: Agent,
+    path: &Path,
+    program: Option<&Path>,
+    env: &Environment,
+) -> Result<Removed, Failure> {
+    let done = |message: String| Removed {
+        changed: true,
+        message,
+    };
+    let nothing = || Removed {
+        changed: false,
+        message: format!("{} has no memrecall hook to remove\n", path.display()),
+    };
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     let home = env.memrecall_home();
-    let (text, existed) = settings::read(&path).map_err(settings_failure)?;
+    let (text, existed) = settings::read(path).map_err(settings_failure)?;
     let kept = home
         .as_deref()
         .and_then(|home| record::load(home, &absolute));
@@ -158,55 +186,58 @@ pub(crate) fn uninstall(args: &InstallArgs) -> Result<(), Failure> {
     };
     if !existed {
         forget();
-        return emit(&format!(
-            "{} has no memrecall hook to remove\n",
-            path.display()
-        ));
+        return Ok(nothing());
     }
     if let Some(kept) = kept
         .as_ref()
         .filter(|k| k.installed == record::fingerprint(&text))
     {
         let message = if let Some(original) = &kept.original {
-            settings::write(&path, original, true, false).map_err(settings_failure)?;
-            let backup = settings::backup_path(&path);
+            settings::write(path, original, true, false).map_err(settings_failure)?;
+            let backup = settings::backup_path(path);
             if std::fs::read_to_string(&backup).is_ok_and(|b| &b == original) {
                 let _ = std::fs::remove_file(&backup);
             }
             format!("restored {} as it was before install\n", path.display())
         } else {
-            settings::remove_created(&path).map_err(settings_failure)?;
+            settings::remove_created(path).map_err(settings_failure)?;
+            remove_if_empty(path.parent());
             format!("removed {}, which install had created\n", path.display())
         };
         forget();
-        return emit(&message);
+        return Ok(done(message));
     }
-    let mut document = Document::parse(&text, args.agent, &path).map_err(settings_failure)?;
-    let program = args.command.as_deref();
-    if !document.remove(args.agent, program) {
-        return emit(&format!(
-            "{} has no memrecall hook to remove\n",
-            path.display()
-        ));
+    let mut document = Document::parse(&text, agent, path).map_err(settings_failure)?;
+    if !document.remove(agent, program) {
+        return Ok(nothing());
     }
     let created = kept.as_ref().is_some_and(|k| k.original.is_none());
     if created && document.is_empty_object() {
-        settings::remove_created(&path).map_err(settings_failure)?;
+        settings::remove_created(path).map_err(settings_failure)?;
+        remove_if_empty(path.parent());
         forget();
-        return emit(&format!(
+        return Ok(done(format!(
             "removed {}, which install had created\n",
             path.display()
-        ));
+        )));
     }
-    settings::write(&path, &document.text(), true, false).map_err(settings_failure)?;
+    settings::write(path, &document.text(), true, false).map_err(settings_failure)?;
     forget();
     let why = if kept.is_some() {
         " (the file changed since install: the rest of it is kept as it now is)"
     } else {
         ""
     };
-    emit(&format!(
+    Ok(done(format!(
         "removed the memrecall hook from {}{why}\n",
         path.display()
-    ))
+    )))
+}
+
+/// Removes the folder install created a settings file in, when that file was all it held (a
+/// folder holding anything else fails to be removed and stays).
+fn remove_if_empty(dir: Option<&Path>) {
+    if let Some(dir) = dir {
+        let _ = std::fs::remove_dir(dir);
+    }
 }

@@ -10,6 +10,7 @@ pub(crate) mod recall;
 pub(crate) mod roots;
 pub(crate) mod scan;
 pub(crate) mod server;
+pub(crate) mod uninstall;
 
 pub(crate) use crate::output::{Failure, emit};
 
