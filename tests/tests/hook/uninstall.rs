@@ -146,3 +146,26 @@ fn uninstall_names_the_agents_own_command_for_an_extension_it_did_not_install() 
     );
     assert!(world.home().join(".gemini/extensions/memrecall").is_dir());
 }
+
+#[test]
+fn uninstall_leaves_a_roots_memrecall_folder_that_holds_more_than_a_catalog() {
+    let world = World::new();
+    let memory = world.claude_memory(&world.repo());
+    deploy_memories(&memory);
+    write(&memory.join(".memrecall/catalog"), "old catalog");
+    write(&memory.join(".memrecall/mine.txt"), "not memrecall's");
+
+    let removed = run(&world, &["uninstall", "--keep-notes"], "");
+
+    assert_eq!(removed.code, Some(1), "{}", removed.stdout);
+    assert!(!memory.join(".memrecall/catalog").exists());
+    assert_eq!(
+        std::fs::read_to_string(memory.join(".memrecall/mine.txt")).unwrap(),
+        "not memrecall's"
+    );
+    assert!(
+        removed.stdout.contains("not memrecall's catalog"),
+        "{}",
+        removed.stdout
+    );
+}

@@ -233,7 +233,43 @@ fn remove_catalogs(env: &Environment, report: &mut Report) {
     roots.sort();
     roots.dedup();
     for root in roots {
-        remove(&root.join(memory_scan::CATALOG_DIR_NAME), report);
+        remove_catalog_dir(&root.join(memory_scan::CATALOG_DIR_NAME), report);
+    }
+}
+
+/// Removes a root's catalog directory: the catalog (and a temporary file of one being written),
+/// then the directory once that leaves it empty. A directory holding anything else, or a
+/// symlink in its place, is left as it is.
+fn remove_catalog_dir(dir: &Path, report: &mut Report) {
+    if !std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        report.problem(format_args!("cannot read {}", dir.display()));
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        // The catalog, and `catalog.tmp-…` of one being written.
+        let is_catalog = name
+            .to_string_lossy()
+            .starts_with(memory_scan::CATALOG_FILE_NAME);
+        if is_catalog
+            && entry.file_type().is_ok_and(|t| t.is_file())
+            && let Err(e) = std::fs::remove_file(entry.path())
+        {
+            report.problem(format_args!(
+                "cannot remove {}: {e}",
+                entry.path().display()
+            ));
+        }
+    }
+    match std::fs::remove_dir(dir) {
+        Ok(()) => report.say(format_args!("removed {}", dir.display())),
+        Err(_) => report.problem(format_args!(
+            "left {}: it holds files that are not memrecall's catalog",
+            dir.display()
+        )),
     }
 }
 
