@@ -174,6 +174,35 @@ fn the_snippet_from_the_temporary_directory_names_the_copy_and_copies_nothing() 
 }
 
 #[test]
+fn the_snippet_from_the_temporary_directory_without_a_home_is_shown_with_a_warning() {
+    let world = World::new();
+    let copy = binary_in_temp(&world);
+    let output = loop {
+        // As in `run_copy`, without a home: a start that finds the copy busy is made again.
+        match std::process::Command::new(&copy)
+            .args(["hook", "install", "--agent", "claude-code", "--project"])
+            .arg(world.repo())
+            .env_clear()
+            .env("TMPDIR", world.path("tmp"))
+            .output()
+        {
+            Err(e) if e.raw_os_error() == Some(26) => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            other => break other.unwrap(),
+        }
+    };
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("no home to copy it to"), "{stderr}");
+    let value: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        value["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"],
+        format!("{} hook --agent claude-code", copy.display())
+    );
+}
+
+#[test]
 fn a_command_in_the_temporary_directory_is_accepted_with_a_warning() {
     let world = World::new();
     let named = world.executable("tmp/unpacked/memrecall");

@@ -95,7 +95,8 @@ pub(crate) fn not_runnable(path: &Path) -> Option<String> {
 
 /// The binary the hook entry runs: `--command` as given (made absolute, refused when it is not
 /// an executable file, with a warning when it is in a place that goes away), else this one, or,
-/// when this one is in a place that goes away, its copy under memrecall's home.
+/// when this one is in a place that goes away, its copy under memrecall's home (this one, with a
+/// warning, when there is no home to copy it to).
 pub(crate) fn hook_program(
     command: Option<&Path>,
     env: &Environment,
@@ -135,12 +136,17 @@ pub(crate) fn hook_program(
             warning: None,
         });
     };
-    let copy = stable_copy(env).ok_or_else(|| {
-        Failure::from(anyhow::anyhow!(
-            "{} is in {place}, which goes away, and there is no home to copy it to (set HOME or MEMRECALL_HOME, or name a binary with --command PATH)",
+    let Some(copy) = stable_copy(env) else {
+        let warning = format!(
+            "warning: {} is in {place}, which goes away, and there is no home to copy it to (set HOME or MEMRECALL_HOME, or name a binary with --command PATH)",
             binary.display()
-        ))
-    })?;
+        );
+        return Ok(HookProgram {
+            path: binary,
+            copied_from: None,
+            warning: Some(warning),
+        });
+    };
     if copy == binary {
         return Ok(HookProgram {
             path: binary,
