@@ -78,6 +78,11 @@ enum Command {
     /// entries, Codex's trust, memory roots, the server, the selector and the hook's log; each
     /// problem with the command that fixes it (exit 1 when there is one).
     Doctor(DoctorArgs),
+    /// Remove everything memrecall set up: every hook entry it wrote (each settings file given
+    /// back as it was), the server, its directories and the catalogs of this directory's roots;
+    /// name the agents' own registrations with the command that removes them. Your notes go
+    /// only when you say so.
+    Uninstall(commands::uninstall::UninstallArgs),
 }
 
 fn main() -> ExitCode {
@@ -110,6 +115,7 @@ fn main() -> ExitCode {
         Command::Stop => commands::server::run_stop(),
         Command::Status(args) => commands::server::run_status(&args),
         Command::Doctor(args) => commands::doctor::run(&args),
+        Command::Uninstall(args) => commands::uninstall::run(&args),
         Command::Hook(HookArgs {
             action: Some(action),
             ..

@@ -105,8 +105,21 @@ fn run_copy(world: &World, copy: &Path, args: &[&str]) -> std::process::Output {
     }
 }
 
+/// The program the first hook entry of Claude Code's settings runs.
+fn claude_code_hook_program(world: &World) -> std::path::PathBuf {
+    let hooks = &json_of(&world.home().join(".claude/settings.json"))["hooks"];
+    let command = hooks["UserPromptSubmit"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let program = command
+        .strip_suffix(" hook --agent claude-code")
+        .unwrap_or_else(|| panic!("not a hook command: {command}"));
+    std::path::PathBuf::from(program)
+}
+
 #[test]
-fn install_from_the_temporary_directory_is_refused_with_one_line() {
+fn a_binary_in_the_temporary_directory_installs_a_copy_of_itself_and_names_it_in_the_hook() {
     let world = World::new();
     let copy = binary_in_temp(&world);
     let output = run_copy(
@@ -114,11 +127,98 @@ fn install_from_the_temporary_directory_is_refused_with_one_line() {
         &copy,
         &["hook", "install", "--agent", "claude-code", "--write"],
     );
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+
+    let program = claude_code_hook_program(&world);
+    assert!(
+        !program.starts_with(world.path("tmp")),
+        "{}",
+        program.display()
+    );
+    assert_eq!(program, world.path("mr/bin/memrecall"));
+    assert!(
+        stdout.contains(&format!("to {}\n", program.display())),
+        "{stdout}"
+    );
+    std::fs::remove_file(&copy).unwrap();
+    let version = run_copy(&world, &program, &["--version"]);
+    assert_eq!(version.status.code(), Some(0));
+    assert!(
+        String::from_utf8(version.stdout)
+            .unwrap()
+            .starts_with("memrecall ")
+    );
+}
+
+#[test]
+fn the_snippet_from_the_temporary_directory_names_the_copy_and_copies_nothing() {
+    let world = World::new();
+    let copy = binary_in_temp(&world);
+    let output = run_copy(&world, &copy, &["hook", "install", "--agent", "codex"]);
     let stderr = String::from_utf8(output.stderr).unwrap();
-    assert_eq!(output.status.code(), Some(1), "{stderr}");
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(stderr.contains("--command PATH"), "{stderr}");
-    assert!(!world.home().join(".claude").exists());
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let value: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let stable = world.path("mr/bin/memrecall");
+    assert_eq!(
+        value["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"],
+        format!("{} hook --agent codex", stable.display())
+    );
+    assert!(stderr.contains("first copied to"), "{stderr}");
+    assert!(!stable.exists());
+}
+
+#[test]
+fn the_snippet_from_the_temporary_directory_without_a_home_is_shown_with_a_warning() {
+    let world = World::new();
+    let copy = binary_in_temp(&world);
+    let output = loop {
+        // As in `run_copy`, without a home: a start that finds the copy busy is made again.
+        match std::process::Command::new(&copy)
+            .args(["hook", "install", "--agent", "claude-code", "--project"])
+            .arg(world.repo())
+            .env_clear()
+            .env("TMPDIR", world.path("tmp"))
+            .output()
+        {
+            Err(e) if e.raw_os_error() == Some(26) => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            other => break other.unwrap(),
+        }
+    };
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("no home to copy it to"), "{stderr}");
+    let value: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        value["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"],
+        format!("{} hook --agent claude-code", copy.display())
+    );
+}
+
+#[test]
+fn a_command_in_the_temporary_directory_is_accepted_with_a_warning() {
+    let world = World::new();
+    let named = world.executable("tmp/unpacked/memrecall");
+    let run = install(&world, "codex", &["--command", named.to_str().unwrap()]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("in the temporary directory, which goes away"),
+        "{}",
+        run.stderr
+    );
+    let hooks = &json_of(&world.home().join(".codex/hooks.json"))["hooks"];
+    assert_eq!(
+        hooks["Stop"][0]["hooks"][0]["command"],
+        format!("{} hook --agent codex", named.display())
+    );
 }
 
 #[test]

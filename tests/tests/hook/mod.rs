@@ -17,6 +17,7 @@ mod in_process;
 mod install;
 mod packages;
 mod tracing;
+mod uninstall;
 mod user_root;
 
 /// The binary `install` names in a hook entry: the one under test, by its canonical path.

@@ -2,7 +2,7 @@
 //! naming the binary by its absolute path, and the user's original bytes given back.
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::hook::InstallArgs;
 use super::{Failure, emit};
@@ -16,86 +16,21 @@ fn settings_failure(error: SettingsError) -> Failure {
     Failure::from(anyhow::Error::from(error))
 }
 
-/// This process's binary, absolute and with its links resolved.
-pub(crate) fn running_binary() -> std::io::Result<PathBuf> {
-    std::env::current_exe()?.canonicalize()
-}
-
-/// Why `binary` is in a place that goes away (a build's intermediate output, the temporary
-/// directory); `None` when it is not.
-pub(crate) fn temporary_place(binary: &Path) -> Option<&'static str> {
-    let temp = std::env::temp_dir();
-    let temp = temp.canonicalize().unwrap_or(temp);
-    if binary.starts_with(&temp) {
-        return Some("the temporary directory");
-    }
-    let names: Vec<_> = binary
-        .parent()?
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy().into_owned())
-        .collect();
-    names
-        .windows(3)
-        .any(|w| w[0] == "target" && matches!(w[2].as_str(), "deps" | "build"))
-        .then_some("a build's intermediate output")
-}
-
-/// Why `path` cannot be the program a hook runs (it is missing, not a regular file, or not
-/// executable); `None` when it can.
-pub(crate) fn not_runnable(path: &Path) -> Option<String> {
-    let metadata = match std::fs::metadata(path) {
-        Ok(metadata) => metadata,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Some("there is no such file".to_owned());
-        }
-        Err(e) => return Some(format!("it cannot be read ({e})")),
-    };
-    if !metadata.is_file() {
-        return Some("it is not a regular file".to_owned());
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt as _;
-        if metadata.permissions().mode() & 0o111 == 0 {
-            return Some("it is not executable".to_owned());
-        }
-    }
-    None
-}
-
-/// The binary the hook entry runs: `--command` as given (made absolute, refused when it is not an
-/// executable file), else this one, refused when it is somewhere that goes away.
-fn hook_program(args: &InstallArgs) -> Result<PathBuf, Failure> {
-    if let Some(given) = &args.command {
-        let absolute = std::path::absolute(given)
-            .map_err(|e| Failure::from(anyhow::anyhow!("--command {}: {e}", given.display())))?;
-        if let Some(why) = not_runnable(&absolute) {
-            return Err(Failure::from(anyhow::anyhow!(
-                "refusing --command {}: {why}; name the memrecall binary the agent should run",
-                absolute.display()
-            )));
-        }
-        return Ok(absolute);
-    }
-    let binary = running_binary().map_err(|e| {
-        Failure::from(anyhow::anyhow!(
-            "cannot tell where this binary is ({e}): name it with --command PATH"
-        ))
-    })?;
-    if let Some(place) = temporary_place(&binary) {
-        return Err(Failure::from(anyhow::anyhow!(
-            "refusing to install {}: it is in {place}, which goes away; install memrecall (cargo install --locked --path crates/memrecall) and run that, or name the binary with --command PATH",
-            binary.display()
-        )));
-    }
-    Ok(binary)
-}
+pub(crate) use super::hook_binary::running_binary;
+use super::hook_binary::{HookProgram, copy_binary, hook_program};
 
 pub(crate) fn install(args: &InstallArgs) -> Result<(), Failure> {
     let env = Environment::from_process();
     let path = settings::settings_path(args.agent, args.project.as_deref(), &env)
         .map_err(settings_failure)?;
-    let program = hook_program(args)?;
+    let HookProgram {
+        path: program,
+        copied_from,
+        warning,
+    } = hook_program(args.command.as_deref(), &env)?;
+    if let Some(warning) = &warning {
+        eprintln!("memrecall: {warning}");
+    }
     let command = settings::hook_command(args.agent, &program, args.layout);
     let trust = if args.agent == Agent::Codex {
         format!("{CODEX_TRUST}\n")
@@ -104,6 +39,13 @@ pub(crate) fn install(args: &InstallArgs) -> Result<(), Failure> {
     };
     if !args.write {
         emit(&settings::snippet(args.agent, &command))?;
+        if let Some((from, place)) = &copied_from {
+            eprintln!(
+                "memrecall: {} is in {place}, which goes away: with --write it is first copied to {}, which the snippet names",
+                from.display(),
+                program.display()
+            );
+        }
         eprintln!(
             "memrecall: merge this into {} (or run again with --write)",
             path.display()
@@ -115,6 +57,21 @@ pub(crate) fn install(args: &InstallArgs) -> Result<(), Failure> {
     }
     let (text, existed) = settings::read(&path).map_err(settings_failure)?;
     let mut document = Document::parse(&text, args.agent, &path).map_err(settings_failure)?;
+    let mut copied = String::new();
+    if let Some((from, place)) = &copied_from {
+        copy_binary(from, &program).map_err(|e| {
+            Failure::from(anyhow::anyhow!(
+                "cannot copy {} (it is in {place}, which goes away) to {}: {e}; name a binary that stays with --command PATH",
+                from.display(),
+                program.display()
+            ))
+        })?;
+        copied = format!(
+            "copied {} (in {place}, which goes away) to {}\n",
+            from.display(),
+            program.display()
+        );
+    }
     let had_entries = !document
         .memrecall_commands(args.agent, Some(&program))
         .is_empty();
@@ -123,7 +80,7 @@ pub(crate) fn install(args: &InstallArgs) -> Result<(), Failure> {
         .map_err(settings_failure)?;
     if !changed {
         return emit(&format!(
-            "{} already runs the memrecall hook ({})\n{trust}",
+            "{copied}{} already runs the memrecall hook ({})\n{trust}",
             path.display(),
             program.display()
         ));
@@ -134,7 +91,7 @@ pub(crate) fn install(args: &InstallArgs) -> Result<(), Failure> {
     settings::write(&path, &written, existed, backup).map_err(settings_failure)?;
     let kept = remember(&env, &path, &text, existed, had_entries, &written);
     let mut message = format!(
-        "added the memrecall hook to {}: the agent runs {}\n",
+        "{copied}added the memrecall hook to {}: the agent runs {}\n",
         path.display(),
         program.display()
     );
@@ -188,9 +145,37 @@ pub(crate) fn uninstall(args: &InstallArgs) -> Result<(), Failure> {
     let env = Environment::from_process();
     let path = settings::settings_path(args.agent, args.project.as_deref(), &env)
         .map_err(settings_failure)?;
-    let absolute = std::path::absolute(&path).unwrap_or_else(|_| path.clone());
+    let removed = uninstall_file(args.agent, &path, args.command.as_deref(), &env)?;
+    emit(&removed.message)
+}
+
+/// What [`uninstall_file`] did.
+pub(crate) struct Removed {
+    /// Whether the file changed (or went).
+    pub(crate) changed: bool,
+    /// The line saying so.
+    pub(crate) message: String,
+}
+
+/// Gives `path` (a settings file of `agent`) back as it was before install, or takes out
+/// memrecall's entries (those running `program`, when given).
+pub(crate) fn uninstall_file(
+    agent: Agent,
+    path: &Path,
+    program: Option<&Path>,
+    env: &Environment,
+) -> Result<Removed, Failure> {
+    let done = |message: String| Removed {
+        changed: true,
+        message,
+    };
+    let nothing = || Removed {
+        changed: false,
+        message: format!("{} has no memrecall hook to remove\n", path.display()),
+    };
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     let home = env.memrecall_home();
-    let (text, existed) = settings::read(&path).map_err(settings_failure)?;
+    let (text, existed) = settings::read(path).map_err(settings_failure)?;
     let kept = home
         .as_deref()
         .and_then(|home| record::load(home, &absolute));
@@ -201,95 +186,58 @@ pub(crate) fn uninstall(args: &InstallArgs) -> Result<(), Failure> {
     };
     if !existed {
         forget();
-        return emit(&format!(
-            "{} has no memrecall hook to remove\n",
-            path.display()
-        ));
+        return Ok(nothing());
     }
     if let Some(kept) = kept
         .as_ref()
         .filter(|k| k.installed == record::fingerprint(&text))
     {
         let message = if let Some(original) = &kept.original {
-            settings::write(&path, original, true, false).map_err(settings_failure)?;
-            let backup = settings::backup_path(&path);
+            settings::write(path, original, true, false).map_err(settings_failure)?;
+            let backup = settings::backup_path(path);
             if std::fs::read_to_string(&backup).is_ok_and(|b| &b == original) {
                 let _ = std::fs::remove_file(&backup);
             }
             format!("restored {} as it was before install\n", path.display())
         } else {
-            settings::remove_created(&path).map_err(settings_failure)?;
+            settings::remove_created(path).map_err(settings_failure)?;
+            remove_if_empty(path.parent());
             format!("removed {}, which install had created\n", path.display())
         };
         forget();
-        return emit(&message);
+        return Ok(done(message));
     }
-    let mut document = Document::parse(&text, args.agent, &path).map_err(settings_failure)?;
-    let program = args.command.as_deref();
-    if !document.remove(args.agent, program) {
-        return emit(&format!(
-            "{} has no memrecall hook to remove\n",
-            path.display()
-        ));
+    let mut document = Document::parse(&text, agent, path).map_err(settings_failure)?;
+    if !document.remove(agent, program) {
+        return Ok(nothing());
     }
     let created = kept.as_ref().is_some_and(|k| k.original.is_none());
     if created && document.is_empty_object() {
-        settings::remove_created(&path).map_err(settings_failure)?;
+        settings::remove_created(path).map_err(settings_failure)?;
+        remove_if_empty(path.parent());
         forget();
-        return emit(&format!(
+        return Ok(done(format!(
             "removed {}, which install had created\n",
             path.display()
-        ));
+        )));
     }
-    settings::write(&path, &document.text(), true, false).map_err(settings_failure)?;
+    settings::write(path, &document.text(), true, false).map_err(settings_failure)?;
     forget();
     let why = if kept.is_some() {
         " (the file changed since install: the rest of it is kept as it now is)"
     } else {
         ""
     };
-    emit(&format!(
+    Ok(done(format!(
         "removed the memrecall hook from {}{why}\n",
         path.display()
-    ))
+    )))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_command_that_is_missing_a_directory_or_not_executable_is_not_runnable() {
-        let dir = tempfile::tempdir().unwrap();
-        let missing = dir.path().join("memrecall");
-        assert_eq!(
-            not_runnable(&missing).as_deref(),
-            Some("there is no such file")
-        );
-        assert_eq!(
-            not_runnable(dir.path()).as_deref(),
-            Some("it is not a regular file")
-        );
-        std::fs::write(&missing, "#!/bin/sh\n").unwrap();
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt as _;
-            assert_eq!(
-                not_runnable(&missing).as_deref(),
-                Some("it is not executable")
-            );
-            std::fs::set_permissions(&missing, std::fs::Permissions::from_mode(0o755)).unwrap();
-        }
-        assert_eq!(not_runnable(&missing), None);
-    }
-
-    #[test]
-    fn a_binary_among_a_builds_dependencies_is_in_a_temporary_place() {
-        let deps = Path::new("/src/app/target/debug/deps/memrecall-0123abcd");
-        assert!(temporary_place(deps).is_some());
-        let built = Path::new("/src/app/target/debug/memrecall");
-        assert_eq!(temporary_place(built), None);
-        let installed = Path::new("/home/ana/.cargo/bin/memrecall");
-        assert_eq!(temporary_place(installed), None);
+/// Removes the folder install created a settings file in, when that file was all it held (a
+/// folder holding anything else fails to be removed and stays).
+fn remove_if_empty(dir: Option<&Path>) {
+    if let Some(dir) = dir {
+        let _ = std::fs::remove_dir(dir);
     }
 }

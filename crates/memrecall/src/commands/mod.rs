@@ -2,6 +2,7 @@
 
 pub(crate) mod doctor;
 pub(crate) mod hook;
+pub(crate) mod hook_binary;
 pub(crate) mod install;
 pub(crate) mod mcp;
 pub(crate) mod rank;
@@ -9,6 +10,7 @@ pub(crate) mod recall;
 pub(crate) mod roots;
 pub(crate) mod scan;
 pub(crate) mod server;
+pub(crate) mod uninstall;
 
 pub(crate) use crate::output::{Failure, emit};
 
