@@ -72,3 +72,31 @@ fn a_hook_recalling_in_its_own_process_logs_a_selector_failure_once_per_configur
     assert_eq!(log.matches(FAILURE).count(), 1, "{log}");
     assert!(!log.contains("abc1"), "{log}");
 }
+
+#[test]
+fn a_hook_recalling_in_its_own_process_logs_a_walk_limit_once() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let world = World::new();
+    let memory = world.claude_memory(&world.repo());
+    deploy_memories(&memory);
+    let deep = (0..20).fold(memory.clone(), |dir, _| dir.join("d"));
+    topic(&deep, "hidden.md", "Hidden checklist", "", "Too deep.");
+    let run_dir = world.path("xdg/memrecall");
+    std::fs::create_dir_all(&run_dir).unwrap();
+    std::fs::set_permissions(&run_dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let xdg = world.path("xdg");
+    let env = [("XDG_RUNTIME_DIR", xdg.to_str().unwrap())];
+    let prompt = claude_prompt(&world.repo(), "release checklist");
+
+    for _ in 0..2 {
+        world.hook("claude-code", &prompt, &env);
+    }
+
+    let said: Vec<String> = world
+        .log()
+        .lines()
+        .filter(|l| l.contains("directory levels below its root"))
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(said.len(), 1, "{}", world.log());
+}

@@ -301,6 +301,11 @@ fn recall_here(
     // After printing: the selector (if still thinking) is cancelled and the catalogs this call
     // brought up to date are written, so the next call starts warm.
     recall.end_turn();
+    for line in crate::server::walk_limits(&recall) {
+        if told::first_time(env, &line) {
+            log(env, agent, &line);
+        }
+    }
     let failure = recall
         .latest_recall()
         .and_then(|state| state.settled)

@@ -1,5 +1,6 @@
-//! Which selector failure kinds hooks recalling in their own process have logged for the current
-//! `config.toml`, so that each is said once per configuration, as the server says it.
+//! Which selector failure kinds (and walk limits met) hooks recalling in their own process have
+//! logged for the current `config.toml`, so that each is said once per configuration, as the
+//! server says it.
 //!
 //! `$MEMRECALL_HOME/state/selector-failures`, private to the user: the configuration's stamp
 //! (modification time and size) on the first line, one failure kind per line after it. Best

@@ -36,6 +36,7 @@ use tokio::time::Instant;
 use self::limits::{Burst, Limits};
 pub use self::limits::{MAX_CONNECTIONS, REQUEST_DEADLINE};
 pub use self::problems::{selector_failure, unset_key_note};
+pub(crate) use self::sessions::walk_limits;
 use self::sessions::{RootsKey, Sessions, Slot};
 use crate::PrivacyError;
 use crate::{CONFIG_FILE_NAME, Program};

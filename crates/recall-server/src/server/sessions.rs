@@ -256,6 +256,9 @@ impl Server {
         recall.begin_turn(&prompt.query, &[]);
         self.served.fetch_add(1, Ordering::Relaxed);
         let delivery = recall.initial().await;
+        for line in walk_limits(recall) {
+            self.log_refusal(&line);
+        }
         entry.turn = Some(prompt.query);
         DeliveryAnswer {
             context: context_of(&delivery),
@@ -343,6 +346,26 @@ fn context_of(delivery: &Delivery) -> String {
             agent_hooks::context::fit(&memory.documents, &memory.prompt, SystemTime::now())
         })
         .unwrap_or_default()
+}
+
+/// What the walk's limits left out of the last recall's scan, one log line each (nothing before
+/// that scan is done).
+pub(crate) fn walk_limits(recall: &recall_facade::MemoryRecall) -> Vec<String> {
+    let Some(scanned) = recall.latest_recall().and_then(|state| state.scanned) else {
+        return Vec::new();
+    };
+    scanned
+        .report
+        .skipped
+        .iter()
+        .filter_map(|skip| {
+            let limit = skip.reason.limit_text()?;
+            Some(format!(
+                "{}: {limit}; what the limits allow is still read",
+                escaped_path(&skip.path)
+            ))
+        })
+        .collect()
 }
 
 /// A path as one printable line (lossy where it is not UTF-8), for the log.
