@@ -16,6 +16,11 @@
 //!
 //! Then the small scan-latency report. Every failed gate is listed and the command exits non-zero.
 
+#[cfg_attr(
+    not(test),
+    allow(dead_code, reason = "the report reading it comes next")
+)]
+mod chatter;
 mod confidence;
 mod corpus;
 mod delivery;
