@@ -9,6 +9,7 @@
 //! turns. The shipped rule and the untrimmed reference are measured on both parts; nothing here
 //! is gated: the target for chatter is printed as reported, not gated.
 
+mod candidates;
 pub mod figures;
 pub mod load;
 mod render;
@@ -22,6 +23,7 @@ use lexical_score::{
 };
 use serde::Serialize;
 
+use self::candidates::Condition;
 use self::figures::{Cell, TurnDelivery};
 use self::load::{LANGS, Tree, Turn};
 use self::split::Part;
@@ -41,6 +43,8 @@ pub const ALL: &str = "all";
 pub enum ChatterRule {
     /// A [`DeliveryRule`] of the lexical delivery.
     Delivery(DeliveryRule),
+    /// The shipped rule, then a condition on each note it delivers.
+    ShippedAnd(Condition),
 }
 
 impl ChatterRule {
@@ -51,12 +55,16 @@ impl ChatterRule {
             }
             Self::Delivery(rule) if rule.is_untrimmed() => "untrimmed (lexical top 5)".to_owned(),
             Self::Delivery(rule) => rule_name(&rule),
+            Self::ShippedAnd(condition) => condition.name(),
         }
     }
 
     /// The notes of `tree` delivered for `query`, as indices into its documents.
     fn deliver(self, tree: &Tree, query: &str) -> Vec<usize> {
-        let Self::Delivery(rule) = self;
+        let (rule, condition) = match self {
+            Self::Delivery(rule) => (rule, None),
+            Self::ShippedAnd(condition) => (DeliveryRule::SHIPPED, Some(condition)),
+        };
         let tokens = QueryTokens::new(query);
         let selection =
             CandidateSelection::select(&tokens, &tree.documents, &ActiveToolAliases::default());
@@ -64,6 +72,13 @@ impl ChatterRule {
         rule.deliver(&evidence, selection.heuristic(), &tree.documents)
             .iter()
             .map(|r| r.index)
+            .filter(|&index| {
+                condition.is_none_or(|c| {
+                    tree.documents
+                        .get(index)
+                        .is_some_and(|d| c.admits(&evidence, d.prepared()))
+                })
+            })
             .collect()
     }
 }
@@ -180,7 +195,10 @@ pub fn chatter_report(now: SystemTime) -> Result<ChatterReport> {
 
 /// The candidate rules, compared on the tuning part only.
 fn candidates() -> Vec<ChatterRule> {
-    Vec::new()
+    vec![
+        ChatterRule::ShippedAnd(Condition::AboutFields),
+        ChatterRule::ShippedAnd(Condition::Coverage(50)),
+    ]
 }
 
 /// `rule` over every turn (every turn of the tuning part only, unless `judged_on_test`).

@@ -27,3 +27,14 @@ fn the_untrimmed_delivery_sends_at_least_what_the_shipped_rule_sends_on_chatter(
     let untrimmed = report.rules[1].row(ALL, ALL).unwrap();
     assert!(untrimmed.tune.nothing_delivered >= shipped.tune.nothing_delivered);
 }
+
+#[test]
+fn candidate_rules_are_measured_on_the_tuning_part_only() {
+    let report = chatter_report(SystemTime::now()).unwrap();
+    let candidates = &report.rules[2..];
+    assert!(!candidates.is_empty());
+    for rule in candidates {
+        assert!(!rule.judged_on_test, "{}", rule.rule);
+        assert!(rule.rows.iter().all(|r| r.test.is_none()), "{}", rule.rule);
+    }
+}
