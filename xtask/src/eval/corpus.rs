@@ -284,7 +284,7 @@ fn check_noisy(case: &Case, documents: &[ScannedDocument], ids: &[String]) -> Re
 }
 
 /// `scope/relative`, with `/` separators whatever the platform.
-fn document_id(scope: &str, relative: &Path) -> Result<String> {
+pub(super) fn document_id(scope: &str, relative: &Path) -> Result<String> {
     let mut id = scope.to_owned();
     for component in relative.components() {
         let part = component
@@ -297,7 +297,7 @@ fn document_id(scope: &str, relative: &Path) -> Result<String> {
     Ok(id)
 }
 
-fn read_ages(path: &Path) -> Result<HashMap<String, u64>> {
+pub(super) fn read_ages(path: &Path) -> Result<HashMap<String, u64>> {
     let text =
         fs::read_to_string(path).with_context(|| format!("could not read {}", path.display()))?;
     let file: DocumentsFile =

@@ -12,10 +12,14 @@
 //!   gated.
 //! - [`confidence`]: the gated design's confidence rule beside the alternatives it was chosen
 //!   over, on the corpus.
+//! - [`chatter`]: what the delivery sends on everyday prompts over `corpus/demo`,
+//!   `corpus/recall-eval` and `corpus/payments-team`, per tree and language, tuning and test
+//!   part side by side; reported, not gated.
 //! - [`latency`]: the scorer's own time per query, as a share of the 100 ms initial ceiling.
 //!
 //! Then the small scan-latency report. Every failed gate is listed and the command exits non-zero.
 
+mod chatter;
 mod confidence;
 mod corpus;
 mod delivery;
@@ -32,6 +36,7 @@ use std::time::SystemTime;
 use anyhow::{Result, bail};
 use serde::Serialize;
 
+use self::chatter::ChatterReport;
 use self::confidence::ConfidenceReport;
 use self::delivery::{DeliveryReport, ScenarioRow};
 use self::latency::LatencyReport;
@@ -56,6 +61,7 @@ struct EvalReport {
     confidence: ConfidenceReport,
     trim: TrimReport,
     reach: ReachReport,
+    chatter: ChatterReport,
     scoring_latency: LatencyReport,
     gates: Gates,
 }
@@ -77,6 +83,7 @@ pub fn main(args: &EvalArgs) -> Result<()> {
     let confidence = confidence::confidence_report(&corpus);
     let trim = trim::trim_report(&corpus);
     let reach = reach::reach_report(&corpus)?;
+    let chatter = chatter::chatter_report(corpus.now)?;
     let scoring_latency = latency::latency_report(&corpus);
     let mut failures = quality::quality_gates(&quality);
     failures.extend(delivery::delivery_gates(&delivery));
@@ -89,6 +96,7 @@ pub fn main(args: &EvalArgs) -> Result<()> {
         confidence,
         trim,
         reach,
+        chatter,
         scoring_latency,
         gates: Gates {
             passed: failures.is_empty(),
@@ -127,6 +135,8 @@ fn render(report: &EvalReport) -> String {
     render::trim(&mut out, &report.trim);
     out.push('\n');
     render::reach(&mut out, &report.reach);
+    out.push('\n');
+    chatter::render(&mut out, &report.chatter);
     out.push('\n');
     render_latency(&mut out, &report.scoring_latency);
     out.push('\n');

@@ -1,0 +1,275 @@
+//! Chatter on trees the delivery rule was not chosen on: the prompts of `corpus/chatter` run
+//! against `corpus/demo`, `corpus/recall-eval` and `corpus/payments-team`, each pair of a tree
+//! and a case in a tuning or a test part fixed by [`split`].
+//!
+//! Each turn is delivered as the lexical delivery sends it without a selector: the lexical top
+//! five, then the rule (as in [`trim`](super::trim)). Per tree and per language, tuning and test
+//! part side by side: notes delivered per turn with nothing relevant, the share of those turns
+//! that delivered anything, and delivered precision and relevant recall on the answerable
+//! turns. The shipped rule and the untrimmed reference are measured on both parts; nothing here
+//! is gated: the target for chatter is printed as reported, not gated.
+
+mod candidates;
+pub mod figures;
+pub mod load;
+mod render;
+pub mod split;
+
+use std::time::SystemTime;
+
+use anyhow::Result;
+use lexical_score::{
+    ActiveToolAliases, CandidateSelection, DeliveryRule, QueryEvidence, QueryTokens,
+};
+use serde::Serialize;
+
+use self::candidates::Condition;
+use self::figures::{Cell, TurnDelivery};
+use self::load::{LANGS, Tree, Turn};
+use self::split::Part;
+use super::trim::rule_name;
+
+pub use render::render;
+
+/// The most notes per turn with nothing relevant the delivery should send on the test part.
+/// Reported, not gated.
+pub const TARGET_NOTES_PER_NOTHING_TURN: f64 = 0.2;
+
+/// The name of the rows summing every tree or every language.
+pub const ALL: &str = "all";
+
+/// A rule the chatter evaluation measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChatterRule {
+    /// A [`DeliveryRule`] of the lexical delivery.
+    Delivery(DeliveryRule),
+    /// The shipped rule, then a condition on each note it delivers.
+    ShippedAnd(Condition),
+}
+
+impl ChatterRule {
+    fn name(self) -> String {
+        match self {
+            Self::Delivery(rule) if rule == DeliveryRule::SHIPPED => {
+                format!("shipped ({})", rule_name(&rule))
+            }
+            Self::Delivery(rule) if rule.is_untrimmed() => "untrimmed (lexical top 5)".to_owned(),
+            Self::Delivery(rule) => rule_name(&rule),
+            Self::ShippedAnd(condition) => condition.name(),
+        }
+    }
+
+    /// The notes of `tree` delivered for `query`, as indices into its documents.
+    fn deliver(self, tree: &Tree, query: &str) -> Vec<usize> {
+        let (rule, condition) = match self {
+            Self::Delivery(rule) => (rule, None),
+            Self::ShippedAnd(condition) => (DeliveryRule::SHIPPED, Some(condition)),
+        };
+        let tokens = QueryTokens::new(query);
+        let selection =
+            CandidateSelection::select(&tokens, &tree.documents, &ActiveToolAliases::default());
+        let evidence = QueryEvidence::judge(&tokens, &rule.evidence, &tree.documents);
+        rule.deliver(&evidence, selection.heuristic(), &tree.documents)
+            .iter()
+            .map(|r| r.index)
+            .filter(|&index| {
+                condition.is_none_or(|c| {
+                    tree.documents
+                        .get(index)
+                        .is_some_and(|d| c.admits(&evidence, d.prepared()))
+                })
+            })
+            .collect()
+    }
+}
+
+/// One tree, as the report names it.
+#[derive(Debug, Clone, Serialize)]
+pub struct TreeInfo {
+    /// The tree's name.
+    pub name: &'static str,
+    /// Documents scanned.
+    pub documents: usize,
+    /// Files the scanner left out.
+    pub skipped: usize,
+}
+
+/// One row: a tree (or [`ALL`]) and a language (or [`ALL`]), both parts.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    /// The tree, or [`ALL`].
+    pub tree: &'static str,
+    /// The language, or [`ALL`].
+    pub lang: &'static str,
+    /// The tuning part.
+    pub tune: Cell,
+    /// The test part; `None` for a rule compared on the tuning part only.
+    pub test: Option<Cell>,
+}
+
+/// One rule's figures.
+#[derive(Debug, Clone, Serialize)]
+pub struct RuleReport {
+    /// The rule, as printed.
+    pub rule: String,
+    /// Whether the test part was measured (only for the shipped rule and the reference).
+    pub judged_on_test: bool,
+    /// Per tree and language, then per tree, then every tree per language, then everything.
+    pub rows: Vec<Row>,
+}
+
+impl RuleReport {
+    /// The row of `tree` and `lang`.
+    pub fn row(&self, tree: &str, lang: &str) -> Option<&Row> {
+        self.rows.iter().find(|r| r.tree == tree && r.lang == lang)
+    }
+}
+
+/// The chatter section of the evaluation.
+#[derive(Debug, Clone, Serialize)]
+pub struct ChatterReport {
+    /// The trees, in report order.
+    pub trees: Vec<TreeInfo>,
+    /// Cases in `corpus/chatter/cases.toml`.
+    pub cases: usize,
+    /// Turns (pairs of a case and a tree) per part.
+    pub tune_turns: usize,
+    /// Turns of the test part.
+    pub test_turns: usize,
+    /// The shipped rule, the untrimmed reference, then the candidates (tuning part only).
+    pub rules: Vec<RuleReport>,
+    /// [`TARGET_NOTES_PER_NOTHING_TURN`].
+    pub target_notes_per_nothing_turn: f64,
+    /// Whether the shipped rule meets it on the test part (reported, not gated).
+    pub shipped_meets_target: bool,
+}
+
+/// Loads the trees and cases of the checkout and measures every rule.
+pub fn chatter_report(now: SystemTime) -> Result<ChatterReport> {
+    let root = crate::workspace_root()?;
+    let trees = load::trees(&root, now)?;
+    let path = load::cases_path()?;
+    let turns = load::turns(&path, &trees)?;
+    let cases = {
+        let mut ids: Vec<&str> = turns.iter().map(|t| t.id.as_str()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids.len()
+    };
+    let judged = [
+        ChatterRule::Delivery(DeliveryRule::SHIPPED),
+        ChatterRule::Delivery(DeliveryRule::UNTRIMMED),
+    ];
+    let mut rules: Vec<RuleReport> = judged
+        .iter()
+        .map(|&rule| measure(rule, &trees, &turns, true))
+        .collect();
+    rules.extend(
+        candidates()
+            .into_iter()
+            .map(|rule| measure(rule, &trees, &turns, false)),
+    );
+    let shipped_meets_target = rules
+        .first()
+        .and_then(|r| r.row(ALL, ALL))
+        .and_then(|r| r.test)
+        .and_then(|c| c.notes_per_nothing_turn())
+        .is_some_and(|n| n <= TARGET_NOTES_PER_NOTHING_TURN + 1e-9);
+    Ok(ChatterReport {
+        trees: trees
+            .iter()
+            .map(|t| TreeInfo {
+                name: t.name,
+                documents: t.documents.len(),
+                skipped: t.skipped,
+            })
+            .collect(),
+        cases,
+        tune_turns: turns.iter().filter(|t| t.part == Part::Tune).count(),
+        test_turns: turns.iter().filter(|t| t.part == Part::Test).count(),
+        rules,
+        target_notes_per_nothing_turn: TARGET_NOTES_PER_NOTHING_TURN,
+        shipped_meets_target,
+    })
+}
+
+/// The candidate rules, compared on the tuning part only.
+fn candidates() -> Vec<ChatterRule> {
+    vec![
+        ChatterRule::ShippedAnd(Condition::AboutFields),
+        ChatterRule::ShippedAnd(Condition::Coverage(50)),
+    ]
+}
+
+/// `rule` over every turn (every turn of the tuning part only, unless `judged_on_test`).
+fn measure(rule: ChatterRule, trees: &[Tree], turns: &[Turn], judged_on_test: bool) -> RuleReport {
+    let mut cells: Vec<(usize, &'static str, Part, Cell)> = Vec::new();
+    for turn in turns {
+        if !judged_on_test && turn.part == Part::Test {
+            continue;
+        }
+        let tree = &trees[turn.tree];
+        let delivered = rule.deliver(tree, &turn.query);
+        let count = TurnDelivery {
+            relevant: turn.relevant.len(),
+            delivered: delivered.len(),
+            relevant_delivered: delivered
+                .iter()
+                .filter(|i| turn.relevant.contains(i))
+                .count(),
+        };
+        if let Some((_, _, _, cell)) = cells
+            .iter_mut()
+            .find(|(t, l, p, _)| *t == turn.tree && *l == turn.lang && *p == turn.part)
+        {
+            cell.add(count);
+        } else {
+            let mut cell = Cell::default();
+            cell.add(count);
+            cells.push((turn.tree, turn.lang, turn.part, cell));
+        }
+    }
+    let sum = |tree: Option<usize>, lang: Option<&str>, part: Part| {
+        let mut total = Cell::default();
+        for (t, l, p, cell) in &cells {
+            if tree.is_none_or(|tree| tree == *t)
+                && lang.is_none_or(|lang| lang == *l)
+                && *p == part
+            {
+                total.merge(cell);
+            }
+        }
+        total
+    };
+    let mut rows = Vec::new();
+    let tree_choices = (0..trees.len())
+        .map(|i| (Some(i), trees[i].name))
+        .chain(std::iter::once((None, ALL)));
+    for (tree, tree_name) in tree_choices {
+        let lang_choices = LANGS
+            .iter()
+            .map(|&l| (Some(l), l))
+            .chain(std::iter::once((None, ALL)));
+        for (lang, lang_name) in lang_choices {
+            let tune = sum(tree, lang, Part::Tune);
+            let test = sum(tree, lang, Part::Test);
+            if tune == Cell::default() && test == Cell::default() {
+                continue;
+            }
+            rows.push(Row {
+                tree: tree_name,
+                lang: lang_name,
+                tune,
+                test: judged_on_test.then_some(test),
+            });
+        }
+    }
+    RuleReport {
+        rule: rule.name(),
+        judged_on_test,
+        rows,
+    }
+}
+
+#[cfg(test)]
+mod tests;
