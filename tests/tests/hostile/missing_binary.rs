@@ -184,6 +184,13 @@ fn packaged_gemini_command() -> String {
         .to_owned()
 }
 
+/// The hook command exited 0 and printed nothing, on either stream.
+fn assert_silent_success(run: &Ended, command: &str) {
+    assert_eq!(run.status.code(), Some(0), "{command}: {}", run.stderr);
+    assert_eq!(run.stdout, "", "{command}");
+    assert_eq!(run.stderr, "", "{command}");
+}
+
 #[test]
 fn the_gemini_cli_hook_exits_0_silently_when_its_binary_was_deleted() {
     let sandbox = Sandbox::new();
@@ -193,9 +200,7 @@ fn the_gemini_cli_hook_exits_0_silently_when_its_binary_was_deleted() {
 
     let run = sandbox.run_hook(&command, SYSTEM_PATH);
 
-    assert_eq!(run.status.code(), Some(0), "{command}: {}", run.stderr);
-    assert_eq!(run.stdout, "", "{command}");
-    assert_eq!(run.stderr, "", "{command}");
+    assert_silent_success(&run, &command);
 }
 
 #[test]
@@ -205,9 +210,7 @@ fn the_gemini_cli_extension_hook_exits_0_silently_when_memrecall_is_not_on_path(
 
     let run = sandbox.run_hook(&command, SYSTEM_PATH);
 
-    assert_eq!(run.status.code(), Some(0), "{command}: {}", run.stderr);
-    assert_eq!(run.stdout, "", "{command}");
-    assert_eq!(run.stderr, "", "{command}");
+    assert_silent_success(&run, &command);
 }
 
 #[test]
