@@ -281,8 +281,8 @@ fn the_walkthrough_leaves_out_only_installing_and_testing_memrecall_itself() {
     assert_eq!(
         skipped,
         [
-            "npm install -g memrecall",
             "cargo install --locked --path crates/memrecall",
+            "npm install -g memrecall",
             "cargo test --workspace --locked"
         ]
     );
