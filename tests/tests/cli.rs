@@ -1,6 +1,7 @@
 //! End-to-end specification of the `memrecall` command: the real binary over real memory trees
 //! in temporary directories, with a loopback model server where a selector is needed.
 
+mod catalogs;
 mod demo_delivery;
 mod hook;
 #[cfg(unix)]

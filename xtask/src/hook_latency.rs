@@ -121,9 +121,10 @@ fn measure(binary: &Path, topics: usize, runs: usize) -> Result<(f64, f64)> {
     );
     // The server the first hook started writes the catalog once its recall has settled, in
     // the background: on a large tree, after the last warm-up hook may have returned.
-    let catalog = memory
-        .join(memory_scan::CATALOG_DIR_NAME)
-        .join(memory_scan::CATALOG_FILE_NAME);
+    // Where memrecall keeps the root's catalog: under its home's `catalogs/`
+    // (agent_hooks::layout::CATALOG_STORE_DIR).
+    let catalog =
+        memory_scan::CatalogStore::Under(base.join("mr").join("catalogs")).catalog_path(&memory);
     let waiting = Instant::now();
     while !catalog.is_file() {
         ensure!(

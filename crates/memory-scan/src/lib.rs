@@ -10,7 +10,8 @@
 //!   session cache that re-reads only changed files and keeps each document's prepared scoring
 //!   text.
 //! - [`DocumentCache::with_catalog`]: the same cache started from a persistent catalog per root
-//!   (`<root>/.memrecall/catalog`, see [`catalog_path`]) and written back by
+//!   (kept where its [`CatalogStore`] says: inside the root, [`catalog_path`], or under a
+//!   directory of the caller's) and written back by
 //!   [`DocumentCache::persist_catalogs`], so a new process reads only files that changed. An entry
 //!   is trusted only when its [`FileKey`] matches and its file was older than [`RACY_MARGIN`] when
 //!   it was read; a damaged, foreign or older catalog is ignored and rebuilt.
@@ -94,6 +95,7 @@ pub use cache::{CacheFootprint, DocumentCache, RACY_MARGIN, RecallScan};
 pub use capped::{CAPPED_SCAN_LIMIT, CappedScan, scan_capped};
 pub use catalog::{
     CATALOG_DIR_NAME, CATALOG_FILE_NAME, CATALOG_FORMAT_VERSION, CatalogStore, catalog_path,
+    remove_in_root_catalog,
 };
 pub use changes::{ChangedPaths, KnownChanges, RootChanges};
 pub use document::{Document, DocumentError, ScannedDocument, Scope};

@@ -35,8 +35,10 @@ mod location;
 mod temporaries;
 
 pub(crate) use location::StateLocation;
-pub use location::{CATALOG_DIR_NAME, CATALOG_FILE_NAME, CatalogStore, catalog_path};
-#[cfg(all(test, unix))]
+pub use location::{
+    CATALOG_DIR_NAME, CATALOG_FILE_NAME, CatalogStore, catalog_path, remove_in_root_catalog,
+};
+#[cfg(unix)]
 pub(crate) use temporaries::TEMPORARY_PREFIX;
 
 /// The mode of the catalog and of its temporary files.

@@ -87,13 +87,14 @@ fn uninstall_after_hooks_for_every_agent_and_recalls_leaves_the_home_as_it_was()
     let prompt = claude_prompt(&world.repo(), "release checklist").to_string();
     let hooked = run(&world, &["hook", "--agent", "claude-code"], &prompt);
     assert_eq!(hooked.code, Some(0), "{}", hooked.stderr);
+    // memrecall writes nothing in the agent's memory folder, only under its own home.
     assert!(
-        world
+        !world
             .claude_memory(&world.repo())
             .join(".memrecall")
             .exists()
     );
-    assert!(world.home().join(".memrecall").exists());
+    assert!(world.home().join(".memrecall/catalogs").exists());
 
     let removed = run(&world, &["uninstall", "--delete-notes"], "");
 

@@ -312,8 +312,13 @@ impl<'w> StoppedServer<'w> {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
+        // `status` exits 0 when no server runs too: wait until it names the server's pid.
         let started = Instant::now();
-        while world.run(&["status"]).code != Some(0) {
+        let serving = || {
+            serde_json::from_str::<serde_json::Value>(&world.run(&["status", "--json"]).stdout)
+                .is_ok_and(|status| status["pid"].as_u64() == Some(u64::from(child.id())))
+        };
+        while !serving() {
             assert!(started.elapsed() < HANG, "the server never answered");
             std::thread::sleep(Duration::from_millis(20));
         }

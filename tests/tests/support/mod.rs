@@ -231,32 +231,40 @@ impl Tree {
         self.run(&args)
     }
 
-    /// The files of both roots' state directories (`.memrecall/`), to put back before a run is
-    /// made again: the run that missed its initial point still wrote its catalogs, and the next
-    /// must start from what the first one found.
+    /// The files of the roots' state directories (under the memrecall home's `catalogs/`), to
+    /// put back before a run is made again: the run that missed its initial point still wrote
+    /// its catalogs, and the next must start from what the first one found.
     fn save_catalogs(&self) -> Vec<SavedDir> {
-        [self.project(), self.user()]
+        let store = self.base.join("home").join("catalogs");
+        let mut saved = vec![SavedDir {
+            existed: store.is_dir(),
+            dir: store.clone(),
+            files: Vec::new(),
+        }];
+        let state_dirs = std::fs::read_dir(&store)
             .into_iter()
-            .map(|root| {
-                let dir = root.join(".memrecall");
-                let files = std::fs::read_dir(&dir)
-                    .into_iter()
-                    .flatten()
-                    .map(|entry| entry.unwrap().path())
-                    .filter(|path| path.is_file())
-                    .map(|path| {
-                        let bytes = std::fs::read(&path).unwrap();
-                        let permissions = std::fs::metadata(&path).unwrap().permissions();
-                        (path, bytes, permissions)
-                    })
-                    .collect();
-                SavedDir {
-                    existed: dir.is_dir(),
-                    dir,
-                    files,
-                }
-            })
-            .collect()
+            .flatten()
+            .map(|entry| entry.unwrap().path())
+            .filter(|path| path.is_dir());
+        for dir in state_dirs {
+            let files = std::fs::read_dir(&dir)
+                .into_iter()
+                .flatten()
+                .map(|entry| entry.unwrap().path())
+                .filter(|path| path.is_file())
+                .map(|path| {
+                    let bytes = std::fs::read(&path).unwrap();
+                    let permissions = std::fs::metadata(&path).unwrap().permissions();
+                    (path, bytes, permissions)
+                })
+                .collect();
+            saved.push(SavedDir {
+                existed: true,
+                dir,
+                files,
+            });
+        }
+        saved
     }
 
     /// Puts back what [`Tree::save_catalogs`] saved, and nothing else.
@@ -272,6 +280,12 @@ impl Tree {
             }
             if existed {
                 std::fs::create_dir_all(&dir).unwrap();
+                // Private, as memrecall makes them (it refuses a state directory others may open).
+                #[cfg(unix)]
+                {
+                    use std::os::unix::fs::PermissionsExt as _;
+                    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+                }
             }
             for (path, bytes, permissions) in files {
                 std::fs::write(&path, bytes).unwrap();
@@ -417,5 +431,20 @@ pub fn assert_json_snapshot_without_timings(name: &str, value: &Value) {
             if value.is_nil() { value } else { "[ms]".into() }
         });
     }
+    // A state directory is named after its root's last name and a hash of the whole path, which
+    // holds the temporary directory's name.
+    settings.add_dynamic_redaction(".scan.catalogs[].path", |value, _| {
+        let Some(path) = value.as_str() else {
+            return value;
+        };
+        let redacted = match path.rsplit_once('/') {
+            Some((dir, file)) => match dir.rsplit_once('-') {
+                Some((named, hash)) if hash.len() == 16 => format!("{named}-[HASH]/{file}"),
+                _ => path.to_owned(),
+            },
+            None => path.to_owned(),
+        };
+        redacted.into()
+    });
     settings.bind(|| insta::assert_json_snapshot!(name, value));
 }

@@ -97,14 +97,18 @@ pub struct RecallRoots {
     pub project: Option<PathBuf>,
     /// The user memory root.
     pub user: Option<PathBuf>,
-    /// Where the catalogs go; `None`: no catalog (a root chosen by a repository, and no
-    /// memrecall home to keep its catalog in).
+    /// Where the catalogs go; `None`: no catalog (no memrecall home to keep them in).
     pub catalogs: Option<memory_scan::CatalogStore>,
 }
 
-/// The directory under memrecall's home that holds the catalogs of roots memrecall must not
-/// write in.
+/// The directory under memrecall's home that holds the catalogs of every memory root: memrecall
+/// writes nothing inside a memory root, an agent's folder or a repository.
 pub const CATALOG_STORE_DIR: &str = "catalogs";
+
+/// Where the catalogs of every root are kept for the memrecall home `home`.
+pub fn catalog_store(home: Option<&Path>) -> Option<memory_scan::CatalogStore> {
+    home.map(|home| memory_scan::CatalogStore::Under(home.join(CATALOG_STORE_DIR)))
+}
 
 impl RecallRoots {
     /// The two roots, for a scan.
@@ -117,19 +121,10 @@ impl RecallRoots {
 }
 
 impl ResolvedRoots {
-    /// The roots to recall from, with their catalogs inside them, unless a repository's own
-    /// file chose one of them: then memrecall writes nothing there and keeps the catalogs under
-    /// `memrecall_home` ([`CATALOG_STORE_DIR`]).
+    /// The roots to recall from, with their catalogs kept under `memrecall_home`
+    /// ([`CATALOG_STORE_DIR`]), never inside the roots.
     pub fn recall_roots(&self, memrecall_home: Option<&Path>) -> RecallRoots {
-        let chosen_by_repository = [&self.project, &self.user]
-            .iter()
-            .any(|root| root.path.is_some() && root.origin == RootOrigin::Repository);
-        let catalogs = if chosen_by_repository {
-            memrecall_home
-                .map(|home| memory_scan::CatalogStore::Under(home.join(CATALOG_STORE_DIR)))
-        } else {
-            Some(memory_scan::CatalogStore::InRoot)
-        };
+        let catalogs = catalog_store(memrecall_home);
         RecallRoots {
             project: self.project.path.clone(),
             user: self.user.path.clone(),

@@ -9,7 +9,7 @@ use lexical_score::PreparedText;
 use lexical_score::QueryTokens;
 
 use super::{DocumentCache, RootCache, Started};
-use crate::catalog;
+use crate::catalog::{self, CatalogStore};
 use crate::document::Scope;
 use crate::engine::{Directories, MemoryRoots, PriorListings, Walked, list_scopes};
 use crate::entry::{Entries, path_order};
@@ -136,7 +136,12 @@ impl DocumentCache {
             })
             .map(|(scope, root, (entries, directories))| {
                 let outcome = match save(&store.location(&root), &entries, &directories) {
-                    Ok(written) => Ok(written),
+                    Ok(written) => {
+                        if matches!(store, CatalogStore::Under(_)) {
+                            forget_in_root_catalog(&root);
+                        }
+                        Ok(written)
+                    }
                     Err(error) => {
                         self.mark_dirty(&root);
                         Err(Arc::new(error))
@@ -201,6 +206,16 @@ impl DocumentCache {
             outcome,
         };
         (cache, Some(load))
+    }
+}
+
+/// Removes the catalog an earlier writer kept inside `root`, now that one is kept elsewhere.
+fn forget_in_root_catalog(root: &Path) {
+    let outcome = crate::state_dir::remove_in_root_catalog(root);
+    if let Err(error) = &outcome {
+        tracing::debug!(root = %root.display(), %error, "cannot remove an in-root catalog");
+    } else if outcome.is_ok_and(|removed| removed) {
+        tracing::debug!(root = %root.display(), "removed an in-root catalog");
     }
 }
 

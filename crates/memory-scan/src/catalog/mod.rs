@@ -1,8 +1,9 @@
 //! The persistent catalog: what a recall scan learned about one memory root, kept on disk so the
 //! next process starts with a warm cache instead of reading and preparing every topic file.
 //!
-//! Location: `<root>/.memrecall/catalog`. The walk never enters hidden directories, so the catalog
-//! is never a topic, and it lives and dies with the tree it describes.
+//! Location: where the cache's [`CatalogStore`] says: `<root>/.memrecall/catalog` (the walk never
+//! enters hidden directories, so the catalog is never a topic), or a state directory per root
+//! under a directory of the caller's, which writes nothing inside the root.
 //!
 //! Content: for every file the cache remembers, its path below the root, its [`FileKey`], whether
 //! it was stable when read (see the cache's racy-timestamp rule), and either the parsed document
@@ -89,7 +90,9 @@ use crate::engine::Directories;
 use crate::entry::Entries;
 #[cfg(test)]
 use crate::error::CatalogRejection;
-pub use crate::state_dir::{CATALOG_DIR_NAME, CATALOG_FILE_NAME, CatalogStore, catalog_path};
+pub use crate::state_dir::{
+    CATALOG_DIR_NAME, CATALOG_FILE_NAME, CatalogStore, catalog_path, remove_in_root_catalog,
+};
 
 /// How a catalog's bytes are read (see `DocumentCache::for_one_recall`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

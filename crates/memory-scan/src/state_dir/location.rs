@@ -1,5 +1,6 @@
 //! Where a root's catalog is kept: inside the root, or in a directory of the caller's.
 
+use std::io;
 use std::path::{Path, PathBuf};
 
 /// The hidden directory under a memory root that holds the catalog.
@@ -18,9 +19,9 @@ pub enum CatalogStore {
     #[default]
     InRoot,
     /// In a directory of the caller's, one state directory per root named by the root's path
-    /// ([`CatalogStore::catalog_path`]): for roots whose place memrecall reads but must not
-    /// write in (a directory a repository's own settings chose). The directory is created,
-    /// private to the user, when the first catalog is written.
+    /// ([`CatalogStore::catalog_path`]): nothing is written inside the roots. The directory is
+    /// created, private to the user, when the first catalog is written; then the catalog an
+    /// earlier writer kept inside the root, if any, is removed ([`remove_in_root_catalog`]).
     Under(PathBuf),
 }
 
@@ -41,6 +42,44 @@ impl CatalogStore {
             },
         }
     }
+}
+
+/// Removes the catalog kept inside `root` ([`catalog_path`]) and its writers' temporary files,
+/// then the [`CATALOG_DIR_NAME`] directory if nothing else is in it. Anything else there, and a
+/// `.memrecall` that is a symlink or not a directory, is left alone. Returns whether a file was
+/// removed.
+///
+/// # Errors
+///
+/// When the directory cannot be listed or a file in it removed.
+pub fn remove_in_root_catalog(root: &Path) -> io::Result<bool> {
+    let dir = root.join(CATALOG_DIR_NAME);
+    match std::fs::symlink_metadata(&dir) {
+        Ok(metadata) if metadata.is_dir() => {}
+        Ok(_) => return Ok(false),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(error) => return Err(error),
+    }
+    // Catalogs are written on Unix only, and so are their temporary files.
+    #[cfg(unix)]
+    let temporary = |name: &str| name.starts_with(super::TEMPORARY_PREFIX);
+    #[cfg(not(unix))]
+    let temporary = |_: &str| false;
+    let mut removed = false;
+    for entry in std::fs::read_dir(&dir)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        let ours = name == CATALOG_FILE_NAME || name.to_str().is_some_and(temporary);
+        if ours && entry.file_type()?.is_file() {
+            std::fs::remove_file(entry.path())?;
+            removed = true;
+        }
+    }
+    if removed {
+        // Only when empty: a file of someone else's keeps the directory.
+        let _ = std::fs::remove_dir(&dir);
+    }
+    Ok(removed)
 }
 
 /// The name of a root's state directory in a [`CatalogStore::Under`] directory: its last name

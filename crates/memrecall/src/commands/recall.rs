@@ -121,7 +121,8 @@ pub(crate) struct RecallArgs {
     /// Print machine-readable JSON instead of text.
     #[arg(long)]
     json: bool,
-    /// Neither read nor write the persistent catalog under each memory root (`.memrecall/`).
+    /// Neither read nor write the persistent catalog of each memory root (under the memrecall
+    /// home's `catalogs/`).
     #[arg(long)]
     no_catalog: bool,
 }

@@ -108,9 +108,8 @@ fn current_dir() -> Result<PathBuf, Failure> {
 }
 
 /// Resolves the roots: explicit ones must exist and be directories; defaults (from the layout)
-/// may be missing (an empty scope). Catalogs stay inside the roots unless a default root was
-/// chosen by a repository's own file (see [`layout::ResolvedRoots::recall_roots`]); a settings
-/// file the layout ignored is said on stderr.
+/// may be missing (an empty scope). Catalogs are kept under the memrecall home, never inside a
+/// root (see [`layout::catalog_store`]); a settings file the layout ignored is said on stderr.
 pub(crate) fn resolve_roots(args: &RootArgs) -> Result<RecallRoots, Failure> {
     let defaults = if args.project.is_none() || args.user.is_none() {
         let env = Environment::from_process();
@@ -146,7 +145,10 @@ pub(crate) fn resolve_roots(args: &RootArgs) -> Result<RecallRoots, Failure> {
             defaults.as_ref().and_then(|d| d.user.clone()),
             "user",
         )?,
-        catalogs: defaults.map_or(Some(memory_scan::CatalogStore::InRoot), |d| d.catalogs),
+        catalogs: defaults.map_or_else(
+            || layout::catalog_store(Environment::from_process().memrecall_home().as_deref()),
+            |d| d.catalogs,
+        ),
     })
 }
 
