@@ -19,9 +19,9 @@ const COMMAND_BOUND: Duration = Duration::from_secs(2);
 /// The hooks run against one silent socket.
 const HOOKS: usize = 3;
 
-/// A Python program that connects to the socket at argv[1] until the backlog is full (a
+/// A Python program that connects to the socket at `sys.argv[1]` until the backlog is full (a
 /// non-blocking connect that would block), prints `full`, and holds the connections until
-/// killed; with argv[2] = `listen`, it first listens there itself with a backlog of one and
+/// killed; with `sys.argv[2]` = `listen`, it first listens there itself with a backlog of one and
 /// never accepts.
 const PYTHON: &str = r"
 import os, socket, sys, time
