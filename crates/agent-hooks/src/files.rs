@@ -134,7 +134,9 @@ fn kind(meta: &std::fs::Metadata) -> NotRegular {
 #[cfg(test)]
 mod tests {
     use std::fs::OpenOptions;
-    use std::io::{Read as _, Write as _};
+    #[cfg(unix)]
+    use std::io::Read as _;
+    use std::io::Write as _;
 
     use super::*;
 

@@ -2,6 +2,7 @@
 
 use std::ffi::OsString;
 use std::fs::File;
+#[cfg(unix)]
 use std::io;
 #[cfg(not(unix))]
 use std::io::Read;

@@ -50,22 +50,24 @@ pub fn stop(
             "unexpected answer to stop: {response:?}"
         )));
     };
-    if let Some(peer) = peer {
-        if peer.pid != pid {
-            return Err(ClientError::NotConfirmed(format!(
-                "the answer names pid {pid}, but the process listening on {} is pid {}",
-                paths.socket.display(),
-                peer.pid
-            )));
-        }
-        #[cfg(unix)]
-        if peer.uid != local::current_uid() {
-            return Err(ClientError::NotConfirmed(format!(
-                "the process listening on {} (pid {pid}) is of uid {}, not this user's",
-                paths.socket.display(),
-                peer.uid
-            )));
-        }
+    if let Some(peer) = &peer
+        && peer.pid != pid
+    {
+        return Err(ClientError::NotConfirmed(format!(
+            "the answer names pid {pid}, but the process listening on {} is pid {}",
+            paths.socket.display(),
+            peer.pid
+        )));
+    }
+    #[cfg(unix)]
+    if let Some(peer) = &peer
+        && peer.uid != local::current_uid()
+    {
+        return Err(ClientError::NotConfirmed(format!(
+            "the process listening on {} (pid {pid}) is of uid {}, not this user's",
+            paths.socket.display(),
+            peer.uid
+        )));
     }
     if !held {
         return Err(ClientError::NotConfirmed(format!(
