@@ -222,3 +222,27 @@ fn doctor_names_a_project_hook_whose_binary_is_gone_and_the_project_install_that
         run.stdout
     );
 }
+
+#[test]
+fn doctor_names_a_root_deeper_than_the_walk_goes_as_a_problem_with_its_fix() {
+    let world = World::new();
+    let memory = world.claude_memory(&world.repo());
+    deploy_memories(&memory);
+    let deep = (0..20).fold(memory.clone(), |dir, _| dir.join("d"));
+    super::topic(&deep, "hidden.md", "Hidden checklist", "", "Too deep.");
+    install(&world, "claude-code", &[]);
+
+    let run = doctor(&world, "claude-code", &[]);
+
+    assert_eq!(run.code, Some(1), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("directory levels below its root"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("move what recall need not read"),
+        "{}",
+        run.stdout
+    );
+}

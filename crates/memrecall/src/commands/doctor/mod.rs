@@ -110,7 +110,7 @@ pub(crate) fn run(args: &DoctorArgs) -> Result<(), Failure> {
             version: env!("CARGO_PKG_VERSION"),
         },
         agents,
-        roots: setup::roots(&layouts, &cwd, &env),
+        roots: setup::roots(&layouts, &cwd, &env, &mut problems),
         cwd,
         server,
         selector,

@@ -21,10 +21,18 @@ pub(super) struct RootReport {
     pub(super) path: PathBuf,
     pub(super) exists: bool,
     pub(super) topics: Option<usize>,
+    /// What the walk's limits left out of the root, in words.
+    pub(super) limits: Vec<String>,
 }
 
-/// The memory roots each layout gives `cwd`, with their topic counts.
-pub(super) fn roots(layouts: &[Layout], cwd: &Path, env: &Environment) -> Vec<RootReport> {
+/// The memory roots each layout gives `cwd`, with their topic counts; a walk limit a root meets
+/// is a problem.
+pub(super) fn roots(
+    layouts: &[Layout],
+    cwd: &Path,
+    env: &Environment,
+    problems: &mut Vec<Problem>,
+) -> Vec<RootReport> {
     let mut reports: Vec<RootReport> = Vec::new();
     for &layout in layouts {
         let Ok(resolved) = layout::resolve(layout, cwd, env) else {
@@ -38,26 +46,49 @@ pub(super) fn roots(layouts: &[Layout], cwd: &Path, env: &Environment) -> Vec<Ro
                 continue;
             }
             let exists = path.is_dir();
-            let topics = exists.then(|| count_topics(&path)).flatten();
+            let (topics, limits) = match exists.then(|| scan(&path)).flatten() {
+                Some((topics, limits)) => (Some(topics), limits),
+                None => (None, Vec::new()),
+            };
+            for limit in &limits {
+                problems.push(Problem::new(
+                    format!("{}: {limit}", path.display()),
+                    format!(
+                        "move what recall need not read (an archive, a copy of a repository) out of {}",
+                        path.display()
+                    ),
+                ));
+            }
             reports.push(RootReport {
                 layout,
                 scope,
                 path,
                 exists,
                 topics,
+                limits,
             });
         }
     }
     reports
 }
 
-fn count_topics(root: &Path) -> Option<usize> {
+/// The topics of `root`, and what the walk's limits left out of it (`path: what`).
+fn scan(root: &Path) -> Option<(usize, Vec<String>)> {
     let roots = memory_scan::MemoryRoots {
         project: Some(root.to_path_buf()),
         user: None,
     };
     let scan = memory_scan::DocumentCache::new().scan_recall(&roots).ok()?;
-    Some(scan.documents.len())
+    let limits = scan
+        .report
+        .skipped
+        .iter()
+        .filter_map(|skip| {
+            let limit = skip.reason.limit_text()?;
+            Some(format!("{}: {limit}", skip.path.display()))
+        })
+        .collect();
+    Some((scan.documents.len(), limits))
 }
 
 /// The user's server.
