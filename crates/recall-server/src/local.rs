@@ -40,13 +40,17 @@ mod unix {
     /// on. The stream returned blocks, with no timeout of its own.
     pub fn connect(path: &Path, deadline: Instant) -> std::io::Result<Stream> {
         let address = SocketAddrUnix::new(path)?;
+        // Apple's systems have no SOCK_CLOEXEC: the flag is set on the descriptor instead.
+        #[cfg(not(target_vendor = "apple"))]
+        let flags = SocketFlags::CLOEXEC;
+        #[cfg(target_vendor = "apple")]
+        let flags = SocketFlags::empty();
         loop {
-            let socket = Stream::from(rustix::net::socket_with(
-                AddressFamily::UNIX,
-                SocketType::STREAM,
-                SocketFlags::CLOEXEC,
-                None,
-            )?);
+            let fd =
+                rustix::net::socket_with(AddressFamily::UNIX, SocketType::STREAM, flags, None)?;
+            #[cfg(target_vendor = "apple")]
+            rustix::io::fcntl_setfd(&fd, rustix::io::FdFlags::CLOEXEC)?;
+            let socket = Stream::from(fd);
             socket.set_nonblocking(true)?;
             match rustix::net::connect(&socket, &address) {
                 Ok(()) => {}
