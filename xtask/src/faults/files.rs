@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::{Context as _, Result, ensure};
 
 use super::Outcome;
-use super::world::{World, topic};
+use super::world::World;
 
 /// The most each command may take.
 const BOUND: Duration = Duration::from_secs(2);
@@ -25,13 +25,7 @@ pub(crate) fn fifos(binary: &Path) -> Result<Vec<Outcome>> {
     ];
     let mut outcomes = Vec::new();
     for place in &places {
-        let world = World::new(binary)?;
-        topic(
-            &world.claude_memory(&world.path("repo"))?,
-            "deploy.md",
-            "Deploy runbook",
-            "Run make deploy.",
-        )?;
+        let world = World::with_deploy_runbook(binary)?;
         let fifo = world.path(place);
         let parent = fifo.parent().context("a place has a parent")?;
         std::fs::create_dir_all(parent)?;

@@ -110,13 +110,7 @@ fn against_silence(world: &World, case: &'static str) -> Result<Vec<Outcome>> {
 }
 
 pub(crate) fn stopped(binary: &Path) -> Result<Vec<Outcome>> {
-    let world = World::new(binary)?;
-    topic(
-        &world.claude_memory(&world.path("repo"))?,
-        "deploy.md",
-        "Deploy runbook",
-        "Run make deploy.",
-    )?;
+    let world = World::with_deploy_runbook(binary)?;
     let (mut server, pid) = world.start_server(&[])?;
     signal(pid, "STOP")?;
     let filler = fill_backlog(&world.path("xdg/memrecall/serve.sock"), false);

@@ -71,6 +71,18 @@ impl World {
         Ok(world)
     }
 
+    /// [`World::new`] with one note, a deploy runbook, in Claude Code's memory of its repository.
+    pub(crate) fn with_deploy_runbook(binary: &Path) -> Result<Self> {
+        let world = Self::new(binary)?;
+        topic(
+            &world.claude_memory(&world.path("repo"))?,
+            "deploy.md",
+            "Deploy runbook",
+            "Run make deploy.",
+        )?;
+        Ok(world)
+    }
+
     pub(crate) fn path(&self, relative: &str) -> PathBuf {
         self.base.join(relative)
     }
