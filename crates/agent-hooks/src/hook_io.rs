@@ -26,6 +26,11 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use crate::Agent;
+use crate::memory_uri::MemoryUri;
+
+/// The name of the memory tool whose result holds the memories it recalled; agents prefix an
+/// MCP tool's name with their own namespace (`mcp__memrecall__recall_memories`).
+pub const RECALL_TOOL: &str = "recall_memories";
 
 /// The most UTF-16 units of context one delivery carries. Claude Code moves context over 10,000
 /// characters to a file and shows the model a 2,000-character preview; Qwen Code wraps it in its
@@ -43,7 +48,11 @@ pub enum HookEvent {
         repeat_is_continuation: bool,
     },
     /// The tool-result point.
-    ToolResult,
+    ToolResult {
+        /// The memories the tool showed the model: the memory URIs in the result of memrecall's
+        /// `recall_memories` tool (none for any other tool). They count as delivered.
+        fetched: Vec<MemoryUri>,
+    },
     /// The agent's turn is over (its stop event).
     TurnEnd,
     /// The agent's session is over.
@@ -114,7 +123,9 @@ pub fn parse(agent: Agent, stdin: &str) -> Result<HookInput, HookInputError> {
         match query {
             // Qwen Code's continuation after a tool result carries an empty prompt.
             Some(query) if conventions.prompt_event_continues && query.trim().is_empty() => {
-                HookEvent::ToolResult
+                HookEvent::ToolResult {
+                    fetched: Vec::new(),
+                }
             }
             Some(query) => HookEvent::Prompt {
                 query: query.to_owned(),
@@ -123,7 +134,11 @@ pub fn parse(agent: Agent, stdin: &str) -> Result<HookInput, HookInputError> {
             None => HookEvent::Other,
         }
     } else if event_name == tool_result {
-        HookEvent::ToolResult
+        let fetched = match (text("tool_name"), object.get("tool_response")) {
+            (Some(tool), Some(response)) if tool.ends_with(RECALL_TOOL) => uris_in(response),
+            _ => Vec::new(),
+        };
+        HookEvent::ToolResult { fetched }
     } else if event_name == turn_end_event(agent) {
         HookEvent::TurnEnd
     } else if session_end_event(agent) == Some(event_name.as_str()) {
@@ -137,6 +152,28 @@ pub fn parse(agent: Agent, stdin: &str) -> Result<HookInput, HookInputError> {
         cwd: text("cwd").filter(|c| !c.is_empty()).map(PathBuf::from),
         session_id: text("session_id").map(str::to_owned),
     })
+}
+
+/// Every memory URI in the strings of a tool's response, whatever its shape (a string, MCP
+/// content blocks, an agent's own wrapper object), each once.
+fn uris_in(response: &Value) -> Vec<MemoryUri> {
+    let mut found = Vec::new();
+    let mut pending = vec![response];
+    while let Some(value) = pending.pop() {
+        match value {
+            Value::String(text) => {
+                for uri in MemoryUri::find_all(text) {
+                    if !found.contains(&uri) {
+                        found.push(uri);
+                    }
+                }
+            }
+            Value::Array(items) => pending.extend(items.iter().rev()),
+            Value::Object(fields) => pending.extend(fields.values().rev()),
+            Value::Null | Value::Bool(_) | Value::Number(_) => {}
+        }
+    }
+    found
 }
 
 /// What stdout carries when there is nothing to add.
@@ -200,6 +237,56 @@ mod tests {
         );
     }
 
+    fn no_fetch() -> HookEvent {
+        HookEvent::ToolResult {
+            fetched: Vec::new(),
+        }
+    }
+
+    fn fetched(event: &HookEvent) -> Vec<String> {
+        match event {
+            HookEvent::ToolResult { fetched } => fetched.iter().map(ToString::to_string).collect(),
+            other => panic!("not the tool-result point: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_memories_a_claude_code_recall_tool_returned_are_fetched() {
+        let input = parse(
+            Agent::ClaudeCode,
+            r#"{"hook_event_name":"PostToolUse","tool_name":"mcp__plugin_memrecall_memrecall__recall_memories",
+                "tool_input":{"query":"deploy"},
+                "tool_response":[{"type":"text","text":"1 memory recalled for \"deploy\" (lexical):\n1. Deploy runbook (project, project scope, memory://project/ops/deploy%20runbook.md, saved today)\n"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            fetched(&input.event),
+            ["memory://project/ops/deploy%20runbook.md"]
+        );
+    }
+
+    #[test]
+    fn a_gemini_cli_recall_tool_result_wrapped_in_an_object_is_read_too() {
+        let input = parse(
+            Agent::GeminiCli,
+            r#"{"hook_event_name":"AfterTool","tool_name":"recall_memories",
+                "tool_response":{"llmContent":[{"text":"2. Terse (user, user scope, memory://user/terse.md, saved today)"}],"returnDisplay":"memory://user/terse.md"}}"#,
+        )
+        .unwrap();
+        assert_eq!(fetched(&input.event), ["memory://user/terse.md"]);
+    }
+
+    #[test]
+    fn memory_uris_in_another_tools_result_are_not_fetched() {
+        let input = parse(
+            Agent::Codex,
+            r#"{"hook_event_name":"PostToolUse","tool_name":"mcp__memrecall__list_memories",
+                "tool_response":"1. Deploy runbook (project, memory://project/deploy.md)"}"#,
+        )
+        .unwrap();
+        assert_eq!(input.event, no_fetch());
+    }
+
     #[test]
     fn gemini_cli_before_agent_is_the_prompt_and_after_tool_the_tool_result() {
         let prompt = parse(
@@ -208,7 +295,7 @@ mod tests {
         );
         assert!(matches!(prompt.unwrap().event, HookEvent::Prompt { .. }));
         let tool = parse(Agent::GeminiCli, r#"{"hook_event_name":"AfterTool"}"#);
-        assert_eq!(tool.unwrap().event, HookEvent::ToolResult);
+        assert_eq!(tool.unwrap().event, no_fetch());
     }
 
     #[test]
@@ -250,14 +337,14 @@ mod tests {
             r#"{"session_id":"q","prompt_id":"q########1","hook_event_name":"UserPromptSubmit","prompt":""}"#,
         )
         .unwrap();
-        assert_eq!(input.event, HookEvent::ToolResult);
+        assert_eq!(input.event, no_fetch());
         assert_eq!(input.event_name, "UserPromptSubmit");
     }
 
     #[test]
     fn qwen_code_post_tool_use_is_the_tool_result_point() {
         let input = parse(Agent::QwenCode, r#"{"hook_event_name":"PostToolUse"}"#).unwrap();
-        assert_eq!(input.event, HookEvent::ToolResult);
+        assert_eq!(input.event, no_fetch());
     }
 
     #[test]

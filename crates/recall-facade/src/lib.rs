@@ -61,6 +61,7 @@
 mod config;
 mod roots;
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 pub use config::{FacadeError, RecallConfig, RecallOptions, ScannerChoice, SelectorChoice};
@@ -117,6 +118,12 @@ impl MemoryRecall {
     /// The memory to add after a tool result; never waits.
     pub fn after_tool_result(&mut self) -> Delivery {
         self.session.after_tool_result()
+    }
+
+    /// Records documents (by path) the model was shown another way, such as a memory tool it
+    /// called, as delivered: no later point of the session delivers them again.
+    pub fn note_shown_elsewhere(&mut self, paths: impl IntoIterator<Item = PathBuf>) {
+        self.session.note_shown_elsewhere(paths);
     }
 
     /// Ends the turn; a recall still pending is discarded.

@@ -416,6 +416,54 @@ async fn fully_fast_delivered_result_is_already_delivered_at_tool_result() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_document_the_model_fetched_meanwhile_is_not_delivered_at_tool_result() {
+    let f = fixture();
+    let (mut session, _sink) = session_with(
+        f.tree.roots(),
+        Some(mock(&[&f.checklist, &f.terse], 600)),
+        DeliveryDesign::FastPath,
+    );
+    session.begin_turn(ROLLBACK_QUERY, &[]);
+    session.initial().await;
+    session.note_shown_elsewhere([f.checklist.clone()]);
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert_eq!(paths(&session.after_tool_result()), vec![f.terse.clone()]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_settled_pick_the_model_fetched_in_full_is_already_delivered() {
+    let f = fixture();
+    let (mut session, sink) = session_with(
+        f.tree.roots(),
+        Some(mock(&[&f.checklist], 600)),
+        DeliveryDesign::FastPath,
+    );
+    session.begin_turn(ROLLBACK_QUERY, &[]);
+    session.initial().await;
+    session.note_shown_elsewhere([f.checklist.clone()]);
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert!(matches!(
+        session.after_tool_result(),
+        Delivery::Discarded(DiscardReason::AlreadyDelivered)
+    ));
+    assert_eq!(
+        terminal_events(&sink)[0].discard_reason,
+        Some(DiscardReason::AlreadyDelivered)
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_document_the_model_fetched_is_left_out_of_the_next_turn() {
+    let f = fixture();
+    let (mut session, _sink) = session_with(f.tree.roots(), None, DeliveryDesign::FastPath);
+    session.note_shown_elsewhere([f.rollback.clone()]);
+    session.begin_turn(ROLLBACK_QUERY, &[]);
+    let delivered = paths(&session.initial().await);
+    assert!(!delivered.is_empty());
+    assert!(!delivered.contains(&f.rollback));
+}
+
+#[tokio::test(start_paused = true)]
 async fn fully_fast_delivered_result_is_already_delivered_at_tool_free_end() {
     let f = fixture();
     let (mut session, sink) = session_with(

@@ -60,7 +60,6 @@ const MAX_QUERY_BYTES: usize = 16 * 1024;
 /// How long the server waits, once the client is gone, to write the catalogs.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 const SECONDS_PER_DAY: u64 = 86_400;
-const URI_PREFIX: &str = "memory://";
 
 /// Serves `server` on this process's standard input and output until the client closes its
 /// input, then writes the catalogs the recalls brought up to date. Must be called inside a

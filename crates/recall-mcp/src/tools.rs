@@ -11,11 +11,11 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{ErrorData, tool, tool_router};
 
 use crate::params::{ExplainParams, ListParams, RecallParams, SaveParams, ScopeArg};
-use crate::resources::{encode_path, resource_uri};
+use crate::resources::resource_uri;
 use crate::{
-    MAX_EXPLAINED, MAX_LISTED, MAX_QUERY_BYTES, MAX_RECALLED, MemoryServer, SECONDS_PER_DAY,
-    URI_PREFIX, save,
+    MAX_EXPLAINED, MAX_LISTED, MAX_QUERY_BYTES, MAX_RECALLED, MemoryServer, SECONDS_PER_DAY, save,
 };
+use agent_hooks::memory_uri::MemoryUri;
 
 /// A value's serialised word (`model`, `heuristic`), `-` when it has none.
 fn enum_word<T: serde::Serialize>(value: &T) -> String {
@@ -232,11 +232,9 @@ impl MemoryServer {
         .map_err(|e| ErrorData::internal_error(format!("the save stopped: {e}"), None))?;
         match written {
             Ok(relative) => Ok(text_result(format!(
-                "Saved \"{}\" as {}{}/{}.",
+                "Saved \"{}\" as {}.",
                 one_line(params.title.trim()),
-                URI_PREFIX,
-                scope.as_str(),
-                encode_path(&relative)
+                MemoryUri::new(scope, &relative)
             ))),
             Err(e) => Ok(refusal(e.to_string())),
         }

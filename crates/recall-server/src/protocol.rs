@@ -17,7 +17,8 @@
 //! {"v":3,"kind":"event","agent":"claude-code","session":"abc","point":"initial","query":"…",
 //!  "repeat_is_continuation":false,"cwd":"/home/ana/shop","layout":null,
 //!  "env":{"HOME":"/home/ana"}}
-//! {"v":3,"kind":"event","agent":"claude-code","session":"abc","point":"tool_result"}
+//! {"v":3,"kind":"event","agent":"claude-code","session":"abc","point":"tool_result",
+//!  "fetched":["memory://project/deploy.md"]}
 //! {"v":3,"kind":"event","agent":"claude-code","session":"abc","point":"turn_end"}
 //! {"v":3,"kind":"event","agent":"claude-code","session":"abc","point":"session_end"}
 //! {"v":3,"kind":"status"}
@@ -31,7 +32,8 @@
 //!   relative `cwd` is refused; a root that is not an existing directory is not read. With `repeat_is_continuation`
 //!   (Qwen Code), a query equal to the open turn's is the tool-result point instead.
 //! - `tool_result` answers what the turn's recall settled with, minus what was already
-//!   delivered, once; `turn_end` ends the turn (a recall still pending is discarded);
+//!   delivered, once; the memories in `fetched` (optional: those memrecall's recall tool showed
+//!   the model) count as delivered first; `turn_end` ends the turn (a recall still pending is discarded);
 //!   `session_end` also forgets the session. Without `session` an event is a one-off: a
 //!   turn begun by `initial` ends as soon as it is answered and the other points answer nothing.
 //!
@@ -59,6 +61,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::frame::{FrameDecoder, FrameError};
+use agent_hooks::memory_uri::MemoryUri;
 use agent_hooks::{Agent, Layout};
 use memory_scan::CacheFootprint;
 
@@ -110,11 +113,20 @@ pub enum Point {
     /// The initial point: the agent's prompt event begins a turn.
     Initial(PromptEvent),
     /// After a tool result.
-    ToolResult,
+    ToolResult(ToolResultEvent),
     /// The agent's stop event: the turn is over.
     TurnEnd,
     /// The agent's session-end event: the turn and the session are over.
     SessionEnd,
+}
+
+/// What a tool result tells the session.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolResultEvent {
+    /// The memories the tool showed the model (memrecall's own recall tool): delivered from now
+    /// on, never delivered again in this session.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fetched: Vec<MemoryUri>,
 }
 
 /// What a prompt event recalls for.

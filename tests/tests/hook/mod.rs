@@ -297,6 +297,7 @@ fn claude_code_hook_delivers_the_projects_memory_as_additional_context() {
 #[test]
 fn qwen_code_hook_recalls_the_submitted_prompt_from_project_and_user_memory() {
     let world = World::new();
+    qwen_own_recall_off(&world.home().join(".qwen"));
     deploy_memories(&world.qwen_memory(&world.repo()));
     write(
         &world.home().join(".qwen/memories/style.md"),
@@ -442,6 +443,7 @@ fn claude_code_in_a_linked_worktree_reads_the_main_repositorys_memory() {
 #[test]
 fn qwen_code_in_a_linked_worktree_reads_the_worktrees_own_memory() {
     let world = World::new();
+    qwen_own_recall_off(&world.home().join(".qwen"));
     let wt = add_worktree(&world);
     deploy_memories(&world.qwen_memory(&world.repo()));
     topic(
@@ -545,10 +547,30 @@ fn claude_code_disable_auto_memory_delivers_nothing() {
     run.silent();
 }
 
+/// Turns Qwen Code's own memory recall off in the settings of the Qwen Code home `qwen`, so that
+/// memrecall's hook delivers the notes of Qwen Code's memory roots.
+fn qwen_own_recall_off(qwen: &Path) {
+    std::fs::create_dir_all(qwen).unwrap();
+    std::fs::write(
+        qwen.join("settings.json"),
+        r#"{"memory":{"enableManagedAutoMemory":false}}"#,
+    )
+    .unwrap();
+}
+
+#[test]
+fn with_qwen_codes_own_recall_on_the_hook_leaves_its_notes_to_it() {
+    let world = World::new();
+    deploy_memories(&world.qwen_memory(&world.repo()));
+    let stdin = json!({"hook_event_name": "UserPromptSubmit", "cwd": world.repo(), "prompt": "release checklist"});
+    world.hook("qwen-code", &stdin, &[]).silent();
+}
+
 #[test]
 fn qwen_home_moves_qwen_codes_memory() {
     let world = World::new();
     let moved = world.path("qhome");
+    qwen_own_recall_off(&moved);
     deploy_memories(
         &moved
             .join("projects")
@@ -572,6 +594,7 @@ fn qwen_home_moves_qwen_codes_memory() {
 #[test]
 fn qwen_code_memory_local_reads_memory_inside_the_project() {
     let world = World::new();
+    qwen_own_recall_off(&world.home().join(".qwen"));
     deploy_memories(&world.path("repo/.qwen/memory"));
     let stdin = json!({"hook_event_name": "UserPromptSubmit", "cwd": world.repo(), "prompt": "release checklist"});
 
@@ -827,6 +850,7 @@ fn an_unknown_event_prints_nothing() {
 #[test]
 fn a_qwen_code_continuation_repeating_the_prompt_is_not_a_new_query() {
     let world = World::new();
+    qwen_own_recall_off(&world.home().join(".qwen"));
     deploy_memories(&world.qwen_memory(&world.repo()));
     let stdin = json!({
         "session_id": "q7", "cwd": world.repo(), "hook_event_name": "UserPromptSubmit",
@@ -852,6 +876,7 @@ fn qwen_prompt(cwd: &Path, prompt: &str) -> Value {
 fn a_qwen_code_continuation_recalled_in_process_never_delivers_a_document_again() {
     use std::os::unix::fs::PermissionsExt as _;
     let world = World::new();
+    qwen_own_recall_off(&world.home().join(".qwen"));
     deploy_memories(&world.qwen_memory(&world.repo()));
     // A run directory others may open is refused: every prompt is recalled in the hook.
     let run = world.path("mr/run");

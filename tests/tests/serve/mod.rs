@@ -224,6 +224,17 @@ impl World {
         }
     }
 
+    /// Turns Qwen Code's own memory recall off in its user settings, so that memrecall's hook
+    /// delivers the notes of Qwen Code's memory roots.
+    fn qwen_own_recall_off(&self) {
+        std::fs::create_dir_all(self.path("home/.qwen")).unwrap();
+        std::fs::write(
+            self.path("home/.qwen/settings.json"),
+            r#"{"memory":{"enableManagedAutoMemory":false}}"#,
+        )
+        .unwrap();
+    }
+
     fn hook_log(&self) -> String {
         std::fs::read_to_string(self.path("mr/logs/hook.log")).unwrap_or_default()
     }
@@ -353,6 +364,41 @@ fn the_prompt_gets_the_fast_result_and_the_next_tool_result_only_the_models_rema
     let refined = world.first_tool_result_delivery("s1");
     assert_eq!(titles(&refined), ["Checkout dashboard"]);
     assert_eq!(world.hook("claude-code", &tool_event("s1")), "");
+}
+
+#[test]
+fn a_note_the_model_fetched_with_the_recall_tool_is_not_delivered_again_after_it() {
+    let mut world = World::new();
+    let memory = world.claude_memory(&world.path("repo"));
+    deploy_memories(&memory);
+    let (_runtime, model) = slow_model(&[memory.join("deploy.md"), memory.join("grafana.md")]);
+    world.selector(&model.uri());
+    world.start_server();
+    world.hook(
+        "claude-code",
+        &prompt_event("s1", &world.path("repo"), QUERY),
+    );
+
+    // The MCP tool's result, as Claude Code hands it to PostToolUse: content blocks.
+    let fetched = json!({
+        "session_id": "s1", "hook_event_name": "PostToolUse",
+        "tool_name": "mcp__memrecall__recall_memories",
+        "tool_input": {"query": "checkout dashboard"},
+        "tool_response": [{"type": "text", "text": "1 memory recalled for \"checkout dashboard\" (lexical):\n1. Checkout dashboard (project, project scope, memory://project/grafana.md, saved today)\n"}],
+    });
+    let after_fetch = world.hook("claude-code", &fetched);
+
+    // Until the recall has settled and been consumed, every later tool result asks again: the
+    // model's remaining pick was fetched already, so none delivers anything.
+    let deadline = Instant::now() + PATIENCE;
+    let mut later = Vec::new();
+    while world.status().unwrap()["pending_recalls"] != json!(0) {
+        assert!(Instant::now() < deadline, "the recall never ended");
+        later.push(world.hook("claude-code", &tool_event("s1")));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(after_fetch, "");
+    assert!(later.iter().all(String::is_empty), "{later:?}");
 }
 
 #[test]
@@ -738,6 +784,24 @@ fn qwen_continuation_delivery(world: &World, session: &str, repo: &Path) -> Opti
 }
 
 #[test]
+fn with_qwen_codes_own_recall_on_its_notes_are_left_to_it_and_the_server_log_says_why() {
+    let mut world = World::new();
+    let repo = world.path("repo");
+    let memory = world.path("home/.qwen/memories");
+    deploy_memories(&memory);
+    world.start_server();
+
+    let context = world.hook("qwen-code", &qwen_prompt("q1", &repo, QUERY));
+
+    assert_eq!(context, "");
+    let log = std::fs::read_to_string(world.path("mr/logs/serve.log")).unwrap();
+    assert!(
+        log.contains("Qwen Code recalls the notes there itself (memory.enableManagedAutoMemory is on by default)"),
+        "{log}"
+    );
+}
+
+#[test]
 fn qwen_codes_empty_prompt_continuation_gets_the_models_remaining_pick_once() {
     let mut world = World::new();
     let repo = world.path("repo");
@@ -751,6 +815,7 @@ fn qwen_codes_empty_prompt_continuation_gets_the_models_remaining_pick_once() {
         .join(dashed)
         .join("memory");
     deploy_memories(&memory);
+    world.qwen_own_recall_off();
     let (_runtime, model) = slow_model(&[memory.join("deploy.md"), memory.join("grafana.md")]);
     world.selector(&model.uri());
     world.start_server();

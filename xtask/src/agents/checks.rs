@@ -141,13 +141,13 @@ pub fn first_prompt(outcome: &Outcome, marker: &str) -> (Verdict, String) {
     };
     let by_hook = outcome.hooks_delivering(marker) > 0;
     match (mentions(first, marker), by_hook) {
-        // More than once: the agent's own recall delivered the same memory too.
+        // More than once: something (the agent's own recall) delivered the same memory too.
         (true, true) => match occurrences(first, marker) {
             1 => (Verdict::Pass, outcome.took()),
             n => {
                 let took = outcome.took();
                 (
-                    Verdict::Pass,
+                    Verdict::Fail,
                     format!("{took}; the memory {n}× in the first request"),
                 )
             }
@@ -234,6 +234,60 @@ pub fn mcp_call(outcome: &Outcome, marker: &str) -> (Verdict, String) {
             "no tool result came back to the model".into(),
         )
     }
+}
+
+/// With the agent's own memory recall on (Qwen Code's managed auto-memory), the memory reaches
+/// the first request exactly once, and not from memrecall's hook, which leaves those roots to
+/// the agent.
+pub fn own_recall_once(outcome: &Outcome, marker: &str) -> (Verdict, String) {
+    let main = outcome.main_requests();
+    let Some(first) = main.first() else {
+        return outcome.no_main_request();
+    };
+    let times = occurrences(first, marker);
+    let by_hook = outcome.hooks_delivering(marker);
+    let detail = format!(
+        "the memory {times}× in the first request, printed by {by_hook} memrecall hook(s); {}",
+        outcome.took()
+    );
+    let pass = times == 1 && by_hook == 0;
+    (if pass { Verdict::Pass } else { Verdict::Fail }, detail)
+}
+
+/// The model called `recall_memories` and its result holds the memory only the selector picks
+/// (`marker`); the tool-result hook that ran after the selector answered does not deliver it
+/// again: no hook printed it, and the last request holds it no more often than its tool
+/// results do. `answered_ms` is when the selector first answered, from the agent's start.
+pub fn fetched_once(
+    outcome: &Outcome,
+    marker: &str,
+    asked: usize,
+    answered_ms: Option<u64>,
+) -> (Verdict, String) {
+    let main = outcome.main_requests();
+    let Some(last) = main.last() else {
+        return outcome.no_main_request();
+    };
+    let in_results: usize = tool_results(outcome.api, last)
+        .iter()
+        .map(|result| result.matches(marker).count())
+        .sum();
+    let in_last = occurrences(last, marker);
+    let by_hook = outcome.hooks_delivering(marker);
+    let tool_hook = outcome
+        .hooks
+        .iter()
+        .skip(1)
+        .find(|hook| !hook.is_end())
+        .map(|hook| hook.at_ms);
+    let after_answer = matches!((answered_ms, tool_hook), (Some(a), Some(t)) if t >= a);
+    let detail = format!(
+        "selector asked {asked}×, first answer at {answered_ms:?} ms, first tool-result hook at \
+         {tool_hook:?} ms; the memory in the tool results {in_results}×, in the last request \
+         {in_last}×, printed by {by_hook} hook(s)"
+    );
+    let pass = asked > 0 && after_answer && in_results > 0 && in_last == in_results && by_hook == 0;
+    (if pass { Verdict::Pass } else { Verdict::Fail }, detail)
 }
 
 /// With a selector answering after the first prompt's budget, its remaining pick reaches the

@@ -87,6 +87,10 @@ pub enum Check {
     McpCall,
     /// With a slow selector, its remaining pick arrives after the tool call, once.
     Refined,
+    /// A memory the model fetched with `recall_memories` is not delivered again by a hook.
+    FetchedOnce,
+    /// With the agent's own memory recall on (Qwen Code), the memory reaches the model once.
+    OwnRecallOnce,
     /// `hook uninstall` restores the settings file's bytes.
     Uninstall,
     /// Installed only as the agent's own plugin or extension, memrecall reaches the model.
@@ -104,12 +108,14 @@ pub enum Check {
 }
 
 impl Check {
-    const ALL: [Self; 11] = [
+    const ALL: [Self; 13] = [
         Self::FirstPromptEn,
         Self::FirstPromptZh,
         Self::McpListed,
         Self::McpCall,
         Self::Refined,
+        Self::FetchedOnce,
+        Self::OwnRecallOnce,
         Self::Uninstall,
         Self::Package,
         Self::MissingFromPath,
@@ -125,6 +131,8 @@ impl Check {
             Self::McpListed => "MCP tools listed",
             Self::McpCall => "MCP recall_memories call",
             Self::Refined => "selector pick after a tool",
+            Self::FetchedOnce => "recall_memories result not repeated",
+            Self::OwnRecallOnce => "agent's own recall on: once",
             Self::Uninstall => "uninstall byte-identical",
             Self::Package => "plugin/extension install",
             Self::MissingFromPath => "binary missing from PATH",

@@ -112,6 +112,12 @@ pub fn check_agent(
 
     let (verdict, hook) = context.selector_run(&memory, &markers)?;
     row(Check::Refined, verdict, &hook);
+    let (verdict, hook) = context.fetched_run(&memory, &markers)?;
+    row(Check::FetchedOnce, verdict, &hook);
+    if agent.name == "qwen-code" {
+        let (verdict, hook) = context.own_recall_run(&markers)?;
+        row(Check::OwnRecallOnce, verdict, &hook);
+    }
 
     let _ = sandbox.memrecall(&["stop"]);
     keep_telemetry(
@@ -305,6 +311,39 @@ impl RunContext<'_> {
         memory: &Path,
         markers: &Markers,
     ) -> Result<((Verdict, String), String)> {
+        let call = Some((LIST_TOOL, json!({})));
+        let (refined, asked, answered_ms) = self.with_selector(memory, call, "selector")?;
+        Ok((
+            checks::refined(&refined, markers, asked, answered_ms),
+            refined.hook_summary(),
+        ))
+    }
+
+    /// The English prompt with the same selector, the model calling `recall_memories` (whose
+    /// answer waits for the selector, and so holds its pick): the verdict and the hooks' wall
+    /// times.
+    fn fetched_run(&self, memory: &Path, markers: &Markers) -> Result<((Verdict, String), String)> {
+        let call = Some((
+            RECALL_TOOL,
+            json!({ "query": "database migration scripts" }),
+        ));
+        let (fetched, asked, answered_ms) = self.with_selector(memory, call, "fetched")?;
+        Ok((
+            checks::fetched_once(&fetched, &markers.picked, asked, answered_ms),
+            fetched.hook_summary(),
+        ))
+    }
+
+    /// One run of the English prompt with a selector answering after [`SELECTOR_DELAY`] with
+    /// the English and the selector-only memories configured, and the model making `call`: the
+    /// run, how many times the selector was asked, and when it first answered (milliseconds
+    /// from the agent's start).
+    fn with_selector(
+        &self,
+        memory: &Path,
+        call: Option<(&'static str, Value)>,
+        label: &str,
+    ) -> Result<(Outcome, usize, Option<u64>)> {
         let selector = self.runtime.block_on(MockServer::start());
         let picks = ["migrations.md", "release-freeze.md"]
             .map(|name| memory.join(name).display().to_string())
@@ -322,10 +361,11 @@ impl RunContext<'_> {
         let url = selector.uri();
         let text = format!("[selector]\nkind = \"http\"\nurl = \"{url}\"\nmodel = \"loopback\"\n");
         std::fs::write(&config, text)?;
-        let call = Some((LIST_TOOL, json!({})));
-        let refined = self.run(call, self.options.model_latency, PROMPT_EN, "selector");
+        let run = self.run(call, self.options.model_latency, PROMPT_EN, label);
         std::fs::remove_file(&config)?;
-        let refined = refined?;
+        // The next run's prompt hook starts a server with the configuration it then finds.
+        let _ = self.sandbox.memrecall(&["stop"]);
+        let run = run?;
         let asked = self
             .runtime
             .block_on(selector.received_requests())
@@ -334,10 +374,26 @@ impl RunContext<'_> {
             .lock()
             .ok()
             .and_then(|a| a.first().copied())
-            .map(|at| refined.ms_from_start(at));
+            .map(|at| run.ms_from_start(at));
+        Ok((run, asked, answered_ms))
+    }
+
+    /// Qwen Code with its own memory recall on (its default; the sandbox turns it off for the
+    /// other runs) and the English prompt: the verdict and the hooks' wall times.
+    fn own_recall_run(&self, markers: &Markers) -> Result<((Verdict, String), String)> {
+        let settings = self.sandbox.hook_settings(self.agent);
+        let original = std::fs::read_to_string(&settings)?;
+        let mut value: Value = serde_json::from_str(&original)?;
+        if let Some(object) = value.as_object_mut() {
+            object.remove("memory");
+        }
+        std::fs::write(&settings, serde_json::to_string_pretty(&value)?)?;
+        let run = self.run(None, Duration::ZERO, PROMPT_EN, "own-recall");
+        std::fs::write(&settings, original)?;
+        let run = run?;
         Ok((
-            checks::refined(&refined, markers, asked, answered_ms),
-            refined.hook_summary(),
+            checks::own_recall_once(&run, &markers.en),
+            run.hook_summary(),
         ))
     }
 

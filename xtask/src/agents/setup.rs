@@ -256,6 +256,9 @@ pub fn configure(
                 "mcpServers": mcp(agent.name),
                 "security": {"auth": {"selectedType": "openai"}},
                 "tools": {"toolSearch": {"enabled": false}},
+                // Qwen Code's own recall of the same roots off, so that memrecall delivers them
+                // (with it on, memrecall leaves them to it: a run of its own checks that).
+                "memory": {"enableManagedAutoMemory": false},
             }),
         )?,
         "gemini-cli" => write_json(

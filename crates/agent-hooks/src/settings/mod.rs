@@ -25,7 +25,7 @@
 //! `uninstall` gives back the original bytes.
 
 mod document;
-mod file;
+pub(crate) mod file;
 pub mod record;
 
 use std::path::{Path, PathBuf};

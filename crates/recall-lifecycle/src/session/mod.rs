@@ -276,6 +276,13 @@ impl RecallSession {
         &self.delivered
     }
 
+    /// Records documents the model was shown another way (a memory tool it called) as
+    /// delivered: no later point of this session delivers them again, the pending recall's
+    /// included. Paths that are no document of the session's roots never match anything.
+    pub fn note_shown_elsewhere(&mut self, paths: impl IntoIterator<Item = PathBuf>) {
+        self.delivered.extend(paths);
+    }
+
     fn deliver_settled(&mut self, at: DeliveredAt) -> Delivery {
         let Some(active) = self.active.take() else {
             return Delivery::Idle;
@@ -285,11 +292,15 @@ impl RecallSession {
             return Delivery::Pending;
         };
         // Both results come from one scan, so the selector can legitimately re-select what the
-        // fast phase sent; those are removed and the prompt is rebuilt from the rest.
+        // fast phase sent, and the model may have fetched a document through a tool meanwhile;
+        // those are removed and the prompt is rebuilt from the rest.
         let mut remaining: Vec<Arc<ScannedDocument>> = settled
             .documents
             .iter()
-            .filter(|d| !active.fast_delivered.iter().any(|f| f.path() == d.path()))
+            .filter(|d| {
+                !self.delivered.contains(d.path())
+                    && !active.fast_delivered.iter().any(|f| f.path() == d.path())
+            })
             .cloned()
             .collect();
         let new_documents = remaining.len();

@@ -36,7 +36,7 @@ use recall_facade::{MemoryRecall, RecallConfig, RecallOptions, ScannerChoice};
 use crate::Program;
 use crate::ServerPaths;
 use crate::client::{self, Autostart, Budget, ClientError};
-use crate::protocol::{EventRequest, Point, PromptEvent, Request, Response};
+use crate::protocol::{EventRequest, Point, PromptEvent, Request, Response, ToolResultEvent};
 use agent_hooks::hook_io::{self, HookEvent};
 use agent_hooks::{Agent, Environment, Layout, layout};
 
@@ -105,18 +105,7 @@ fn answer(
         .map_err(|e| format!("cannot read stdin: {e}"))?;
     let input = hook_io::parse(agent, &stdin).map_err(|e| e.to_string())?;
     let session = input.session_id.as_deref();
-    let point = match &input.event {
-        // A continuation repeating the prompt of a turn a hook recalled in its own process (no
-        // server held it): the tool-result point, never a second recall of the same documents.
-        HookEvent::Prompt {
-            query,
-            repeat_is_continuation: true,
-        } if turn_state::is_open_turn(env, agent, session, query) => Some(Point::ToolResult),
-        HookEvent::Prompt { .. } | HookEvent::Other => None,
-        HookEvent::ToolResult => Some(Point::ToolResult),
-        HookEvent::TurnEnd => Some(Point::TurnEnd),
-        HookEvent::SessionEnd => Some(Point::SessionEnd),
-    };
+    let point = later_point(&input.event, env, agent, session);
     if matches!(point, Some(Point::TurnEnd | Point::SessionEnd)) {
         turn_state::end_turn(env, agent, session);
     }
@@ -158,7 +147,7 @@ fn answer(
         )
     })?;
     let layout = layout.unwrap_or(agent_hooks::default_layout(agent));
-    let resolved = layout::resolve(layout, &cwd, env).map_err(|e| e.to_string())?;
+    let mut resolved = layout::resolve(layout, &cwd, env).map_err(|e| e.to_string())?;
     for ignored in &resolved.ignored {
         log(env, agent, &format!("ignored: {ignored}"));
     }
@@ -185,6 +174,13 @@ fn answer(
         Ok(context) => print(&hook_io::render(agent, &input.event_name, &context)),
         Err(error) => {
             log(env, agent, &format!("{error}; recalling in this process"));
+            // The server leaves an agent's own recall its roots, and says so once in its log;
+            // here it is done silently, as it would be on every prompt.
+            agent_hooks::qwen_code::leave_own_recall(agent, &mut resolved, env);
+            let roots = resolved.recall_roots(env.memrecall_home().as_deref());
+            if roots.project.is_none() && roots.user.is_none() {
+                return print(hook_io::nothing(agent));
+            }
             recall_here(
                 program,
                 agent,
@@ -195,6 +191,32 @@ fn answer(
                 roots,
             )
         }
+    }
+}
+
+/// The point after the prompt an event is, if any: a tool result (with the memories a memory
+/// tool showed the model), the turn's end or the session's end.
+fn later_point(
+    event: &HookEvent,
+    env: &Environment,
+    agent: Agent,
+    session: Option<&str>,
+) -> Option<Point> {
+    match event {
+        // A continuation repeating the prompt of a turn a hook recalled in its own process (no
+        // server held it): the tool-result point, never a second recall of the same documents.
+        HookEvent::Prompt {
+            query,
+            repeat_is_continuation: true,
+        } if turn_state::is_open_turn(env, agent, session, query) => {
+            Some(Point::ToolResult(ToolResultEvent::default()))
+        }
+        HookEvent::Prompt { .. } | HookEvent::Other => None,
+        HookEvent::ToolResult { fetched } => Some(Point::ToolResult(ToolResultEvent {
+            fetched: fetched.clone(),
+        })),
+        HookEvent::TurnEnd => Some(Point::TurnEnd),
+        HookEvent::SessionEnd => Some(Point::SessionEnd),
     }
 }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::SystemTime;
 
-use memory_scan::MemoryRoots;
+use memory_scan::{MemoryRoots, Scope};
 use memory_watch::WatchedCache;
 use recall_facade::{Delivery, MemoryRecall, RecallConfig, ScannerChoice, TelemetrySink};
 
@@ -16,6 +16,7 @@ use super::{
 };
 use crate::protocol::{DeliveryAnswer, EventRequest, Point, PromptEvent};
 use agent_hooks::layout::{self, RecallRoots};
+use agent_hooks::memory_uri::MemoryUri;
 use agent_hooks::{Agent, Environment};
 
 /// The roots a session recalls from and where their catalogs go: what its document cache is
@@ -73,7 +74,9 @@ impl Server {
                     }
                     answer
                 }
-                Point::ToolResult | Point::TurnEnd | Point::SessionEnd => DeliveryAnswer::default(),
+                Point::ToolResult(_) | Point::TurnEnd | Point::SessionEnd => {
+                    DeliveryAnswer::default()
+                }
             };
         };
         let key = (event.agent, session);
@@ -96,7 +99,10 @@ impl Server {
         let mut entry = slot.lock().await;
         let mut answer = match event.point {
             Point::Initial(prompt) => self.prompt(&mut entry, event.agent, prompt).await,
-            Point::ToolResult => tool_result(&mut entry),
+            Point::ToolResult(tool) => {
+                note_fetched(&mut entry, &tool.fetched);
+                tool_result(&mut entry)
+            }
             Point::TurnEnd => end_turn(&mut entry),
             Point::SessionEnd => DeliveryAnswer::default(),
         };
@@ -159,13 +165,14 @@ impl Server {
         }
         let env = Environment::from_named(prompt.env.clone());
         let layout = prompt.layout.unwrap_or(agent_hooks::default_layout(agent));
-        let resolved = match layout::resolve(layout, &prompt.cwd, &env) {
+        let mut resolved = match layout::resolve(layout, &prompt.cwd, &env) {
             Ok(resolved) => resolved,
             Err(error) => {
                 self.log_refusal(&format!("refused a prompt event: {error}"));
                 return None;
             }
         };
+        agent_hooks::qwen_code::leave_own_recall(agent, &mut resolved, &env);
         for ignored in &resolved.ignored {
             self.log_refusal(&format!("ignored: {ignored}"));
         }
@@ -294,6 +301,23 @@ impl Server {
             }
         }
     }
+}
+
+/// Marks the memories a tool showed the model as delivered in the session, each looked up under
+/// the root of its scope (a URI names a document below a root, never a place of its own).
+fn note_fetched(entry: &mut Entry, fetched: &[MemoryUri]) {
+    let Entry { recall, roots, .. } = entry;
+    let Some(recall) = recall.as_mut() else {
+        return;
+    };
+    let paths = fetched.iter().filter_map(|uri| {
+        let root = match uri.scope() {
+            Scope::Project => roots.project.as_deref(),
+            Scope::User => roots.user.as_deref(),
+        }?;
+        uri.path_under(root)
+    });
+    recall.note_shown_elsewhere(paths);
 }
 
 fn tool_result(entry: &mut Entry) -> DeliveryAnswer {
