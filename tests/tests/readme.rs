@@ -101,9 +101,13 @@ fn each_library_readme_shows_its_crate_doc_example() {
         // Every crate a registry may receive has a README: a new library crate is checked too.
         assert!(
             repository().join(&crate_dir).join("README.md").is_file(),
-            "{} is a library crate without a README.md",
+            "{} is a published crate without a README.md",
             crate_dir.display()
         );
+        // The binary's crate has no library example to show.
+        if !repository().join(&crate_dir).join("src/lib.rs").is_file() {
+            continue;
+        }
         let readme = format!("{}/README.md", crate_dir.display());
         let name = entry.file_name().to_string_lossy().into_owned();
         assert_eq!(
