@@ -119,6 +119,43 @@ fn rank_marks_what_is_delivered_and_says_why_a_token_is_uninformative() {
 }
 
 #[test]
+fn rank_leads_with_what_recall_delivers_in_delivery_order() {
+    let tree = demo();
+    let query = "how do I clear the redis cache?";
+    let run = tree.run_with_roots("rank", query, &["--json", "--limit", "0"]);
+    let value: Value = run.success().json();
+    let rows = value["ranked"].as_array().unwrap();
+    let leading: Vec<&str> = rows
+        .iter()
+        .take_while(|row| row["delivered"] == true)
+        .map(|row| row["relative_path"].as_str().unwrap())
+        .collect();
+    assert_eq!(leading, delivered(&tree, query));
+    assert!(
+        rows.iter()
+            .skip(leading.len())
+            .all(|row| row["delivered"] == false),
+        "{value}"
+    );
+}
+
+#[test]
+fn rank_marks_a_row_matched_only_by_uninformative_words() {
+    let tree = demo();
+    let run = tree.run_with_roots("rank", "how do I clear the redis cache?", &[]);
+    let text = run.success().stdout.clone();
+    let first = text
+        .lines()
+        .find(|l| l.starts_with("1. "))
+        .unwrap_or_else(|| panic!("no first row in\n{text}"));
+    assert!(first.ends_with(" · delivered"), "{text}");
+    assert!(
+        text.contains("Running the tests — running-tests.md (project, project scope) · only uninformative words"),
+        "{text}"
+    );
+}
+
+#[test]
 fn rank_json_carries_each_tokens_verdict_and_each_rows_delivery() {
     let tree = demo();
     let run = tree.run_with_roots("rank", "run the tests again", &["--json"]);

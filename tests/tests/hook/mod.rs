@@ -12,6 +12,7 @@ use tempfile::TempDir;
 use crate::support::binary;
 
 mod doctor;
+mod follow_agent;
 #[cfg(unix)]
 mod in_process;
 mod install;

@@ -196,13 +196,23 @@ fn without_layout(command: &str) -> &str {
         .unwrap_or(command)
 }
 
+/// The layout memrecall's hook `command` for `agent` reads: the `--layout` it names, else the
+/// hook's default for the agent ([`crate::default_layout`]).
+pub fn layout_of(command: &str, agent: Agent) -> Layout {
+    let command = unguarded(command);
+    [Layout::ClaudeCode, Layout::QwenCode, Layout::Memrecall]
+        .into_iter()
+        .find(|layout| command.ends_with(&format!(" --layout {}", layout.as_str())))
+        .unwrap_or(crate::default_layout(agent))
+}
+
 fn hook_arguments(agent: Agent) -> String {
     format!("hook --agent {}", agent.as_str())
 }
 
 /// `path` as one shell word: as it is when it holds only characters no shell treats specially,
 /// else in single quotes.
-fn shell_quoted(path: &Path) -> String {
+pub fn shell_quoted(path: &Path) -> String {
     let text = path.to_string_lossy();
     let plain = !text.is_empty()
         && text
@@ -328,6 +338,19 @@ mod tests {
             "/bin/memrecall hook --agent claude-code --layout memrecall"
         );
         assert!(is_memrecall_hook(&command, Agent::ClaudeCode, None));
+    }
+
+    #[test]
+    fn a_hook_reads_the_layout_its_command_names_else_the_agents_default() {
+        let program = Path::new("/bin/memrecall");
+        let named = hook_command(Agent::GeminiCli, program, Some(Layout::QwenCode));
+        assert_eq!(layout_of(&named, Agent::GeminiCli), Layout::QwenCode);
+        let plain = hook_command(Agent::ClaudeCode, program, None);
+        assert_eq!(layout_of(&plain, Agent::ClaudeCode), Layout::ClaudeCode);
+        assert_eq!(
+            layout_of("memrecall hook --agent codex", Agent::Codex),
+            Layout::Memrecall
+        );
     }
 
     #[test]

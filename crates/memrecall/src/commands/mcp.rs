@@ -43,7 +43,7 @@ pub(crate) fn run(args: &McpArgs) -> Result<(), Failure> {
     let roots = resolve_roots(&RootArgs {
         project: args.project.clone(),
         user: args.user.clone(),
-        layout,
+        layout: Some(layout),
     })?;
     // Tools wait for the settled recall, so the delivery design does not apply here; the
     // delivery rule does, to what settles without a selector.

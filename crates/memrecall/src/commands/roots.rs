@@ -8,13 +8,14 @@ use clap::Args;
 
 use super::{Failure, emit};
 use agent_hooks::layout::RecallRoots;
-use agent_hooks::{Agent, Environment, Layout, layout, settings};
+use agent_hooks::{Agent, Environment, Layout, installed, layout, settings};
 
 #[derive(Debug, Args)]
 pub(crate) struct RootsArgs {
-    /// Whose memory layout to resolve.
-    #[arg(long, value_enum, default_value_t = Layout::Memrecall)]
-    layout: Layout,
+    /// Whose memory layout to resolve [default: each layout an installed hook of an agent reads,
+    /// else memrecall's].
+    #[arg(long, value_enum)]
+    layout: Option<Layout>,
     /// The working directory to resolve for [default: the current directory].
     #[arg(long, value_name = "DIR")]
     cwd: Option<PathBuf>,
@@ -22,15 +23,75 @@ pub(crate) struct RootsArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct RootArgs {
-    /// Project memory root [default: $MEMRECALL_HOME/projects/<this directory>/memory].
+    /// Project memory root [default: the layout's for this directory (see --layout); in
+    /// memrecall's, $MEMRECALL_HOME/projects/<this directory>/memory].
     #[arg(long, value_name = "DIR")]
     pub(crate) project: Option<PathBuf>,
-    /// User memory root [default: $MEMRECALL_HOME/memories; MEMRECALL_HOME defaults to ~/.memrecall].
+    /// User memory root [default: the layout's; in memrecall's, $MEMRECALL_HOME/memories, where
+    /// MEMRECALL_HOME defaults to ~/.memrecall].
     #[arg(long, value_name = "DIR")]
     pub(crate) user: Option<PathBuf>,
-    /// Whose memory layout gives the default roots for this directory (see `memrecall roots`).
-    #[arg(long, value_enum, default_value_t = Layout::Memrecall)]
-    pub(crate) layout: Layout,
+    /// Whose memory layout gives the default roots for this directory [default: the one the
+    /// agents' installed hooks read (see `memrecall roots`), else memrecall's].
+    #[arg(long, value_enum)]
+    pub(crate) layout: Option<Layout>,
+}
+
+/// Why a command reads a layout.
+enum Why {
+    /// The command line named it.
+    Given,
+    /// No agent runs memrecall's hook: memrecall's own layout.
+    NoHook,
+    /// The installed hooks that read it, in words.
+    Hooks(Vec<String>),
+}
+
+/// A layout a command reads, and why.
+struct LayoutChoice {
+    layout: Layout,
+    why: Why,
+}
+
+impl LayoutChoice {
+    /// The hooks that read it, in words, when they chose it.
+    fn readers(&self) -> Option<String> {
+        match &self.why {
+            Why::Hooks(readers) => Some(readers.join(", ")),
+            Why::Given | Why::NoHook => None,
+        }
+    }
+}
+
+/// The layouts to read for `cwd`, the one commands read first: the one given, else each layout
+/// an installed hook reads, else memrecall's.
+fn layout_choices(given: Option<Layout>, cwd: &Path, env: &Environment) -> Vec<LayoutChoice> {
+    if let Some(layout) = given {
+        return vec![LayoutChoice {
+            layout,
+            why: Why::Given,
+        }];
+    }
+    let hooks = installed::installed_hooks(cwd, env);
+    if hooks.is_empty() {
+        return vec![LayoutChoice {
+            layout: Layout::Memrecall,
+            why: Why::NoHook,
+        }];
+    }
+    installed::layouts(&hooks)
+        .into_iter()
+        .map(|layout| LayoutChoice {
+            layout,
+            why: Why::Hooks(
+                hooks
+                    .iter()
+                    .filter(|hook| hook.layout == layout)
+                    .map(installed::InstalledHook::describe)
+                    .collect(),
+            ),
+        })
+        .collect()
 }
 
 pub(crate) fn run(args: &RootsArgs) -> Result<(), Failure> {
@@ -38,16 +99,49 @@ pub(crate) fn run(args: &RootsArgs) -> Result<(), Failure> {
         Some(dir) => dir.clone(),
         None => current_dir()?,
     };
-    let roots = layout::resolve(args.layout, &cwd, &Environment::from_process())
-        .map_err(|e| Failure::root(e.to_string()))?;
+    let env = Environment::from_process();
+    let choices = layout_choices(args.layout, &cwd, &env);
+    let mut text = String::new();
+    for (i, choice) in choices.iter().enumerate() {
+        if i > 0 {
+            text.push('\n');
+        }
+        text.push_str(&layout_text(choice, &cwd, &env)?);
+    }
+    if let [first, _, ..] = choices.as_slice() {
+        let _ = writeln!(
+            text,
+            "\nrecall, scan and rank read the first layout ({}); --layout chooses another",
+            first.layout.as_str()
+        );
+    }
+    text.push_str(&hook_binaries(&env));
+    emit(&text)
+}
+
+/// One layout's roots for `cwd`, and why each is where it is.
+fn layout_text(choice: &LayoutChoice, cwd: &Path, env: &Environment) -> Result<String, Failure> {
+    let roots =
+        layout::resolve(choice.layout, cwd, env).map_err(|e| Failure::root(e.to_string()))?;
     let show = |choice: &layout::RootChoice| match &choice.path {
         Some(path) if path.is_dir() => format!("{}\n  {}", path.display(), choice.why),
         Some(path) => format!("{} (does not exist yet)\n  {}", path.display(), choice.why),
         None => format!("none\n  {}", choice.why),
     };
-    let mut text = format!(
-        "layout: {}\ncwd: {}\nproject: {}\nuser: {}\n",
-        roots.layout.as_str(),
+    let mut text = format!("layout: {}\n", roots.layout.as_str());
+    match &choice.why {
+        Why::Given => {}
+        Why::NoHook => text.push_str(
+            "  no agent runs memrecall's hook, so memrecall's own layout (an installed hook changes this)\n",
+        ),
+        Why::Hooks(_) => {
+            let readers = choice.readers().unwrap_or_default();
+            let _ = writeln!(text, "  read by {}", crate::output::one_line(&readers));
+        }
+    }
+    let _ = write!(
+        text,
+        "cwd: {}\nproject: {}\nuser: {}\n",
         roots.cwd.display(),
         show(&roots.project),
         show(&roots.user),
@@ -62,8 +156,7 @@ pub(crate) fn run(args: &RootsArgs) -> Result<(), Failure> {
         text.push_str(&crate::output::one_line(ignored));
         text.push('\n');
     }
-    text.push_str(&hook_binaries(&Environment::from_process()));
-    emit(&text)
+    Ok(text)
 }
 
 /// Which binary this is, and which one each agent's installed hook runs (from the user's
@@ -113,8 +206,17 @@ fn current_dir() -> Result<PathBuf, Failure> {
 pub(crate) fn resolve_roots(args: &RootArgs) -> Result<RecallRoots, Failure> {
     let defaults = if args.project.is_none() || args.user.is_none() {
         let env = Environment::from_process();
-        let resolved = layout::resolve(args.layout, &current_dir()?, &env)
-            .map_err(|e| Failure::root(e.to_string()))?;
+        let cwd = current_dir()?;
+        let choices = layout_choices(args.layout, &cwd, &env);
+        let mut choices = choices.iter();
+        let chosen = choices.next().map_or(Layout::Memrecall, |first| {
+            if let Some(readers) = first.readers() {
+                say_followed(first.layout, &readers, choices.as_slice());
+            }
+            first.layout
+        });
+        let resolved =
+            layout::resolve(chosen, &cwd, &env).map_err(|e| Failure::root(e.to_string()))?;
         for ignored in &resolved.ignored {
             eprintln!("memrecall: ignored: {}", crate::output::one_line(ignored));
         }
@@ -150,6 +252,23 @@ pub(crate) fn resolve_roots(args: &RootArgs) -> Result<RecallRoots, Failure> {
             |d| d.catalogs,
         ),
     })
+}
+
+/// Says on stderr which layout a command follows and which hooks read it, and the other
+/// layouts installed hooks read.
+fn say_followed(layout: Layout, readers: &str, others: &[LayoutChoice]) {
+    let mut line = format!("memrecall: layout {} (read by {readers})", layout.as_str());
+    for other in others {
+        if let Some(readers) = other.readers() {
+            let _ = write!(
+                line,
+                "; {} is read by {readers}: --layout {} reads it",
+                other.layout.as_str(),
+                other.layout.as_str()
+            );
+        }
+    }
+    eprintln!("{}", crate::output::one_line(&line));
 }
 
 fn check_root(dir: &Path, scope: &str) -> Result<PathBuf, Failure> {

@@ -24,6 +24,9 @@ pub struct RankRow {
     breakdown: ScoreBreakdown,
     /// Whether the delivery rule sends it.
     delivered: bool,
+    /// Whether every query token it matched is uninformative (so the delivery rule never sends
+    /// it, whatever its score).
+    only_uninformative: bool,
 }
 
 /// Each query token with whether the delivery rule counts it as evidence, and why not.
@@ -39,23 +42,39 @@ pub fn token_verdicts(query: &str, docs: &[Arc<ScannedDocument>]) -> Vec<TokenVe
 }
 
 impl RankRow {
-    /// Ranks `docs` for `query`, best first, every match.
+    /// Ranks `docs` for `query`, every match: first what the delivery rule sends, in delivery
+    /// order, then the rest, best first.
     pub fn rank(query: &str, docs: &[Arc<ScannedDocument>]) -> Vec<RankRow> {
         let tokens = QueryTokens::new(query);
         let prepared: Vec<&ScannedDocument> = docs.iter().map(AsRef::as_ref).collect();
         let ranked = lexical_score::rank(&tokens, &prepared);
         let rule = DeliveryRule::SHIPPED;
         let evidence = QueryEvidence::judge(&tokens, &rule.evidence, &prepared);
+        let informative = evidence.informative().as_slice();
         let top = ranked.get(..HEURISTIC_LIMIT).unwrap_or(&ranked);
         let kept = rule.deliver(&evidence, top, &prepared);
-        ranked
-            .into_iter()
+        let rest = ranked.iter().filter(|r| !kept.contains(r));
+        kept.iter()
+            .chain(rest)
             .filter_map(|r| {
-                prepared.get(r.index).map(|d| RankRow {
-                    document: DocumentOut::new(d),
-                    score: r.score,
-                    breakdown: lexical_score::explain(&tokens, *d),
-                    delivered: kept.contains(&r),
+                prepared.get(r.index).map(|d| {
+                    let breakdown = lexical_score::explain(&tokens, *d);
+                    let b = &breakdown;
+                    let only_uninformative = !b
+                        .title_hits
+                        .iter()
+                        .chain(&b.keyword_hits)
+                        .chain(&b.description_hits)
+                        .chain(&b.usage_scenario_hits)
+                        .chain(&b.body_hits)
+                        .any(|hit| informative.iter().any(|token| token == hit));
+                    RankRow {
+                        document: DocumentOut::new(d),
+                        score: r.score,
+                        breakdown,
+                        delivered: kept.contains(r),
+                        only_uninformative,
+                    }
                 })
             })
             .collect()
@@ -104,8 +123,15 @@ impl RankRow {
             s.push_str("\nno document matches this query\n");
         }
         for (i, row) in rows.iter().enumerate() {
+            if !row.delivered && i > 0 && rows.get(i - 1).is_some_and(|r| r.delivered) {
+                s.push_str("\nnot delivered, best first:\n");
+            }
             let d = &row.document;
-            let mark = if row.delivered { " · delivered" } else { "" };
+            let mark = match (row.delivered, row.only_uninformative) {
+                (true, _) => " · delivered",
+                (false, true) => " · only uninformative words",
+                (false, false) => "",
+            };
             let _ = writeln!(
                 s,
                 "\n{}. score {} · {}{mark}",

@@ -1,7 +1,8 @@
 //! `memrecall doctor`: one screen to paste into a bug report. The binary and its version; for
 //! each agent found, its settings file, whether the hook and the MCP server are registered and
-//! run a binary that exists, and (Codex) whether the hook is trusted; the memory roots for the
-//! directory and how many topics each holds; the server; the selector and one probe of it; the
+//! run a binary that exists, and (Codex) whether the hook is trusted; the memory roots the
+//! installed hooks read for the directory and how many topics each holds, and notes in a root
+//! none of them reads (`unread`); the server; the selector and one probe of it; the
 //! last lines of the hook's log. Each problem comes with the one command (or edit) that fixes it.
 //! Exit 0 when there is none, 1 otherwise.
 
@@ -9,6 +10,7 @@ mod agent_extra;
 mod auth_cache;
 mod checks;
 mod setup;
+mod unread;
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -17,7 +19,7 @@ use clap::Args;
 use serde::Serialize;
 
 use super::{Failure, emit};
-use agent_hooks::{Agent, Environment, Layout};
+use agent_hooks::{Agent, Environment};
 
 #[derive(Debug, Args)]
 pub(crate) struct DoctorArgs {
@@ -91,16 +93,7 @@ pub(crate) fn run(args: &DoctorArgs) -> Result<(), Failure> {
         .iter()
         .filter_map(|&agent| checks::agent_report(agent, &env, &cwd, &binary_text, &mut problems))
         .collect();
-    let mut layouts: Vec<Layout> = Vec::new();
-    for &agent in &agents_found {
-        let layout = agent_hooks::default_layout(agent);
-        if !layouts.contains(&layout) {
-            layouts.push(layout);
-        }
-    }
-    if layouts.is_empty() {
-        layouts.push(Layout::Memrecall);
-    }
+    let layouts = unread::layouts(args.agent, &cwd, &env, &mut problems);
     let server = setup::server(&env, &mut problems);
     let selector = setup::selector(&env, &mut problems);
     let hook_log = setup::hook_log(&env, LOG_LINES, &mut problems);

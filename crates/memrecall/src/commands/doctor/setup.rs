@@ -73,7 +73,7 @@ pub(super) fn roots(
 }
 
 /// The topics of `root`, and what the walk's limits left out of it (`path: what`).
-fn scan(root: &Path) -> Option<(usize, Vec<String>)> {
+pub(super) fn scan(root: &Path) -> Option<(usize, Vec<String>)> {
     let roots = memory_scan::MemoryRoots {
         project: Some(root.to_path_buf()),
         user: None,
