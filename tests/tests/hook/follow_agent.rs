@@ -63,6 +63,7 @@ fn with_only_claude_codes_hook_a_note_written_where_roots_says_is_delivered_by_i
 fn with_only_qwen_codes_hook_a_note_written_where_roots_says_is_delivered_by_it() {
     let world = World::new();
     install(&world, "qwen-code");
+    super::qwen_own_recall_off(&world.home().join(".qwen"));
     let user = root_named(&world, "user");
     assert_eq!(user, world.home().join(".qwen/memories"));
     a_note(&user);
@@ -74,6 +75,21 @@ fn with_only_qwen_codes_hook_a_note_written_where_roots_says_is_delivered_by_it(
     );
 
     assert_eq!(titles(&run.context("UserPromptSubmit")), ["Deploy runbook"]);
+}
+
+#[test]
+fn with_qwen_codes_own_recall_on_roots_says_qwen_code_delivers_its_notes_itself() {
+    let world = World::new();
+    install(&world, "qwen-code");
+
+    let run = world.run(&["roots"], "", &[]);
+
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let out = run.stdout;
+    assert!(
+        out.contains("Qwen Code delivers these notes itself (memory.enableManagedAutoMemory is on by default)"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -142,6 +158,7 @@ fn roots_lists_each_installed_layout_and_which_one_the_commands_read() {
 fn doctor_names_notes_no_installed_agent_reads_and_its_fix_moves_them_to_the_agent() {
     let world = World::new();
     install(&world, "qwen-code");
+    super::qwen_own_recall_off(&world.home().join(".qwen"));
     let unread = world.path("mr/memories");
     a_note(&unread);
     let repo = world.repo();

@@ -548,15 +548,15 @@ fn claude_code_disable_auto_memory_delivers_nothing() {
     run.silent();
 }
 
-/// Turns Qwen Code's own memory recall off in the settings of the Qwen Code home `qwen`, so that
-/// memrecall's hook delivers the notes of Qwen Code's memory roots.
+/// Turns Qwen Code's own memory recall off in the settings of the Qwen Code home `qwen` (kept
+/// otherwise), so that memrecall's hook delivers the notes of Qwen Code's memory roots.
 fn qwen_own_recall_off(qwen: &Path) {
     std::fs::create_dir_all(qwen).unwrap();
-    std::fs::write(
-        qwen.join("settings.json"),
-        r#"{"memory":{"enableManagedAutoMemory":false}}"#,
-    )
-    .unwrap();
+    let file = qwen.join("settings.json");
+    let mut settings: Value = std::fs::read_to_string(&file)
+        .map_or_else(|_| json!({}), |text| serde_json::from_str(&text).unwrap());
+    settings["memory"] = json!({"enableManagedAutoMemory": false});
+    std::fs::write(&file, settings.to_string()).unwrap();
 }
 
 #[test]

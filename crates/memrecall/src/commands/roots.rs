@@ -8,7 +8,7 @@ use clap::Args;
 
 use super::{Failure, emit};
 use agent_hooks::layout::RecallRoots;
-use agent_hooks::{Agent, Environment, Layout, installed, layout, settings};
+use agent_hooks::{Agent, Environment, Layout, installed, layout, qwen_code, settings};
 
 #[derive(Debug, Args)]
 pub(crate) struct RootsArgs {
@@ -146,6 +146,19 @@ fn layout_text(choice: &LayoutChoice, cwd: &Path, env: &Environment) -> Result<S
         show(&roots.project),
         show(&roots.user),
     );
+    if roots.layout == Layout::QwenCode
+        && let qwen_code::OwnRecall::On(file) = qwen_code::own_recall(&roots.cwd, env)
+    {
+        let setting = qwen_code::OWN_RECALL_SETTING.join(".");
+        let source = file.map_or_else(
+            || "on by default".to_owned(),
+            |file| format!("true in {}", file.display()),
+        );
+        let _ = writeln!(
+            text,
+            "  Qwen Code delivers these notes itself ({setting} is {source}): memrecall's Qwen Code hook leaves them to it, so each reaches the model once; set it to false for memrecall to deliver them"
+        );
+    }
     if roots.project.origin == layout::RootOrigin::Repository {
         text.push_str(
             "  (chosen by a file in the repository: read as the agent reads it; memrecall writes nothing there)\n",
