@@ -5,8 +5,8 @@
 //! A hook is installed when memrecall's entry is in the agent's user settings file
 //! ([`settings::settings_path`]) or in the project settings file of the working directory or of
 //! its git root, or when memrecall's Claude Code plugin or Gemini CLI or Qwen Code extension is
-//! installed (`plugins/installed_plugins.json` names `memrecall@…`, or `extensions/memrecall/`
-//! exists in the agent's directory). An entry reads the layout its command names with
+//! installed (`~/.claude/plugins/installed_plugins.json` names `memrecall@…`, or
+//! `extensions/memrecall/` exists in the agent's directory). An entry reads the layout its command names with
 //! `--layout`, else the agent's default ([`crate::default_layout`]); a plugin or extension runs
 //! the hook without `--layout`.
 
