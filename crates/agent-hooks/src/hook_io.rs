@@ -196,9 +196,7 @@ pub fn render(agent: Agent, event_name: &str, context: &str) -> String {
 }
 
 /// Length of `text` in UTF-16 units, as the agents (JavaScript and TypeScript programs) count.
-pub fn utf16_len(text: &str) -> usize {
-    text.chars().map(char::len_utf16).sum()
-}
+pub use recall_facade::utf16_len;
 
 #[cfg(test)]
 mod tests {

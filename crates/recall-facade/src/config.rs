@@ -121,6 +121,10 @@ pub struct RecallOptions {
     /// [`DiscardReason::TurnCapReached`](crate::DiscardReason::TurnCapReached). Documents cut
     /// this way are not marked delivered, so a later turn may still recall them.
     pub turn_cap: Option<NonZeroUsize>,
+    /// Most UTF-16 units one delivery's prompt holds: what the agent takes (default `None`: the
+    /// whole prompt). Over it a delivery keeps its first documents whose prompt fits, or the
+    /// first one cut to it; only those are marked delivered.
+    pub context_budget: Option<NonZeroUsize>,
 }
 
 impl Default for RecallOptions {
@@ -132,6 +136,7 @@ impl Default for RecallOptions {
             rule: DeliveryRule::SHIPPED,
             limit: selector::DEFAULT_LIMIT,
             turn_cap: None,
+            context_budget: None,
         }
     }
 }
@@ -192,6 +197,7 @@ impl RecallConfig {
         session.limit = options.limit;
         session.design = options.design;
         session.turn_cap = options.turn_cap;
+        session.context_budget = options.context_budget;
         session.delivery_rule = options.rule;
         session.cache = self.scanner.build();
         Ok(session)

@@ -72,8 +72,8 @@ pub use delivery_telemetry::{
 pub use memory_scan::{CatalogStore, MemoryRoots, RecallScanner};
 pub use recall_lifecycle::{
     CancelReason, Clock, DeliveredMemory, Delivery, DeliveryDesign, DeliveryRule,
-    FIRST_PROMPT_CEILING, FixedClock, Lines, RecallState, SettledRecall, SystemClock, printable,
-    render_prompt,
+    FIRST_PROMPT_CEILING, FixedClock, Lines, RecallState, SettledRecall, SystemClock,
+    TRUNCATED_NOTE, cut_to_budget, printable, render_prompt, utf16_len,
 };
 pub use roots::{MAX_PROJECT_DIR_NAME_BYTES, default_roots, memory_home, sanitise_project_path};
 pub use selector::Selector;

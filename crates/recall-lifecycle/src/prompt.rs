@@ -11,7 +11,9 @@ use memory_scan::Document;
 use lexical_score::BODY_WINDOW_CHARS;
 
 const HEADER: &str = "## Relevant memory\n\nUse the following memories only when they are directly relevant to the current request. Verify file/function claims before relying on them.\n\n";
-const TRUNCATED_NOTE: &str = "> NOTE: Relevant memory truncated for prompt budget.";
+/// Ends a text that had to be cut: a body longer than the prompt shows, or a prompt longer than
+/// the agent takes.
+pub const TRUNCATED_NOTE: &str = "> NOTE: Relevant memory truncated for prompt budget.";
 const EMPTY_BODY: &str = "_No detailed entries yet._";
 const SECONDS_PER_DAY: u64 = 86_400;
 
@@ -75,6 +77,52 @@ where
     prompt.push_str(&body);
     prompt.push('\n');
     prompt
+}
+
+/// Length of `text` in UTF-16 units, as the agents (JavaScript and TypeScript programs) count
+/// what they accept.
+pub fn utf16_len(text: &str) -> usize {
+    text.chars().map(char::len_utf16).sum()
+}
+
+/// The prompt for the longest run of `documents`' first ones that fits `budget` UTF-16 units,
+/// with how many it holds; when not even the first fits, its prompt cut to the budget (one
+/// document). No documents: `(0, "")`.
+pub fn render_prompt_within(
+    documents: &[&Document],
+    now: SystemTime,
+    budget: usize,
+) -> (usize, String) {
+    for keep in (1..=documents.len()).rev() {
+        let prompt = render_prompt(documents[..keep].iter().copied(), now);
+        if utf16_len(&prompt) <= budget {
+            return (keep, prompt);
+        }
+    }
+    match documents.first() {
+        Some(first) => (1, cut_to_budget(&render_prompt([*first], now), budget)),
+        None => (0, String::new()),
+    }
+}
+
+/// `text` as it is when it fits `budget` UTF-16 units; else its beginning, cut to fit with
+/// [`TRUNCATED_NOTE`] after it (for a text whose documents are not at hand, such as a server's
+/// answer).
+pub fn cut_to_budget(text: &str, budget: usize) -> String {
+    if utf16_len(text) <= budget {
+        return text.to_owned();
+    }
+    let ending = format!("\n\n{TRUNCATED_NOTE}\n");
+    let room = budget.saturating_sub(utf16_len(&ending));
+    let mut used = 0;
+    let end = text
+        .char_indices()
+        .find(|(_, c)| {
+            used += c.len_utf16();
+            used > room
+        })
+        .map_or(text.len(), |(at, _)| at);
+    format!("{}{ending}", text[..end].trim_end())
 }
 
 fn render_document(doc: &Document, now: SystemTime) -> String {
@@ -160,6 +208,46 @@ mod tests {
     use super::*;
 
     const DAY: Duration = Duration::from_secs(SECONDS_PER_DAY);
+
+    fn doc(title: &str, body: &str) -> Document {
+        let topic =
+            memory_scan::Topic::new(memory_scan::MemoryType::Project, title, "d", body).unwrap();
+        Document::new(
+            memory_scan::Scope::Project,
+            std::path::PathBuf::from(format!("/m/{title}.md")),
+            std::path::PathBuf::from(format!("{title}.md")),
+            topic,
+            SystemTime::UNIX_EPOCH,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn documents_whose_prompt_fits_the_budget_are_all_kept() {
+        let (a, b) = (doc("a", "alpha"), doc("b", "beta"));
+        let full = render_prompt([&a, &b], SystemTime::UNIX_EPOCH);
+        let (kept, prompt) =
+            render_prompt_within(&[&a, &b], SystemTime::UNIX_EPOCH, utf16_len(&full));
+        assert_eq!((kept, prompt), (2, full));
+    }
+
+    #[test]
+    fn over_the_budget_the_first_documents_that_fit_are_kept_whole() {
+        let (a, b) = (doc("a", "alpha"), doc("b", &"beta ".repeat(200)));
+        let one = render_prompt([&a], SystemTime::UNIX_EPOCH);
+        let (kept, prompt) =
+            render_prompt_within(&[&a, &b], SystemTime::UNIX_EPOCH, utf16_len(&one) + 10);
+        assert_eq!((kept, prompt), (1, one));
+    }
+
+    #[test]
+    fn a_first_document_over_the_budget_is_cut_to_it_with_the_note() {
+        let a = doc("a", &"é".repeat(1_000));
+        let (kept, prompt) = render_prompt_within(&[&a], SystemTime::UNIX_EPOCH, 300);
+        assert_eq!(kept, 1);
+        assert!(utf16_len(&prompt) <= 300, "{}", utf16_len(&prompt));
+        assert!(prompt.ends_with(&format!("{TRUNCATED_NOTE}\n")), "{prompt}");
+    }
 
     #[test]
     fn printable_text_is_borrowed_unchanged() {

@@ -1,6 +1,7 @@
 //! Behaviour of one recall lifecycle, as `docs/design.md#what-the-lifecycle-tests-check` lists it.
 //! Timing runs on tokio's paused clock, so every duration asserted here is exact.
 
+use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -413,6 +414,40 @@ async fn fully_fast_delivered_result_is_already_delivered_at_tool_result() {
         terminal_events(&sink)[0].discard_reason,
         Some(DiscardReason::AlreadyDelivered)
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_document_over_the_context_budget_is_not_marked_delivered_and_comes_later() {
+    let f = fixture();
+    let (mut whole, _sink) = session_with(f.tree.roots(), None, DeliveryDesign::FastPath);
+    whole.begin_turn(ROLLBACK_QUERY, &[]);
+    let unbudgeted = whole.initial().await;
+    let fast = paths(&unbudgeted);
+    assert_eq!(
+        fast.len(),
+        2,
+        "the fast result holds two documents: {fast:?}"
+    );
+    let first_alone = {
+        let first = &unbudgeted.delivered().unwrap().documents[0];
+        render_prompt([first.document()], SystemTime::now())
+    };
+
+    let sink = Arc::new(RecordingSink::new());
+    let mut config =
+        SessionConfig::new(f.tree.roots(), Arc::clone(&sink) as Arc<dyn TelemetrySink>);
+    config.selector = Some(mock(&[&fast[0], &fast[1]], 600));
+    config.clock = Arc::new(FixedClock(SystemTime::now()));
+    config.delivery_rule = DeliveryRule::UNTRIMMED;
+    config.context_budget = NonZeroUsize::new(recall_lifecycle::utf16_len(&first_alone) + 10);
+    let mut session = RecallSession::new(config);
+    session.begin_turn(ROLLBACK_QUERY, &[]);
+    let initial = session.initial().await;
+
+    assert_eq!(paths(&initial), vec![fast[0].clone()]);
+    assert_eq!(session.delivered().len(), 1);
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert_eq!(paths(&session.after_tool_result()), vec![fast[1].clone()]);
 }
 
 #[tokio::test(start_paused = true)]

@@ -36,6 +36,11 @@ pub struct SessionConfig {
     /// `limit` refined). Documents cut by the cap are not marked delivered, so a later turn may
     /// recall them.
     pub turn_cap: Option<NonZeroUsize>,
+    /// Most UTF-16 units one delivery's prompt may hold (what the agent takes); `None` (the
+    /// default) leaves it whole. Over it, a delivery keeps its first documents whose prompt
+    /// fits (or the first one, cut to it): only those are marked delivered, so what did not fit
+    /// may be delivered later.
+    pub context_budget: Option<NonZeroUsize>,
     /// What the session's recalls scan their roots with (default: a [`DocumentCache`] without
     /// catalogs); share one between sessions over the same roots.
     pub cache: Arc<dyn RecallScanner>,
@@ -53,6 +58,7 @@ impl SessionConfig {
             limit: selector::DEFAULT_LIMIT,
             delivery_rule: DeliveryRule::SHIPPED,
             turn_cap: None,
+            context_budget: None,
             cache: Arc::new(DocumentCache::new()),
         }
     }

@@ -14,7 +14,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::confidence::FastConfidence;
-use crate::prompt::{Clock, render_prompt};
+use crate::prompt::{Clock, render_prompt, render_prompt_within};
 use crate::recall::{RecallContext, RecallInput, RecallState, run_recall};
 use crate::{DeliveryDesign, FIRST_PROMPT_CEILING};
 
@@ -34,6 +34,7 @@ pub struct RecallSession {
     ctx: Arc<RecallContext>,
     clock: Arc<dyn Clock>,
     turn_cap: Option<NonZeroUsize>,
+    context_budget: Option<NonZeroUsize>,
     delivered: HashSet<PathBuf>,
     active: Option<ActiveRecall>,
     last_state: Option<watch::Receiver<RecallState>>,
@@ -63,6 +64,7 @@ impl RecallSession {
             }),
             clock: config.clock,
             turn_cap: config.turn_cap,
+            context_budget: config.context_budget,
             delivered: HashSet::new(),
             active: None,
             last_state: None,
@@ -166,13 +168,14 @@ impl RecallSession {
                 if let Some(cap) = self.turn_cap {
                     documents.truncate(cap.get());
                 }
-                token.emit(wait, documents.len(), latency);
-                active.fast_delivered.clone_from(&documents);
+                let shown = Shown::within(documents, self.clock.now(), self.context_budget);
+                token.emit(wait, shown.documents.len(), latency);
+                active.fast_delivered.clone_from(&shown.documents);
                 Delivery::Delivered(self.record_delivery(
                     Phase::Fast,
                     Strategy::Heuristic,
                     DeliveredAt::Initial,
-                    documents,
+                    shown,
                     latency,
                 ))
             }
@@ -318,34 +321,63 @@ impl RecallSession {
             return Delivery::Discarded(active.finish_discarded(reason));
         }
         let latency = active.started.elapsed();
-        active.finish_delivered(at, settled.strategy, remaining.len());
+        let shown = Shown::within(remaining, self.clock.now(), self.context_budget);
+        active.finish_delivered(at, settled.strategy, shown.documents.len());
         Delivery::Delivered(self.record_delivery(
             Phase::Refined,
             settled.strategy,
             at,
-            remaining,
+            shown,
             latency,
         ))
     }
 
+    /// Marks what `shown` holds delivered: only what the model is shown.
     fn record_delivery(
         &mut self,
         phase: Phase,
         strategy: Strategy,
         point: DeliveredAt,
-        documents: Vec<Arc<ScannedDocument>>,
+        shown: Shown,
         latency: Duration,
     ) -> DeliveredMemory {
         self.delivered
-            .extend(documents.iter().map(|d| d.path().to_path_buf()));
-        let prompt = render_prompt(documents.iter().map(|d| d.document()), self.clock.now());
+            .extend(shown.documents.iter().map(|d| d.path().to_path_buf()));
         DeliveredMemory {
             phase,
             strategy,
             point,
-            documents,
-            prompt,
+            documents: shown.documents,
+            prompt: shown.prompt,
             latency,
         }
+    }
+}
+
+/// The documents a delivery shows the model and their prompt, within the session's context
+/// budget: built only by [`Shown::within`], so what is marked delivered is what the prompt holds.
+struct Shown {
+    documents: Vec<Arc<ScannedDocument>>,
+    prompt: String,
+}
+
+impl Shown {
+    /// The first of `documents` whose prompt fits `budget` (all of them without one).
+    fn within(
+        mut documents: Vec<Arc<ScannedDocument>>,
+        now: std::time::SystemTime,
+        budget: Option<NonZeroUsize>,
+    ) -> Self {
+        let prompt = match budget {
+            None => render_prompt(documents.iter().map(|d| d.document()), now),
+            Some(budget) => {
+                let all: Vec<&memory_scan::Document> =
+                    documents.iter().map(|d| d.document()).collect();
+                let (kept, prompt) = render_prompt_within(&all, now, budget.get());
+                documents.truncate(kept);
+                prompt
+            }
+        };
+        Self { documents, prompt }
     }
 }

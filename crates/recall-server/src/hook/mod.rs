@@ -29,7 +29,7 @@
 
 use std::io::{Read as _, Write as _};
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use recall_facade::{MemoryRecall, RecallConfig, RecallOptions, ScannerChoice};
 
@@ -300,14 +300,13 @@ fn recall_here(
             .map_or(ScannerChoice::Uncatalogued, ScannerChoice::OneRecall);
         config.telemetry = Arc::clone(&telemetry.sink);
         config.options = options;
+        config.options.context_budget = agent_hooks::context::budget();
         let mut recall = MemoryRecall::new(config).map_err(|e| e.to_string())?;
         recall.begin_turn(&query, &[]);
         let initial = recall.initial().await;
         let context = initial
             .delivered()
-            .map(|memory| {
-                agent_hooks::context::fit(&memory.documents, &memory.prompt, SystemTime::now())
-            })
+            .map(|memory| memory.prompt.clone())
             .unwrap_or_default();
         Ok::<_, String>((recall, context))
     });

@@ -5,7 +5,6 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::SystemTime;
 
 use memory_scan::{MemoryRoots, Scope};
 use memory_watch::WatchedCache;
@@ -241,6 +240,7 @@ impl Server {
                 user: roots.user.clone(),
             });
             config.options = options;
+            config.options.context_budget = agent_hooks::context::budget();
             config.telemetry = Arc::clone(&self.sink) as Arc<dyn TelemetrySink>;
             config.scanner = ScannerChoice::Shared(self.cache_for(&roots));
             // The options' selector was built with the configuration's generation and the limit
@@ -366,9 +366,7 @@ pub(super) fn end_turn(entry: &mut Entry) -> DeliveryAnswer {
 fn context_of(delivery: &Delivery) -> String {
     delivery
         .delivered()
-        .map(|memory| {
-            agent_hooks::context::fit(&memory.documents, &memory.prompt, SystemTime::now())
-        })
+        .map(|memory| memory.prompt.clone())
         .unwrap_or_default()
 }
 
