@@ -149,7 +149,7 @@ impl MemoryUri {
     }
 
     /// The path's bytes below the root, `/`-separated: what
-    /// [`memory_scan::ScannedDocument::relative_path`] holds, as encoded bytes.
+    /// [`memory_scan::Document::relative_path`] holds, as encoded bytes.
     pub fn relative_bytes(&self) -> &[u8] {
         &self.path
     }
