@@ -44,6 +44,7 @@ pub mod gemini_cli;
 pub mod git;
 pub mod hook_io;
 pub mod layout;
+pub mod paths;
 pub mod qwen_code;
 pub mod settings;
 #[cfg(test)]
