@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use unicode_normalization::UnicodeNormalization as _;
 
-use crate::conventions::{CannotRun, Conventions, HookEvents};
+use crate::conventions::{CannotRun, CommandShell, Conventions, HookEvents};
 use crate::layout::{self, LayoutError, RootChoice, RootOrigin};
 use crate::{Environment, Layout, git};
 
@@ -33,6 +33,7 @@ pub const CONVENTIONS: Conventions = Conventions {
     prompt_event_continues: false,
     nothing: "",
     command_cannot_run: CannotRun::GoesOn,
+    windows_shell: CommandShell::Posix,
 };
 
 /// The file in Claude Code's configuration directory where it notes a plugin's MCP server that

@@ -4,7 +4,7 @@
 //! `PostToolUse`, `Stop` and `SessionEnd`.
 
 use crate::Layout;
-use crate::conventions::{CannotRun, Conventions, HookEvents};
+use crate::conventions::{CannotRun, CommandShell, Conventions, HookEvents};
 
 /// Codex's conventions.
 pub const CONVENTIONS: Conventions = Conventions {
@@ -27,4 +27,5 @@ pub const CONVENTIONS: Conventions = Conventions {
     prompt_event_continues: false,
     nothing: "",
     command_cannot_run: CannotRun::GoesOn,
+    windows_shell: CommandShell::Cmd,
 };

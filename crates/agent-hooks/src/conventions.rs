@@ -39,6 +39,23 @@ pub struct Conventions {
     /// What the agent does with the prompt when its hook command cannot start (the shell's
     /// "command not found", status 127, or "permission denied", 126).
     pub command_cannot_run: CannotRun,
+    /// The shell the agent hands a hook command to on Windows (on Linux and macOS every agent
+    /// runs it with `bash -c` or `sh -c`).
+    pub windows_shell: CommandShell,
+}
+
+/// The shell a hook command is written for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommandShell {
+    /// `sh` or `bash`: every agent's on Linux and macOS; on Windows Claude Code's, which runs
+    /// hooks with Git Bash.
+    Posix,
+    /// `cmd.exe`: on Windows Codex's (`%COMSPEC% /C`) and Qwen Code's (`cmd.exe /d /s /c`, or
+    /// Git Bash's `bash -c` when it was started from Git Bash), so the command is written in a
+    /// form both read alike.
+    Cmd,
+    /// PowerShell: on Windows Gemini CLI's (`powershell.exe -NoProfile -Command`).
+    PowerShell,
 }
 
 /// What an agent does with the prompt when its hook command cannot start.

@@ -9,7 +9,7 @@
 //! hooks with `bash -c`, and on Windows with PowerShell.
 
 use crate::Layout;
-use crate::conventions::{CannotRun, Conventions, HookEvents};
+use crate::conventions::{CannotRun, CommandShell, Conventions, HookEvents};
 
 /// Gemini CLI's conventions.
 pub const CONVENTIONS: Conventions = Conventions {
@@ -32,4 +32,5 @@ pub const CONVENTIONS: Conventions = Conventions {
     prompt_event_continues: false,
     nothing: "{}\n",
     command_cannot_run: CannotRun::BlocksPrompt,
+    windows_shell: CommandShell::PowerShell,
 };

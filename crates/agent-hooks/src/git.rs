@@ -72,7 +72,7 @@ fn read_small(path: &Path) -> Option<String> {
 }
 
 fn canonical(path: &Path) -> Option<PathBuf> {
-    std::fs::canonicalize(path).ok()
+    crate::paths::canonicalize(path).ok()
 }
 
 #[cfg(test)]
@@ -81,7 +81,7 @@ mod tests {
 
     fn dir() -> (tempfile::TempDir, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
-        let base = dir.path().canonicalize().unwrap();
+        let base = crate::paths::canonicalize(dir.path()).unwrap();
         (dir, base)
     }
 

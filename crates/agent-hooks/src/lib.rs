@@ -47,6 +47,7 @@ pub mod hook_io;
 pub mod installed;
 pub mod layout;
 pub mod memory_uri;
+pub mod paths;
 pub mod qwen_code;
 pub mod settings;
 #[cfg(test)]

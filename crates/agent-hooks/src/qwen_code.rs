@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::conventions::{CannotRun, Conventions, HookEvents};
+use crate::conventions::{CannotRun, CommandShell, Conventions, HookEvents};
 use crate::layout::{self, LayoutError, ResolvedRoots, RootChoice};
 use crate::{Environment, Layout, Platform, git};
 
@@ -36,6 +36,7 @@ pub const CONVENTIONS: Conventions = Conventions {
     prompt_event_continues: true,
     nothing: "",
     command_cannot_run: CannotRun::GoesOn,
+    windows_shell: CommandShell::Cmd,
 };
 
 /// Qwen Code's roots for `cwd` (see [`layout`]).

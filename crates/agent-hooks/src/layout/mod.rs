@@ -160,7 +160,7 @@ pub fn resolve(
     cwd: &Path,
     env: &Environment,
 ) -> Result<ResolvedRoots, LayoutError> {
-    let cwd = std::fs::canonicalize(cwd)
+    let cwd = crate::paths::canonicalize(cwd)
         .or_else(|_| std::path::absolute(cwd))
         .map_err(|source| LayoutError::Cwd {
             path: cwd.to_path_buf(),

@@ -20,7 +20,7 @@ fn a_character_outside_the_basic_plane_becomes_two_dashes() {
 #[test]
 fn claude_code_without_a_repository_names_the_directory_after_the_working_directory() {
     let dir = tempfile::tempdir().unwrap();
-    let base = dir.path().canonicalize().unwrap();
+    let base = crate::paths::canonicalize(dir.path()).unwrap();
     let cwd = base.join("work.dir_1");
     std::fs::create_dir_all(&cwd).unwrap();
     let roots = resolve(Layout::ClaudeCode, &cwd, &home_env(&base)).unwrap();
@@ -35,7 +35,7 @@ fn claude_code_without_a_repository_names_the_directory_after_the_working_direct
 #[test]
 fn claude_code_reads_the_nfc_form_of_a_decomposed_path() {
     let dir = tempfile::tempdir().unwrap();
-    let base = dir.path().canonicalize().unwrap();
+    let base = crate::paths::canonicalize(dir.path()).unwrap();
     // "é" as e + combining acute: two characters before NFC, one after.
     let cwd = base.join("cafe\u{301}");
     std::fs::create_dir_all(&cwd).unwrap();
@@ -50,7 +50,7 @@ fn claude_code_reads_the_nfc_form_of_a_decomposed_path() {
 #[test]
 fn claude_code_config_dir_moves_the_projects_directory() {
     let dir = tempfile::tempdir().unwrap();
-    let base = dir.path().canonicalize().unwrap();
+    let base = crate::paths::canonicalize(dir.path()).unwrap();
     let env = Environment::from_pairs([
         ("HOME", base.as_os_str().to_owned()),
         ("CLAUDE_CONFIG_DIR", base.join("cfg").into_os_string()),
@@ -68,7 +68,7 @@ fn claude_code_config_dir_moves_the_projects_directory() {
 #[test]
 fn a_local_auto_memory_directory_setting_wins_over_the_derived_directory() {
     let dir = tempfile::tempdir().unwrap();
-    let base = dir.path().canonicalize().unwrap();
+    let base = crate::paths::canonicalize(dir.path()).unwrap();
     std::fs::create_dir_all(base.join("repo/.git")).unwrap();
     std::fs::create_dir_all(base.join("repo/.claude")).unwrap();
     std::fs::write(
@@ -85,7 +85,7 @@ fn a_local_auto_memory_directory_setting_wins_over_the_derived_directory() {
 #[test]
 fn a_local_settings_file_linked_to_dev_zero_is_ignored_with_its_reason() {
     let dir = tempfile::tempdir().unwrap();
-    let base = dir.path().canonicalize().unwrap();
+    let base = crate::paths::canonicalize(dir.path()).unwrap();
     std::fs::create_dir_all(base.join("repo/.git")).unwrap();
     std::fs::create_dir_all(base.join("repo/.claude")).unwrap();
     std::os::unix::fs::symlink("/dev/zero", base.join("repo/.claude/settings.local.json")).unwrap();
@@ -105,7 +105,7 @@ fn a_local_settings_file_linked_to_dev_zero_is_ignored_with_its_reason() {
 #[test]
 fn a_user_auto_memory_directory_setting_expands_the_home_directory() {
     let dir = tempfile::tempdir().unwrap();
-    let base = dir.path().canonicalize().unwrap();
+    let base = crate::paths::canonicalize(dir.path()).unwrap();
     std::fs::create_dir_all(base.join(".claude")).unwrap();
     std::fs::write(
         base.join(".claude/settings.json"),
@@ -120,7 +120,7 @@ fn a_user_auto_memory_directory_setting_expands_the_home_directory() {
 #[test]
 fn qwen_code_puts_user_memories_under_its_home() {
     let dir = tempfile::tempdir().unwrap();
-    let base = dir.path().canonicalize().unwrap();
+    let base = crate::paths::canonicalize(dir.path()).unwrap();
     let roots = resolve(Layout::QwenCode, &base, &home_env(&base)).unwrap();
     assert_eq!(roots.user.path, Some(base.join(".qwen/memories")));
 }
@@ -128,7 +128,7 @@ fn qwen_code_puts_user_memories_under_its_home() {
 #[test]
 fn the_memrecall_layout_uses_the_git_root_of_a_subdirectory() {
     let dir = tempfile::tempdir().unwrap();
-    let base = dir.path().canonicalize().unwrap();
+    let base = crate::paths::canonicalize(dir.path()).unwrap();
     std::fs::create_dir_all(base.join("repo/.git")).unwrap();
     std::fs::create_dir_all(base.join("repo/src")).unwrap();
     let roots = resolve(Layout::Memrecall, &base.join("repo/src"), &home_env(&base)).unwrap();
@@ -183,4 +183,75 @@ fn on_windows_the_home_is_userprofile_and_home_only_without_it() {
     assert_eq!(both.on(Platform::Unix).home(), Some(PathBuf::from("/h")));
     let home_only = Environment::from_pairs([("HOME", "/h")]).on(Platform::Windows);
     assert_eq!(home_only.home(), Some(PathBuf::from("/h")));
+}
+
+/// The repository `shop` in a fresh directory, and the path an agent running there sees:
+/// `std::fs::canonicalize`'s, which on Windows is verbatim (`\\?\C:\…`), without the prefix.
+#[cfg(windows)]
+fn windows_repository() -> (tempfile::TempDir, PathBuf, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("shop");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    let verbatim = std::fs::canonicalize(&repo).unwrap();
+    let seen = verbatim
+        .to_str()
+        .and_then(|v| v.strip_prefix(r"\\?\"))
+        .expect("std::fs::canonicalize gives a verbatim path on Windows")
+        .to_owned();
+    (dir, repo, seen)
+}
+
+/// The name of the folder that holds a project root (`<projects>/<name>/memory`).
+#[cfg(windows)]
+fn folder_name(root: &RootChoice) -> String {
+    let path = root.path.as_ref().unwrap();
+    path.parent()
+        .unwrap()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned()
+}
+
+#[cfg(windows)]
+#[test]
+fn on_windows_claude_code_names_the_folder_after_the_drive_path_the_agent_sees() {
+    let (dir, repo, seen) = windows_repository();
+    let env = Environment::from_pairs([("USERPROFILE", dir.path().as_os_str().to_owned())]);
+    let roots = resolve(Layout::ClaudeCode, &repo, &env).unwrap();
+    let name = folder_name(&roots.project);
+    let drive = &seen[..1];
+    assert!(name.starts_with(&format!("{drive}--")), "{name} for {seen}");
+    assert_eq!(name, js_sanitise(&seen));
+    assert!(name.ends_with("-shop"), "{name}");
+}
+
+#[cfg(windows)]
+#[test]
+fn on_windows_qwen_code_names_the_folder_after_the_lowercased_drive_path() {
+    let (dir, repo, seen) = windows_repository();
+    let env = Environment::from_pairs([("USERPROFILE", dir.path().as_os_str().to_owned())]);
+    let roots = resolve(Layout::QwenCode, &repo, &env).unwrap();
+    let name = folder_name(&roots.project);
+    assert_eq!(name, js_sanitise(&seen).to_lowercase());
+    assert!(
+        name.starts_with(&format!("{}--", seen[..1].to_lowercase())),
+        "{name}"
+    );
+}
+
+#[cfg(windows)]
+#[test]
+fn on_windows_the_working_directory_and_git_root_are_reported_without_the_verbatim_prefix() {
+    let (dir, repo, seen) = windows_repository();
+    std::fs::create_dir_all(repo.join("src")).unwrap();
+    let env = Environment::from_pairs([("USERPROFILE", dir.path().as_os_str().to_owned())]);
+    let roots = resolve(Layout::Memrecall, &repo.join("src"), &env).unwrap();
+    assert_eq!(roots.cwd, Path::new(&seen).join("src"));
+    assert!(roots.project.why.contains(&seen), "{}", roots.project.why);
+    assert!(
+        !roots.project.why.contains(r"\\?\"),
+        "{}",
+        roots.project.why
+    );
 }

@@ -34,7 +34,7 @@ pub use document::Document;
 pub use file::{backup_path, read, remove_created, write};
 
 use super::conventions::CannotRun;
-use super::{Agent, Environment, Layout, hook_io};
+use super::{Agent, Environment, Layout, hook_io, paths};
 
 /// Why a settings file cannot be changed.
 #[derive(Debug, thiserror::Error)]
@@ -108,48 +108,48 @@ pub const fn hook_timeout(agent: Agent) -> u64 {
     agent.conventions().hook_timeout
 }
 
-/// The shell a hook command is written for: the agents run hooks with `bash -c` on Linux and
-/// macOS; on Windows Gemini CLI uses PowerShell and Qwen Code `cmd.exe` (or Git Bash when started
-/// from it), where a POSIX guard would not parse.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CommandShell {
-    /// `sh`/`bash`.
-    Posix,
-    /// PowerShell or `cmd.exe`: the command is left unguarded.
-    Windows,
-}
+pub use super::conventions::CommandShell;
 
 impl CommandShell {
-    /// The shell of the platform this binary is built for.
-    pub const fn native() -> Self {
+    /// The shell `agent` runs hook commands with on the platform this binary is built for: its
+    /// [`Conventions::windows_shell`](crate::Conventions::windows_shell) on Windows, a POSIX
+    /// shell elsewhere.
+    pub const fn of(agent: Agent) -> Self {
         if cfg!(windows) {
-            Self::Windows
+            agent.conventions().windows_shell
         } else {
             Self::Posix
         }
     }
 }
 
-/// The command an agent runs: `program` (quoted for the shell when it needs to be) with the hook's
-/// arguments, and `--layout` when one is chosen; for an agent that stops the prompt when the
-/// command cannot start, guarded ([`CommandShell::native`]'s form of [`hook_command_in`]).
+/// The command an agent runs: `program` (written for the shell the agent runs it with,
+/// [`CommandShell::of`]) with the hook's arguments, and `--layout` when one is chosen; for an
+/// agent that stops the prompt when the command cannot start, guarded (see
+/// [`hook_command_in`]).
 pub fn hook_command(agent: Agent, program: &Path, layout: Option<Layout>) -> String {
-    hook_command_in(agent, program, layout, CommandShell::native())
+    hook_command_in(agent, program, layout, CommandShell::of(agent))
 }
 
-/// [`hook_command`] for `shell`. For an agent that blocks the prompt when its hook cannot run
-/// (Gemini CLI), a POSIX shell gets `command -v P >/dev/null 2>&1 && exec P hook … || true`: a
-/// binary that is not there (not on `PATH`, deleted; in bash, which Gemini CLI runs hooks with,
-/// also one that is not executable) is skipped with status 0 and nothing printed, and one that
-/// is there replaces the shell (`exec`), so that a signal or the agent's timeout reaches the
-/// binary itself and no shell is left holding the output.
+/// [`hook_command`] for `shell`. The program is named as [`paths::command_path`] writes it (on
+/// Windows with `/` for `\`), as it is when every character is one no shell treats specially
+/// (then cmd, Git Bash and PowerShell all read it alike), else quoted for `shell`: in single
+/// quotes for a POSIX shell, in double quotes for `cmd.exe` (a Windows name holds no `"`), and
+/// called with `&` on a single-quoted string in PowerShell.
+///
+/// For an agent that blocks the prompt when its hook cannot run (Gemini CLI), a POSIX shell gets
+/// `command -v P >/dev/null 2>&1 && exec P hook … || true`: a binary that is not there (not on
+/// `PATH`, deleted; in bash, which Gemini CLI runs hooks with, also one that is not executable)
+/// is skipped with status 0 and nothing printed, and one that is there replaces the shell
+/// (`exec`), so that a signal or the agent's timeout reaches the binary itself and no shell is
+/// left holding the output.
 pub fn hook_command_in(
     agent: Agent,
     program: &Path,
     layout: Option<Layout>,
     shell: CommandShell,
 ) -> String {
-    let word = shell_quoted(program);
+    let word = shell_word(program, shell);
     let mut command = format!("{word} {}", hook_arguments(agent));
     if let Some(layout) = layout {
         command.push_str(" --layout ");
@@ -162,6 +162,21 @@ pub fn hook_command_in(
     } else {
         command
     }
+}
+
+/// Why the command [`hook_command`] writes for `agent` may not start, when there is a reason
+/// to say: `cmd.exe` is handed the command as one argument quoted by the C runtime's rules
+/// (Codex through Rust's standard library, Qwen Code through Node.js), which turns each `"`
+/// into `\"`, so a program whose path needs quotes there is not found.
+pub fn command_caveat(agent: Agent, program: &Path) -> Option<String> {
+    let shell = CommandShell::of(agent);
+    (shell == CommandShell::Cmd && !is_plain(&paths::command_path(program))).then(|| {
+        format!(
+            "warning: {} runs hooks with cmd.exe, which cannot start a program whose path needs quotes ({}); name a copy of memrecall in a folder whose path has only letters, digits and . _ - + : with --command",
+            agent.as_str(),
+            program.display()
+        )
+    })
 }
 
 /// What stands between the guard's program and the hook command it runs.
@@ -210,44 +225,80 @@ fn hook_arguments(agent: Agent) -> String {
     format!("hook --agent {}", agent.as_str())
 }
 
-/// `path` as one shell word: as it is when it holds only characters no shell treats specially,
-/// else in single quotes.
-pub fn shell_quoted(path: &Path) -> String {
-    let text = path.to_string_lossy();
-    let plain = !text.is_empty()
+/// Whether `text` holds only characters no shell (POSIX, `cmd.exe`, PowerShell) treats
+/// specially, so that it is one word as it is in each.
+fn is_plain(text: &str) -> bool {
+    !text.is_empty()
         && text
             .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-+:@%,=".contains(c));
-    if plain {
-        text.into_owned()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+:".contains(c))
+}
+
+/// `program` as one word of `shell` (see [`hook_command_in`]).
+fn shell_word(program: &Path, shell: CommandShell) -> String {
+    let text = paths::command_path(program);
+    match shell {
+        CommandShell::Posix => posix_word(&text),
+        _ if is_plain(&text) => text,
+        CommandShell::Cmd => format!("\"{text}\""),
+        CommandShell::PowerShell => format!("& '{}'", text.replace('\'', "''")),
+    }
+}
+
+/// `path` as one POSIX shell word: as it is when it holds only characters a POSIX shell reads
+/// as themselves, else in single quotes.
+pub fn shell_quoted(path: &Path) -> String {
+    posix_word(&path.to_string_lossy())
+}
+
+fn posix_word(text: &str) -> String {
+    // A POSIX shell also reads `@ % , =` as themselves.
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+:@%,=".contains(c);
+    if !text.is_empty() && text.chars().all(plain) {
+        text.to_owned()
     } else {
         format!("'{}'", text.replace('\'', r"'\''"))
     }
 }
 
 /// The program a hook command runs: its first shell word (inside the guard, when guarded),
-/// unquoted.
+/// unquoted, in any of the forms [`hook_command_in`] writes.
 pub fn program_of(command: &str) -> String {
     let command = unguarded(command);
+    if let Some(rest) = command.strip_prefix("& '") {
+        return single_quoted(rest, "'");
+    }
     if let Some(rest) = command.strip_prefix('\'') {
-        let mut program = String::new();
-        let mut rest = rest;
-        while let Some((quoted, after)) = rest.split_once('\'') {
-            program.push_str(quoted);
-            match after.strip_prefix(r"\''") {
-                Some(more) => {
-                    program.push('\'');
-                    rest = more;
-                }
-                None => break,
-            }
-        }
-        return program;
+        return single_quoted(rest, r"\''");
+    }
+    if let Some(rest) = command.strip_prefix('"') {
+        return rest
+            .split_once('"')
+            .map_or(rest, |(program, _)| program)
+            .to_owned();
     }
     command
         .split_once(' ')
         .map_or(command, |(program, _)| program)
         .to_owned()
+}
+
+/// The text of a single-quoted word up to its closing quote, where a quote followed by `escape`
+/// stands for a `'` in the word (`\''` in a POSIX shell, `'` in PowerShell).
+fn single_quoted(mut rest: &str, escape: &str) -> String {
+    let mut program = String::new();
+    while let Some((quoted, after)) = rest.split_once('\'') {
+        program.push_str(quoted);
+        match after.strip_prefix(escape) {
+            Some(more) => {
+                program.push('\'');
+                rest = more;
+            }
+            None => return program,
+        }
+    }
+    program.push_str(rest);
+    program
 }
 
 /// Whether `command` is memrecall's hook for `agent` (with or without `--layout`, guarded or
@@ -317,7 +368,7 @@ mod tests {
     #[test]
     fn a_program_path_with_a_space_or_a_quote_is_quoted_and_still_recognised() {
         let program = Path::new("/opt/my tools/it's/memrecall");
-        let command = hook_command(Agent::Codex, program, None);
+        let command = hook_command_in(Agent::Codex, program, None, CommandShell::Posix);
         assert_eq!(
             command,
             r"'/opt/my tools/it'\''s/memrecall' hook --agent codex"
@@ -373,15 +424,133 @@ mod tests {
     }
 
     #[test]
-    fn gemini_cli_commands_are_guarded_in_a_posix_shell_and_plain_on_windows() {
+    fn gemini_cli_commands_are_guarded_in_a_posix_shell_and_plain_in_powershell() {
         let program = Path::new("/opt/bin/memrecall");
         let posix = hook_command_in(Agent::GeminiCli, program, None, CommandShell::Posix);
         assert_eq!(
             posix,
             "command -v /opt/bin/memrecall >/dev/null 2>&1 && exec /opt/bin/memrecall hook --agent gemini-cli || true"
         );
-        let windows = hook_command_in(Agent::GeminiCli, program, None, CommandShell::Windows);
+        let windows = hook_command_in(Agent::GeminiCli, program, None, CommandShell::PowerShell);
         assert_eq!(windows, "/opt/bin/memrecall hook --agent gemini-cli");
+    }
+
+    #[test]
+    fn a_plain_program_path_is_the_same_word_in_every_shell() {
+        let program = Path::new("C:/Users/ana/.memrecall/bin/memrecall.exe");
+        for shell in [
+            CommandShell::Posix,
+            CommandShell::Cmd,
+            CommandShell::PowerShell,
+        ] {
+            assert_eq!(
+                hook_command_in(Agent::Codex, program, None, shell),
+                "C:/Users/ana/.memrecall/bin/memrecall.exe hook --agent codex",
+                "{shell:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn cmd_gets_a_path_with_a_space_in_double_quotes_still_recognised() {
+        let program = Path::new("C:/Users/Ana Bo/memrecall.exe");
+        let command = hook_command_in(Agent::Codex, program, None, CommandShell::Cmd);
+        assert_eq!(
+            command,
+            r#""C:/Users/Ana Bo/memrecall.exe" hook --agent codex"#
+        );
+        assert_eq!(program_of(&command), "C:/Users/Ana Bo/memrecall.exe");
+        assert!(is_memrecall_hook(&command, Agent::Codex, None));
+        assert!(is_memrecall_hook(&command, Agent::Codex, Some(program)));
+    }
+
+    #[test]
+    fn powershell_calls_a_single_quoted_path_with_its_quotes_doubled_still_recognised() {
+        let program = Path::new("C:/Users/O'Neil Bo/memrecall.exe");
+        let command = hook_command_in(
+            Agent::GeminiCli,
+            program,
+            Some(Layout::Memrecall),
+            CommandShell::PowerShell,
+        );
+        assert_eq!(
+            command,
+            "& 'C:/Users/O''Neil Bo/memrecall.exe' hook --agent gemini-cli --layout memrecall"
+        );
+        assert!(!is_guarded(&command));
+        assert_eq!(program_of(&command), "C:/Users/O'Neil Bo/memrecall.exe");
+        assert!(is_memrecall_hook(&command, Agent::GeminiCli, Some(program)));
+    }
+
+    #[test]
+    fn on_windows_claude_code_runs_hooks_in_git_bash_gemini_cli_in_powershell_and_the_others_in_cmd()
+     {
+        let shell = |agent: Agent| agent.conventions().windows_shell;
+        assert_eq!(shell(Agent::ClaudeCode), CommandShell::Posix);
+        assert_eq!(shell(Agent::GeminiCli), CommandShell::PowerShell);
+        assert_eq!(shell(Agent::QwenCode), CommandShell::Cmd);
+        assert_eq!(shell(Agent::Codex), CommandShell::Cmd);
+    }
+
+    #[cfg(not(windows))]
+    #[test]
+    fn on_linux_and_macos_every_agent_gets_a_posix_command_and_no_caveat() {
+        for agent in Agent::ALL {
+            assert_eq!(CommandShell::of(agent), CommandShell::Posix);
+            assert_eq!(
+                command_caveat(agent, Path::new("/opt/my tools/memrecall")),
+                None
+            );
+        }
+    }
+
+    #[cfg(windows)]
+    #[test]
+    fn on_windows_each_agent_gets_a_windows_path_in_its_shells_form() {
+        let plain = Path::new(r"C:\Users\ana\.memrecall\bin\memrecall.exe");
+        for agent in Agent::ALL {
+            let command = hook_command(agent, plain, None);
+            assert_eq!(
+                command,
+                format!(
+                    "C:/Users/ana/.memrecall/bin/memrecall.exe hook --agent {}",
+                    agent.as_str()
+                )
+            );
+            assert!(is_memrecall_hook(&command, agent, Some(plain)), "{command}");
+        }
+        let spaced = Path::new(r"C:\Users\Ana Bo\memrecall.exe");
+        assert_eq!(
+            hook_command(Agent::ClaudeCode, spaced, None),
+            "'C:/Users/Ana Bo/memrecall.exe' hook --agent claude-code"
+        );
+        assert_eq!(
+            hook_command(Agent::Codex, spaced, None),
+            r#""C:/Users/Ana Bo/memrecall.exe" hook --agent codex"#
+        );
+        assert_eq!(
+            hook_command(Agent::GeminiCli, spaced, None),
+            "& 'C:/Users/Ana Bo/memrecall.exe' hook --agent gemini-cli"
+        );
+        for agent in Agent::ALL {
+            let command = hook_command(agent, spaced, None);
+            assert!(
+                is_memrecall_hook(&command, agent, Some(spaced)),
+                "{command}"
+            );
+        }
+    }
+
+    #[cfg(windows)]
+    #[test]
+    fn on_windows_a_path_cmd_needs_quoted_is_a_caveat_for_the_agents_that_run_cmd() {
+        let spaced = Path::new(r"C:\Users\Ana Bo\memrecall.exe");
+        assert!(command_caveat(Agent::Codex, spaced).is_some());
+        assert!(command_caveat(Agent::QwenCode, spaced).is_some());
+        assert_eq!(command_caveat(Agent::ClaudeCode, spaced), None);
+        assert_eq!(command_caveat(Agent::GeminiCli, spaced), None);
+        let plain = Path::new(r"C:\Users\ana\memrecall.exe");
+        assert_eq!(command_caveat(Agent::Codex, plain), None);
     }
 
     #[test]

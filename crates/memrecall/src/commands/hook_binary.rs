@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use agent_hooks::Environment;
+use agent_hooks::{Environment, paths};
 
 use super::Failure;
 
@@ -29,9 +29,10 @@ pub(crate) struct HookProgram {
     pub(crate) warning: Option<String>,
 }
 
-/// This process's binary, absolute and with its links resolved.
+/// This process's binary, absolute and with its links resolved, as the user's shell writes it
+/// (on Windows without the verbatim prefix, see [`agent_hooks::paths`]).
 pub(crate) fn running_binary() -> std::io::Result<PathBuf> {
-    std::env::current_exe()?.canonicalize()
+    paths::canonicalize(&std::env::current_exe()?)
 }
 
 /// Where a binary that goes away is copied: `$MEMRECALL_HOME/bin/memrecall` (`.exe` on
@@ -46,12 +47,12 @@ pub(crate) fn stable_copy(env: &Environment) -> Option<PathBuf> {
 /// directory, the downloads folder, npx's cache); `None` when it is not.
 pub(crate) fn temporary_place(binary: &Path, home: Option<&Path>) -> Option<&'static str> {
     let temp = std::env::temp_dir();
-    let temp = temp.canonicalize().unwrap_or(temp);
+    let temp = paths::canonicalize(&temp).unwrap_or(temp);
     if binary.starts_with(&temp) {
         return Some("the temporary directory");
     }
     if let Some(home) = home {
-        let home = home.canonicalize().unwrap_or_else(|_| home.to_path_buf());
+        let home = paths::canonicalize(home).unwrap_or_else(|_| home.to_path_buf());
         if binary.starts_with(home.join("Downloads")) {
             return Some("the downloads folder");
         }
@@ -104,6 +105,7 @@ pub(crate) fn hook_program(
     let home = env.home();
     if let Some(given) = command {
         let absolute = std::path::absolute(given)
+            .map(paths::simplified)
             .map_err(|e| Failure::from(anyhow::anyhow!("--command {}: {e}", given.display())))?;
         if let Some(why) = not_runnable(&absolute) {
             return Err(Failure::from(anyhow::anyhow!(
@@ -111,7 +113,7 @@ pub(crate) fn hook_program(
                 absolute.display()
             )));
         }
-        let resolved = absolute.canonicalize().unwrap_or_else(|_| absolute.clone());
+        let resolved = paths::canonicalize(&absolute).unwrap_or_else(|_| absolute.clone());
         let warning = temporary_place(&resolved, home.as_deref()).map(|place| {
             format!(
                 "warning: --command {} is in {place}, which goes away: the hook stops running when it is gone",

@@ -28,7 +28,8 @@ pub(crate) fn install(args: &InstallArgs) -> Result<(), Failure> {
         copied_from,
         warning,
     } = hook_program(args.command.as_deref(), &env)?;
-    if let Some(warning) = &warning {
+    let caveat = settings::command_caveat(args.agent, &program);
+    for warning in warning.iter().chain(&caveat) {
         eprintln!("memrecall: {warning}");
     }
     let command = settings::hook_command(args.agent, &program, args.layout);

@@ -210,8 +210,12 @@ fn hook_problems(
         ));
     }
     for hook in hooks {
-        let guarded =
-            settings::hook_command_in(agent, &hook.program, None, settings::CommandShell::native());
+        let guarded = settings::hook_command_in(
+            agent,
+            &hook.program,
+            None,
+            settings::CommandShell::of(agent),
+        );
         if settings::is_guarded(&guarded) && !settings::is_guarded(&hook.command) {
             problems.push(Problem::new(
                 format!(
