@@ -196,7 +196,9 @@ pub fn render(agent: Agent, event_name: &str, context: &str) -> String {
 }
 
 /// Length of `text` in UTF-16 units, as the agents (JavaScript and TypeScript programs) count.
-pub use recall_facade::utf16_len;
+pub fn utf16_len(text: &str) -> usize {
+    text.encode_utf16().count()
+}
 
 #[cfg(test)]
 mod tests {

@@ -81,6 +81,7 @@ mod error;
 pub mod foreign;
 mod key;
 mod par;
+mod project_name;
 mod report;
 mod scanner;
 #[cfg_attr(
@@ -106,6 +107,7 @@ pub use engine::{
 pub use error::{CatalogRejection, CatalogWriteError};
 pub use key::FileKey;
 pub use lexical_score::MemoryType;
+pub use project_name::{MAX_PROJECT_DIR_NAME_BYTES, sanitise_project_path};
 pub use report::{
     CatalogLoad, CatalogOutcome, CatalogWrite, ScanError, ScanReport, ScanWork, SkipReason,
     SkippedFile, serialize_path,

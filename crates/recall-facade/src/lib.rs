@@ -70,12 +70,13 @@ pub use delivery_telemetry::{
     TelemetrySink, TracingSink,
 };
 pub use memory_scan::{CatalogStore, MemoryRoots, RecallScanner};
+pub use memory_scan::{MAX_PROJECT_DIR_NAME_BYTES, sanitise_project_path};
 pub use recall_lifecycle::{
     CancelReason, Clock, DeliveredMemory, Delivery, DeliveryDesign, DeliveryRule,
     FIRST_PROMPT_CEILING, FixedClock, Lines, RecallState, SettledRecall, SystemClock,
     TRUNCATED_NOTE, cut_to_budget, printable, render_prompt, utf16_len,
 };
-pub use roots::{MAX_PROJECT_DIR_NAME_BYTES, default_roots, memory_home, sanitise_project_path};
+pub use roots::{default_roots, memory_home};
 pub use selector::Selector;
 #[cfg(feature = "http")]
 pub use selector_http::{HttpSelector, HttpSelectorConfig};

@@ -21,7 +21,7 @@
 //!   not read.
 //! - **memrecall**: `<home>/projects/<dir>/memory` and `<home>/memories`, where `<home>` is
 //!   `$MEMRECALL_HOME` or `~/.memrecall` and `<dir>` is the nearest ancestor holding `.git` (else
-//!   the working directory) named by `recall_facade::sanitise_project_path`.
+//!   the working directory) named by `memory_scan::sanitise_project_path`.
 
 use std::path::{Path, PathBuf};
 
@@ -253,7 +253,7 @@ fn memrecall(
     let (dir, source) = project_dir(cwd, repository, false);
     let project = RootChoice::at(
         home.join("projects")
-            .join(recall_facade::sanitise_project_path(&dir))
+            .join(memory_scan::sanitise_project_path(&dir))
             .join("memory"),
         format!("in the memrecall home, named after {source}"),
     );

@@ -134,7 +134,7 @@ fn the_memrecall_layout_uses_the_git_root_of_a_subdirectory() {
     let roots = resolve(Layout::Memrecall, &base.join("repo/src"), &home_env(&base)).unwrap();
     let expected = base
         .join(".memrecall/projects")
-        .join(recall_facade::sanitise_project_path(&base.join("repo")))
+        .join(memory_scan::sanitise_project_path(&base.join("repo")))
         .join("memory");
     assert_eq!(roots.project.path, Some(expected));
     assert_eq!(roots.user.path, Some(base.join(".memrecall/memories")));
@@ -154,7 +154,7 @@ fn no_home_is_a_clear_error() {
 fn a_windows_project_folder_name_turns_the_drive_colon_and_backslashes_into_dashes() {
     assert_eq!(js_sanitise(r"C:\Users\Ana\shop"), "C--Users-Ana-shop");
     assert_eq!(
-        recall_facade::sanitise_project_path(Path::new(r"C:\Users\Ana\shop")),
+        memory_scan::sanitise_project_path(Path::new(r"C:\Users\Ana\shop")),
         "C--Users-Ana-shop"
     );
 }

@@ -247,7 +247,10 @@ fn ask_server(
             }
             // The server cuts its answer to the budget; whatever listens there, the hook never
             // prints more than the agent takes.
-            Ok(agent_hooks::context::cut(&answer.context))
+            Ok(recall_facade::cut_to_budget(
+                &answer.context,
+                agent_hooks::hook_io::MAX_CONTEXT_UTF16,
+            ))
         }
         other => Err(ClientError::Server(format!("unexpected answer {other:?}"))),
     }
