@@ -4,7 +4,7 @@
 //! panic.
 #![no_main]
 
-#[path = "../../crates/recall-server/src/frame.rs"]
+#[path = "../../crates/line-frame/src/lib.rs"]
 mod frame;
 
 use frame::{FrameDecoder, FrameError};

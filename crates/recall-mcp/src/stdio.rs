@@ -19,7 +19,7 @@ use tokio::io::{AsyncBufReadExt as _, AsyncWrite, AsyncWriteExt as _, BufReader,
 use tokio::sync::Mutex;
 use tokio::task::JoinHandle;
 
-use recall_server::frame::FrameDecoder;
+use line_frame::FrameDecoder;
 
 /// The longest line read, rmcp's own bound.
 pub const MAX_LINE_BYTES: usize = rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH;

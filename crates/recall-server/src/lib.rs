@@ -37,7 +37,8 @@
 //! ```
 
 pub mod client;
-pub mod frame;
+/// The socket's framing: one line of UTF-8 per message ([`line_frame`]).
+pub use line_frame as frame;
 pub mod hook;
 mod local;
 pub mod log;

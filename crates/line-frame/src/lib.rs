@@ -1,8 +1,27 @@
-//! The socket's framing: a message is one line of UTF-8 ending in `\n`, at most a stated number
-//! of bytes. [`FrameDecoder`] finds one frame in the bytes a reader hands it, so the blocking
-//! client and the async server cut frames with the same code.
+#![forbid(unsafe_code)]
+//! One message per line: a frame is one line of UTF-8 ending in `\n`, at most a stated number of
+//! bytes. [`FrameDecoder`] finds one frame in the bytes a reader hands it, chunk by chunk, so a
+//! blocking client and an async server cut frames with the same code, and a line over the limit
+//! is refused before it is held.
 //!
-//! This file depends on the standard library alone: the fuzz target of the decoder includes it.
+//! This crate depends on the standard library alone (its fuzz target includes this file).
+//!
+//! # Example
+//!
+//! ```
+//! use line_frame::{FrameDecoder, FrameError};
+//!
+//! let mut decoder = FrameDecoder::new(64);
+//! // The bytes arrive in two reads; the second holds the newline and the start of what follows.
+//! assert_eq!(decoder.push(b"{\"kind\":")?, 8);
+//! assert_eq!(decoder.push(b"\"status\"}\nnext")?, 10);
+//! assert!(decoder.is_complete());
+//! assert_eq!(decoder.finish()?, "{\"kind\":\"status\"}");
+//!
+//! let mut small = FrameDecoder::new(4);
+//! assert_eq!(small.push(b"too long\n"), Err(FrameError::TooLong));
+//! # Ok::<(), FrameError>(())
+//! ```
 
 /// Why the bytes read hold no frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,6 +33,18 @@ pub enum FrameError {
     /// The input ended before any byte.
     Empty,
 }
+
+impl std::fmt::Display for FrameError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::TooLong => "the line is over the limit",
+            Self::NotUtf8 => "the line is not UTF-8",
+            Self::Empty => "the input ended before the line began",
+        })
+    }
+}
+
+impl std::error::Error for FrameError {}
 
 /// Growth past this is in steps of this size rather than doubling, so a frame near the limit
 /// costs at most this much unused capacity.
