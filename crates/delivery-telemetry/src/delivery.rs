@@ -182,7 +182,7 @@ impl TerminalDelivery {
         };
     }
 
-    /// Records how the recall's initial consume point ended, for the terminal event (whenever it
+    /// Records how the recall's initial point ended, for the terminal event (whenever it
     /// comes) to carry as `initial_wait`. A recall has one initial point: a second call replaces
     /// the first. Never emits anything itself.
     pub fn note_initial(&mut self, wait: InitialWait) {

@@ -101,7 +101,7 @@ impl From<DeliveredAt> for DeliveryPoint {
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum DiscardReason {
-    /// The turn ended without a tool call, so no later consume point came.
+    /// The turn ended without a tool call, so no later delivery point came.
     NoSafeDeliveryPoint,
     /// A new user query superseded the recall.
     NewQuery,
@@ -136,7 +136,7 @@ impl DiscardReason {
     }
 }
 
-/// How the initial consume point of a recall ended: the `initial_wait` field of
+/// How the initial point of a recall ended: the `initial_wait` field of
 /// `memory.recall.delivery`.
 ///
 /// The delivery design decides which values occur: the single-path design only ever records
@@ -272,7 +272,7 @@ pub struct DeliveryEvent {
     pub docs_selected: usize,
     /// Milliseconds since the recall started.
     pub latency_ms: f64,
-    /// How the recall's initial consume point ended. Always set on a `fast` event; on the
+    /// How the recall's initial point ended. Always set on a `fast` event; on the
     /// terminal event, `null` only when the recall ended before its initial point was consumed.
     #[serde(default)]
     pub initial_wait: Option<InitialWait>,

@@ -12,7 +12,7 @@
 //! - [`DeliveryTelemetry::new`] hands out one [`FastDelivery`] (at most one `fast` event) and one
 //!   [`TerminalDelivery`] (exactly one `refined`/`discarded` event, an `abort` discard if dropped
 //!   unused) per recall.
-//! - [`InitialWait`] on every delivery event says how the recall's initial consume point ended
+//! - [`InitialWait`] on every delivery event says how the recall's initial point ended
 //!   (for example a confident fast result, or a weak one held until the ceiling); the fast token
 //!   takes the narrower [`FastWait`], and the terminal token carries what
 //!   [`TerminalDelivery::note_initial`] recorded into its one event.

@@ -18,7 +18,7 @@
 //!
 //! # A session over a memory tree
 //!
-//! With no selector, a recall settles with the lexical result, which the initial consume point
+//! With no selector, a recall settles with the lexical result, which the initial point
 //! delivers once it is ready:
 //!
 //! ```

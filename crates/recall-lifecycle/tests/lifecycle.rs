@@ -994,7 +994,7 @@ fn rendered_prompt_with_old_fresh_truncated_and_empty_documents() {
 }
 
 mod interleavings {
-    //! Random interleavings of publication, settling, selector outcomes, consume points and
+    //! Random interleavings of publication, settling, selector outcomes, delivery points and
     //! cancellations; the session's guarantees must hold in every one.
 
     use super::*;
@@ -1135,7 +1135,7 @@ mod interleavings {
         Ok(())
     }
 
-    /// Checks one consume point's result against the session guarantees.
+    /// Checks one delivery point's result against the session guarantees.
     fn check_delivery(
         delivery: &Delivery,
         recall_open: &mut bool,

@@ -94,7 +94,7 @@ impl DocumentOut {
     }
 }
 
-/// What one consume point produced.
+/// What one delivery point produced.
 #[derive(Debug, Serialize)]
 pub struct PointOut {
     /// `delivered`, `pending`, `discarded` or `idle`.

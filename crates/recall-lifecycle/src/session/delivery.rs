@@ -1,4 +1,4 @@
-//! What a consume point produces, and why a caller abandons a recall.
+//! What a delivery point produces, and why a caller abandons a recall.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -52,7 +52,7 @@ pub struct DeliveredMemory {
     pub latency: Duration,
 }
 
-/// What a consume point produced.
+/// What a delivery point produced.
 #[derive(Debug, Clone)]
 pub enum Delivery {
     /// Memory is delivered now.

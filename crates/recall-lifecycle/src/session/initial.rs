@@ -1,4 +1,4 @@
-//! What the initial consume point of a turn does, decided from one reading of the recall's state.
+//! What the initial point of a turn does, decided from one reading of the recall's state.
 
 use std::sync::Arc;
 
@@ -8,7 +8,7 @@ use crate::DeliveryDesign;
 use crate::confidence::FastConfidence;
 use crate::recall::{FastResult, RecallState};
 
-/// What the initial consume point does once its wait is over, decided from one reading of the
+/// What the initial point does once its wait is over, decided from one reading of the
 /// recall's state. Each variant carries only the waits that can lead to it, so the recorded
 /// `initial_wait` cannot disagree with what was delivered.
 #[derive(Debug)]

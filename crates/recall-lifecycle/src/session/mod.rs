@@ -116,7 +116,7 @@ impl RecallSession {
         self.active.as_ref().map(|a| a.cancel.clone())
     }
 
-    /// The initial consume point of a user-query turn: waits at most [`FIRST_PROMPT_CEILING`],
+    /// The initial point of a user-query turn: waits at most [`FIRST_PROMPT_CEILING`],
     /// ending early when the recall settles, the turn is cancelled, or a fast result is
     /// published (under [`DeliveryDesign::Gated`], only a confident one). The single-path design
     /// does not wait.
@@ -182,7 +182,7 @@ impl RecallSession {
         }
     }
 
-    /// The tool-result consume point: never waits; only a settled recall is consumed.
+    /// The tool-result point: never waits; only a settled recall is consumed.
     pub fn after_tool_result(&mut self) -> Delivery {
         let Some(active) = self.active.as_ref() else {
             return Delivery::Idle;
