@@ -14,6 +14,7 @@ mod recall_notes;
 mod serve;
 mod stats;
 mod support;
+mod windows_server;
 
 use std::time::Duration;
 

@@ -64,12 +64,6 @@
 pub mod beneath;
 mod cache;
 mod capped;
-// Off Unix no catalog is written (there is no no-follow open below a directory handle in std),
-// so the writing half of the format and the state directory's write steps are not used there.
-#[cfg_attr(
-    not(unix),
-    allow(dead_code, reason = "catalogs are only written on Unix")
-)]
 mod catalog;
 #[cfg(all(test, unix))]
 mod catalog_faults;

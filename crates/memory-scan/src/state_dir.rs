@@ -16,8 +16,9 @@
 //!   A writer killed mid-write leaves its temporary file: the next write in the directory removes
 //!   it (see the `temporaries` module).
 //!
-//! Catalogs need these `*at` system calls: off Unix a root has no catalog, and every attempt
-//! says so.
+//! On Windows, where std opens nothing below a directory handle, the same is done by path with
+//! the guarantees restated there (see the `windows` module): links refused and never followed,
+//! privacy through the ACL of the user's profile directory, an atomic replace by rename.
 
 use std::fs::File;
 use std::io;
@@ -33,20 +34,23 @@ use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 mod location;
 #[cfg(unix)]
 mod temporaries;
+#[cfg(windows)]
+mod windows;
 
 pub(crate) use location::StateLocation;
 pub use location::{
     CATALOG_DIR_NAME, CATALOG_FILE_NAME, CatalogStore, catalog_path, remove_in_root_catalog,
 };
-#[cfg(unix)]
-pub(crate) use temporaries::TEMPORARY_PREFIX;
+
+/// The name prefix of a catalog being written: `catalog.tmp-<pid>-<n>`.
+pub(crate) const TEMPORARY_PREFIX: &str = "catalog.tmp-";
 
 /// The mode of the catalog and of its temporary files.
+#[cfg(unix)]
 const FILE_MODE: u32 = 0o600;
 
-/// What a state path must be, and the widest mode it may keep (off Unix nothing is opened).
+/// What a state path must be, and the widest mode it may keep (Unix).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(not(unix), allow(dead_code))]
 enum Kind {
     /// The state directory: 0700.
     Directory,
@@ -55,6 +59,7 @@ enum Kind {
 }
 
 impl Kind {
+    #[cfg(unix)]
     fn mode(self) -> u32 {
         match self {
             Self::Directory => 0o700,
@@ -114,10 +119,6 @@ pub enum StateDirError {
         /// The error.
         source: io::Error,
     },
-    /// This platform has no catalogs.
-    #[cfg(not(unix))]
-    #[error("catalogs are only kept on Unix systems")]
-    Unsupported,
 }
 
 /// The steps of an atomic catalog write, each one system call; production uses [`SystemSteps`],
@@ -142,7 +143,6 @@ pub(crate) trait WriteSteps {
 /// What [`StateDir::replace_catalog`] writes: parts that come a batch at a time, so that a large
 /// catalog is never whole in memory, after a header of known length that describes them and so
 /// is written last.
-#[cfg(unix)]
 pub(crate) trait CatalogParts {
     /// The header's length in bytes, known before any part is.
     fn header_len(&self) -> usize;
@@ -213,9 +213,9 @@ impl StateDir {
         })
     }
 
-    #[cfg(not(unix))]
-    fn open_in(_location: &StateLocation, _create: bool) -> Result<Option<Self>, StateDirError> {
-        Err(StateDirError::Unsupported)
+    #[cfg(windows)]
+    fn open_in(location: &StateLocation, create: bool) -> Result<Option<Self>, StateDirError> {
+        Ok(windows::open_dir(location, create)?.map(|path| Self { path }))
     }
 
     #[cfg(unix)]
@@ -306,11 +306,18 @@ impl StateDir {
         Ok(Some(File::from(fd)))
     }
 
-    /// Off Unix there is no catalog to open.
-    #[cfg(not(unix))]
-    #[allow(clippy::unused_self, reason = "the Unix method reads the directory")]
+    /// Opens the catalog for reading, as itself (never through a link); `Ok(None)` when there
+    /// is none.
+    #[cfg(windows)]
     pub(crate) fn open_catalog(&self) -> Result<Option<File>, StateDirError> {
-        Err(StateDirError::Unsupported)
+        windows::open_catalog(&self.path)
+    }
+
+    /// Replaces the catalog with `parts` (see the `windows` module): on failure the temporary
+    /// file is removed and the previous catalog, if any, is untouched.
+    #[cfg(windows)]
+    pub(crate) fn replace_catalog(&self, parts: &mut dyn CatalogParts) -> io::Result<()> {
+        windows::replace_catalog(&self.path, parts)
     }
 
     /// Replaces the catalog with `parts` through `steps`: the room for their header first, then

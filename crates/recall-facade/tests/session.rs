@@ -82,8 +82,6 @@ async fn second_turn_does_not_redeliver_and_reset_allows_it_again() {
 
 /// A process that ends its turn while the first scan still runs (a tool-free turn whose scan
 /// outlasts the first prompt's wait) and then exits still leaves a catalog for the next one.
-// Catalogs are kept on Unix only.
-#[cfg(unix)]
 #[test]
 fn turn_ended_during_the_scan_of_an_exiting_process_still_writes_the_catalog() {
     let (_dir, project) = thousand_topics();
@@ -100,8 +98,6 @@ fn turn_ended_during_the_scan_of_an_exiting_process_still_writes_the_catalog() {
     assert!(project.join(".memrecall").join("catalog").is_file());
 }
 
-// Catalogs are kept on Unix only.
-#[cfg(unix)]
 #[test]
 fn write_catalogs_waits_for_the_running_scan_and_leaves_its_catalog_on_disk() {
     let (_dir, project) = thousand_topics();
@@ -121,7 +117,6 @@ fn write_catalogs_waits_for_the_running_scan_and_leaves_its_catalog_on_disk() {
 }
 
 /// A project root of 1,000 topics: enough that a scan takes tens of milliseconds in a test build.
-#[cfg(unix)]
 fn thousand_topics() -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().join("project");
@@ -138,7 +133,6 @@ fn thousand_topics() -> (tempfile::TempDir, std::path::PathBuf) {
 }
 
 /// One thread: a recall task starts its scan as soon as the test's future waits.
-#[cfg(unix)]
 fn one_thread_runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -148,7 +142,6 @@ fn one_thread_runtime() -> tokio::runtime::Runtime {
 
 /// A session keeping catalogs, a millisecond into the first scan of `project` (which takes tens
 /// of milliseconds for [`thousand_topics`]).
-#[cfg(unix)]
 async fn one_ms_into_a_scan(project: &Path) -> MemoryRecall {
     let mut config = RecallConfig::with_roots(Some(project.to_path_buf()), None);
     config.scanner = ScannerChoice::Catalog(recall_facade::CatalogStore::InRoot);

@@ -1,4 +1,5 @@
-#![forbid(unsafe_code)]
+// Unsafe code is denied but for the Win32 calls of the Windows platform module (`local`).
+#![deny(unsafe_code)]
 //! The per-user recall server's wire side: where one user's server lives ([`ServerPaths`]), the
 //! socket protocol ([`protocol`]: one JSON line each way, framed by [`frame::FrameDecoder`], the
 //! one framing both sides use) and the client ([`client::exchange`]) an agent's hook asks it
@@ -15,8 +16,10 @@
 //! `serve.lock` the server holds for its whole life, so two servers never serve one user. Its log
 //! is `$MEMRECALL_HOME/logs/serve.log`. Both sides refuse a run directory or socket that another
 //! user owns or that others may open, and the server refuses a peer of another uid (checked with
-//! the peer's credentials). There is no TCP. Only Unix has a server: elsewhere
-//! [`UNAVAILABLE`] says why, and a client gives up at once.
+//! the peer's credentials). There is no TCP. On Windows the socket is a named pipe whose name is
+//! derived from the user's SID and the socket's path, created first-instance-only with a DACL
+//! admitting this user alone and refusing remote clients; each end checks that the other's
+//! process runs as this user.
 //!
 //! # Example
 //!
@@ -43,8 +46,6 @@ pub mod hook;
 mod local;
 pub mod log;
 pub mod protocol;
-// Without a server on this platform, only the parts the hook shares with it are used.
-#[cfg_attr(not(unix), allow(dead_code, unused_variables))]
 pub mod server;
 
 use std::path::Path;
@@ -54,9 +55,7 @@ use std::time::Duration;
 use delivery_telemetry::RotatingSink;
 use recall_facade::{RecallOptions, TelemetrySink};
 
-#[cfg(unix)]
-pub use local::current_uid;
-pub use local::{UNAVAILABLE, check_private_dir, check_socket};
+pub use local::{check_private_dir, check_socket, current_user, remove_dir_command};
 
 use std::fs::File;
 use std::path::PathBuf;

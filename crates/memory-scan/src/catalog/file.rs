@@ -2,7 +2,6 @@
 
 use std::ffi::OsString;
 use std::fs::File;
-#[cfg(unix)]
 use std::io;
 #[cfg(not(unix))]
 use std::io::Read;
@@ -11,9 +10,7 @@ use std::path::{Path, PathBuf};
 use lexical_score::{Bytes, PREPARED_TEXT_VERSION, QueryTokens};
 use twox_hash::XxHash3_64;
 
-#[cfg(unix)]
 use super::CATALOG_FILE_NAME;
-#[cfg(unix)]
 use super::format::Encoder;
 use super::format::{
     CHUNK_RECORD_BYTES, DirectoryIn, FIXED_HEADER_BYTES, MAGIC, Reader, decode_chunk, plain_name,
@@ -24,9 +21,10 @@ use crate::document::Scope;
 use crate::engine::{Directories, DirectoryListing};
 use crate::entry::{CacheEntry, Entries};
 use crate::error::{CatalogRejection, CatalogWriteError};
-#[cfg(unix)]
-use crate::state_dir::{CatalogParts, SystemSteps, WriteSteps};
+use crate::state_dir::CatalogParts;
 use crate::state_dir::{StateDir, StateLocation};
+#[cfg(unix)]
+use crate::state_dir::{SystemSteps, WriteSteps};
 
 /// Where a catalog's bytes are read from: its file (each part read by the thread that decodes
 /// it), or bytes already in memory (the whole file, read at once).
@@ -286,12 +284,11 @@ pub(crate) fn save(
     {
         save_with(location, entries, directories, &mut SystemSteps)
     }
-    #[cfg(not(unix))]
+    #[cfg(windows)]
     {
-        let _ = (entries, directories, StateDir::open_or_create(location)?);
-        Err(CatalogWriteError::State(
-            crate::state_dir::StateDirError::Unsupported,
-        ))
+        save_by(location, entries, directories, |dir, parts| {
+            dir.replace_catalog(parts)
+        })
     }
 }
 
@@ -311,12 +308,24 @@ pub(crate) fn save_with(
     directories: &Directories,
     steps: &mut dyn WriteSteps,
 ) -> Result<usize, CatalogWriteError> {
+    save_by(location, entries, directories, |dir, parts| {
+        dir.replace_catalog(steps, parts)
+    })
+}
+
+/// [`save`] with `replace` putting the encoded parts in place of the state directory's catalog.
+fn save_by(
+    location: &StateLocation,
+    entries: &[(OsString, CacheEntry)],
+    directories: &Directories,
+    replace: impl FnOnce(&StateDir, &mut dyn CatalogParts) -> io::Result<()>,
+) -> Result<usize, CatalogWriteError> {
     let dir = StateDir::open_or_create(location)?;
     let mut parts = Parts {
         encoder: Encoder::new(entries, directories)?,
         failed: None,
     };
-    let written = dir.replace_catalog(steps, &mut parts);
+    let written = replace(&dir, &mut parts);
     if let Some(error) = parts.failed {
         return Err(error);
     }
@@ -329,13 +338,11 @@ pub(crate) fn save_with(
 
 /// A catalog's encoder as the parts a state directory writes; an encoding failure is kept aside
 /// to be reported as itself rather than as a failed write.
-#[cfg(unix)]
 struct Parts<'a> {
     encoder: Encoder<'a>,
     failed: Option<CatalogWriteError>,
 }
 
-#[cfg(unix)]
 impl CatalogParts for Parts<'_> {
     fn header_len(&self) -> usize {
         self.encoder.header_len()

@@ -62,7 +62,7 @@ mod format;
 #[cfg(test)]
 use std::path::Path;
 
-#[cfg(any(all(test, unix), feature = "fuzzing"))]
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use file::decode_bytes;
 #[cfg(all(test, unix))]
 pub(crate) use file::save_with;

@@ -60,11 +60,7 @@ pub fn remove_in_root_catalog(root: &Path) -> io::Result<bool> {
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(false),
         Err(error) => return Err(error),
     }
-    // Catalogs are written on Unix only, and so are their temporary files.
-    #[cfg(unix)]
     let temporary = |name: &str| name.starts_with(super::TEMPORARY_PREFIX);
-    #[cfg(not(unix))]
-    let temporary = |_: &str| false;
     let mut removed = false;
     for entry in std::fs::read_dir(&dir)? {
         let entry = entry?;

@@ -7,8 +7,7 @@ use std::time::{Duration, SystemTime};
 use rustix::fd::{AsFd, BorrowedFd};
 use rustix::fs::{AtFlags, FileType};
 
-/// The name prefix of a catalog being written: `catalog.tmp-<pid>-<n>`.
-pub(crate) const TEMPORARY_PREFIX: &str = "catalog.tmp-";
+use super::TEMPORARY_PREFIX;
 
 /// Temporary files older than this are removed whoever wrote them: no write takes that long, and
 /// the process that wrote it may live on under the same id, or in another process id namespace.

@@ -1,5 +1,7 @@
 use std::fs;
+#[cfg(unix)]
 use std::path::Path;
+#[cfg(unix)]
 use std::process::Command;
 use std::sync::Arc;
 
@@ -9,9 +11,11 @@ use memory_scan::{
     catalog_path,
 };
 
+use crate::support::{Tree, make_stable, topic, write, write_topic};
+#[cfg(unix)]
 use crate::support::{
-    Tree, finishes_within, make_fifo, make_stable, passes_as_another_user,
-    project_root_as_another_user, set_modes, setpriv_as_root, topic, write, write_topic,
+    finishes_within, make_fifo, passes_as_another_user, project_root_as_another_user, set_modes,
+    setpriv_as_root,
 };
 
 /// A project tree of three stable topics and one stable non-topic, with its catalog written.
@@ -327,6 +331,7 @@ fn corrupted_catalog_is_ignored_and_rebuilt() {
     );
 }
 
+#[cfg(unix)]
 #[test]
 fn fifo_in_the_catalogs_place_is_rejected_without_waiting_for_a_writer() {
     let tree = Tree::new();
@@ -460,11 +465,13 @@ fn unwritable_state_location_leaves_recall_working() {
 
 /// Makes a directory read-only for the duration of a test, also for a superuser (through the
 /// immutable attribute when permissions alone do not stop writes); restores it on drop.
+#[cfg(unix)]
 struct ReadOnly<'a> {
     dir: &'a Path,
     immutable: bool,
 }
 
+#[cfg(unix)]
 impl<'a> ReadOnly<'a> {
     fn new(dir: &'a Path) -> Option<Self> {
         use std::os::unix::fs::PermissionsExt;
@@ -491,6 +498,7 @@ impl<'a> ReadOnly<'a> {
     }
 }
 
+#[cfg(unix)]
 impl Drop for ReadOnly<'_> {
     fn drop(&mut self) {
         use std::os::unix::fs::PermissionsExt;
@@ -501,6 +509,7 @@ impl Drop for ReadOnly<'_> {
     }
 }
 
+#[cfg(unix)]
 #[test]
 fn read_only_memory_directory_gets_no_catalog_and_recall_still_works() {
     let tree = Tree::new();
@@ -543,7 +552,12 @@ fn concurrent_recalls_never_leave_a_damaged_catalog() {
                     let scan = cache.scan_recall(&roots).unwrap();
                     assert_eq!(scan.documents.len(), 43);
                     for write in cache.persist_catalogs() {
-                        assert_eq!(write.outcome.as_ref().ok(), Some(&44));
+                        assert_eq!(
+                            write.outcome.as_ref().ok(),
+                            Some(&44),
+                            "{:?}",
+                            write.outcome
+                        );
                     }
                 }
             })

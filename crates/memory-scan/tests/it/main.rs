@@ -3,8 +3,6 @@
 
 mod cache;
 mod capped;
-// Catalogs are kept on Unix only.
-#[cfg(unix)]
 mod catalog;
 #[cfg(unix)]
 mod catalog_in_place;

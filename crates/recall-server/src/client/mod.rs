@@ -43,9 +43,6 @@ pub struct Budget {
 /// Why no answer came from a server.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
-    /// This platform has no server (the reason).
-    #[error("{0}")]
-    Unavailable(&'static str),
     /// No server is running (and none was to be started).
     #[error("no server is running")]
     NotRunning,
@@ -164,9 +161,6 @@ fn connect(
     autostart: Autostart,
     connect_by: Instant,
 ) -> Result<Stream, ClientError> {
-    if let Some(why) = local::UNAVAILABLE {
-        return Err(ClientError::Unavailable(why));
-    }
     if let Some(stream) = try_connect(paths, connect_by)? {
         return Ok(stream);
     }
@@ -408,28 +402,5 @@ mod tests {
         let took = asked.elapsed();
         assert!(matches!(error, ClientError::Timeout), "{error}");
         assert!(took < Duration::from_secs(5), "took {took:?}");
-    }
-}
-
-#[cfg(all(test, not(unix)))]
-mod tests_without_a_server {
-    use super::*;
-
-    #[test]
-    fn without_a_server_on_this_platform_a_client_says_why_and_starts_none() {
-        let dir = tempfile::tempdir().unwrap();
-        let paths = ServerPaths {
-            dir: dir.path().join("run"),
-            socket: dir.path().join("run/serve.sock"),
-            lock: dir.path().join("run/serve.lock"),
-            log: dir.path().join("serve.log"),
-        };
-        let budget = Budget {
-            connect_by: Instant::now(),
-            answer_within: Duration::ZERO,
-        };
-        let error = exchange(&paths, Request::Status, Autostart::Yes, budget).unwrap_err();
-        assert!(matches!(error, ClientError::Unavailable(_)), "{error}");
-        assert!(!paths.log.exists(), "a server was started");
     }
 }

@@ -59,14 +59,13 @@ pub fn stop(
             peer.pid
         )));
     }
-    #[cfg(unix)]
     if let Some(peer) = &peer
-        && peer.uid != local::current_uid()
+        && peer.user != local::current_user()
     {
         return Err(ClientError::NotConfirmed(format!(
-            "the process listening on {} (pid {pid}) is of uid {}, not this user's",
+            "the process listening on {} (pid {pid}) is of user {}, not this user's",
             paths.socket.display(),
-            peer.uid
+            peer.user
         )));
     }
     if !held {

@@ -1,23 +1,20 @@
 //! The server's connections: accepting them until idle, stopped or displaced, within the
 //! bounds of [`super::limits`], checking the peer, and answering each one's single request.
 
-use std::path::Path;
 use std::sync::Arc;
 
 use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWriteExt as _};
-use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Instant;
 
 use super::limits::{AcceptBackoff, FREE_REQUEST_BYTES, MAX_ACCEPT_BACKOFF, READ_CHUNK};
 use super::{SOCKET_CHECK_EVERY, Server, lock, log, millis};
-use crate::current_uid;
 use crate::frame::FrameDecoder;
+use crate::local::{self, Connection, Listener};
 use crate::protocol::{self, MAX_LINE_BYTES, Request, Response, ResponseLine, VERSION, WireError};
 
 impl Server {
-    pub(super) async fn accept_loop(self: &Arc<Self>, listener: &UnixListener, socket: &Path) {
-        let ours = socket_identity(socket);
+    pub(super) async fn accept_loop(self: &Arc<Self>, listener: &mut Listener) {
         let mut check = tokio::time::interval(SOCKET_CHECK_EVERY);
         let mut backoff = AcceptBackoff::default();
         // While accepting fails, when to try again.
@@ -26,7 +23,7 @@ impl Server {
             let idle_until = *lock(&self.last_request) + self.idle_exit();
             tokio::select! {
                 accepted = listener.accept(), if resume.is_none() => match accepted {
-                    Ok((stream, _)) => {
+                    Ok(stream) => {
                         if let Some(failures) = backoff.succeeded() {
                             log(&format!("accepting again after {failures} failed attempts"));
                         }
@@ -54,7 +51,7 @@ impl Server {
                     }
                 }
                 _ = check.tick() => {
-                    if socket_identity(socket) != ours {
+                    if !listener.still_ours() {
                         log("the socket was removed or replaced: exiting");
                         return;
                     }
@@ -66,7 +63,7 @@ impl Server {
     }
 
     /// Serves `stream` when fewer than the bound are open, else closes it at once.
-    fn admit(self: &Arc<Self>, stream: UnixStream) {
+    fn admit(self: &Arc<Self>, stream: Connection) {
         match Arc::clone(&self.limits.connections).try_acquire_owned() {
             Ok(slot) => {
                 if let Some(closed) = lock(&self.refused).end() {
@@ -98,29 +95,12 @@ impl Server {
         }
     }
 
-    async fn serve_connection(
-        self: Arc<Self>,
-        mut stream: UnixStream,
-        _slot: OwnedSemaphorePermit,
-    ) {
-        let uid = current_uid();
-        match stream.peer_cred() {
-            Ok(cred) if cred.uid() == uid => {}
-            Ok(cred) => {
-                log(&format!(
-                    "refused a peer of uid {} (serving uid {uid})",
-                    cred.uid()
-                ));
-                return;
-            }
-            Err(e) => {
-                log(&format!(
-                    "refused a peer whose credentials cannot be read: {e}"
-                ));
-                return;
-            }
+    async fn serve_connection(self: Arc<Self>, stream: Connection, _slot: OwnedSemaphorePermit) {
+        if let Err(refusal) = local::check_peer(&stream) {
+            log(&refusal);
+            return;
         }
-        let (mut read, mut write) = stream.split();
+        let (mut read, mut write) = tokio::io::split(stream);
         // The bytes the request holds past its free part, given back when the connection ends.
         let mut held = None;
         let deadline = self.limits.deadline;
@@ -223,12 +203,4 @@ impl Server {
             },
         }
     }
-}
-
-/// The socket's device and inode, to notice it being removed or replaced.
-fn socket_identity(socket: &Path) -> Option<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt as _;
-    std::fs::symlink_metadata(socket)
-        .ok()
-        .map(|m| (m.dev(), m.ino()))
 }

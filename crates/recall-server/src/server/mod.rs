@@ -13,7 +13,6 @@
 //! caches, `status` reports. The log (`serve.log`) is kept under the hook log's bound, with one
 //! older copy (`serve.log.1`).
 
-#[cfg(unix)]
 mod connection;
 mod limits;
 mod problems;
@@ -40,7 +39,6 @@ pub(crate) use self::sessions::walk_limits;
 use self::sessions::{RootsKey, Sessions, Slot};
 use crate::PrivacyError;
 use crate::{CONFIG_FILE_NAME, Program};
-#[cfg(unix)]
 use crate::{ServerPaths, check_private_dir, try_lock};
 use agent_hooks::Environment;
 
@@ -66,9 +64,6 @@ pub enum ServeError {
     /// The run directory is not safe to use.
     #[error(transparent)]
     Privacy(#[from] PrivacyError),
-    /// This platform has no server (the reason).
-    #[error("{0}")]
-    Unavailable(&'static str),
     /// Another server holds the lock.
     #[error("a server is already running for this user")]
     AlreadyRunning,
@@ -102,24 +97,9 @@ pub struct ServeOptions {
     pub request_deadline: Option<Duration>,
 }
 
-/// Runs the server until it is idle for its idle time or asked to stop.
+/// Runs the server on the user's socket (Windows: named pipe) until it is idle for its idle
+/// time or asked to stop.
 pub fn run(
-    options: ServeOptions,
-    env: &Environment,
-    program: &'static Program,
-) -> Result<(), ServeError> {
-    match crate::UNAVAILABLE {
-        Some(why) => Err(ServeError::Unavailable(why)),
-        #[cfg(unix)]
-        None => serve(options, env, program),
-        #[cfg(not(unix))]
-        None => unreachable!("a platform without a server says why"),
-    }
-}
-
-/// Serves on the user's socket.
-#[cfg(unix)]
-fn serve(
     options: ServeOptions,
     env: &Environment,
     program: &'static Program,
@@ -146,7 +126,8 @@ fn serve(
     if !try_lock(&lock).map_err(ServeError::io("cannot lock", &paths.lock))? {
         return Err(ServeError::AlreadyRunning);
     }
-    // Holding the lock, any socket left there belongs to a server that is gone.
+    // Holding the lock, any socket left there belongs to a server that is gone (Windows has no
+    // socket file: nothing is there).
     match std::fs::remove_file(&paths.socket) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
             return Err(ServeError::io("cannot remove", &paths.socket)(e));
@@ -162,15 +143,16 @@ fn serve(
             &paths.socket,
         ))?;
     let served = runtime.block_on(async {
-        let listener = bind(&paths.socket)?;
+        let mut listener = crate::local::Listener::bind(&paths.socket)
+            .map_err(ServeError::io("cannot listen on", &paths.socket))?;
         let server = Arc::new(Server::new(env, options, program));
         log(&format!(
             "serving on {} (pid {}, idle exit {})",
-            paths.socket.display(),
+            listener.address(),
             std::process::id(),
             humantime::format_duration(server.idle_exit())
         ));
-        server.accept_loop(&listener, &paths.socket).await;
+        server.accept_loop(&mut listener).await;
         server.shut_down().await;
         Ok::<_, ServeError>(())
     });
@@ -179,16 +161,6 @@ fn serve(
     drop(lock);
     log("stopped");
     served
-}
-
-#[cfg(unix)]
-fn bind(socket: &Path) -> Result<tokio::net::UnixListener, ServeError> {
-    use std::os::unix::fs::PermissionsExt as _;
-    let listener = tokio::net::UnixListener::bind(socket)
-        .map_err(ServeError::io("cannot listen on", socket))?;
-    std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o600))
-        .map_err(ServeError::io("cannot restrict", socket))?;
-    Ok(listener)
 }
 
 /// The server's log, once [`run`] knows where it is.

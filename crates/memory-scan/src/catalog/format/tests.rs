@@ -65,7 +65,6 @@ fn only_plain_relative_paths_are_accepted() {
     }
 }
 
-#[cfg(unix)]
 #[test]
 fn a_catalog_of_more_chunks_than_one_batch_is_written_and_loads_whole() {
     let dir = tempfile::tempdir().unwrap();

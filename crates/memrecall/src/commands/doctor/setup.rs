@@ -123,8 +123,8 @@ pub(super) fn server(env: &Environment, problems: &mut Vec<Problem>) -> ServerRe
             problems.push(Problem::new(
                 format!("the server cannot be used: {error}"),
                 format!(
-                    "memrecall stop; rm -rf {} (the next hook starts a new server)",
-                    paths.dir.display()
+                    "memrecall stop; {} (the next hook starts a new server)",
+                    recall_server::remove_dir_command(&paths.dir)
                 ),
             ));
             ServerReport::default()
