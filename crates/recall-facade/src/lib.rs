@@ -77,7 +77,7 @@ pub use recall_lifecycle::{
 pub use roots::{MAX_PROJECT_DIR_NAME_BYTES, default_roots, memory_home, sanitise_project_path};
 pub use selector::Selector;
 #[cfg(feature = "http")]
-pub use selector_http::{HttpSelector, HttpSelectorConfig};
+pub use selector_http::{ApiKey, HttpSelector, HttpSelectorConfig};
 
 /// A recall session shaped like an agent's turn loop.
 #[derive(Debug)]
