@@ -1,7 +1,8 @@
 //! Codex: keeps no memory folders of its own, so a hook reads memrecall's layout; its hooks are
 //! in `$CODEX_HOME/hooks.json` or `~/.codex/hooks.json` (or the project's `.codex/hooks.json`),
 //! timeouts in seconds; its events are Claude Code's: `UserPromptSubmit` (`prompt`),
-//! `PostToolUse`, `Stop` and `SessionEnd`.
+//! `PostToolUse`, `Stop` and `SessionEnd`. Codex 0.169.0 and 0.171.0 clamp a `SessionEnd` timeout
+//! above 3 seconds to 3 and warn about it on every run, so that entry gets 3.
 
 use crate::Layout;
 use crate::conventions::{CannotRun, CommandShell, Conventions, HookEvents};
@@ -17,6 +18,7 @@ pub const CONVENTIONS: Conventions = Conventions {
     settings_accept_comments: false,
     hook_entry_named: false,
     hook_timeout: 10,
+    session_end_timeout_limit: Some(3),
     events: HookEvents {
         prompt: "UserPromptSubmit",
         tool_result: "PostToolUse",

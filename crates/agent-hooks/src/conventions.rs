@@ -27,6 +27,10 @@ pub struct Conventions {
     pub hook_entry_named: bool,
     /// The hook's timeout, in the unit the agent's current version reads.
     pub hook_timeout: u64,
+    /// The most the agent allows for the session-end hook's timeout, in the same unit, when it
+    /// allows less there than [`hook_timeout`](Self::hook_timeout): install writes this much
+    /// on that event, and `doctor` names an entry above it.
+    pub session_end_timeout_limit: Option<u64>,
     /// The hook events, by delivery point.
     pub events: HookEvents,
     /// The stdin fields of the prompt event that hold the query, the first present one wins.

@@ -22,6 +22,7 @@ pub const CONVENTIONS: Conventions = Conventions {
     settings_accept_comments: true,
     hook_entry_named: true,
     hook_timeout: 10_000,
+    session_end_timeout_limit: None,
     events: HookEvents {
         prompt: "BeforeAgent",
         tool_result: "AfterTool",

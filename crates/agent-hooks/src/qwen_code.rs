@@ -26,6 +26,7 @@ pub const CONVENTIONS: Conventions = Conventions {
     settings_accept_comments: false,
     hook_entry_named: false,
     hook_timeout: 10,
+    session_end_timeout_limit: None,
     events: HookEvents {
         prompt: "UserPromptSubmit",
         tool_result: "PostToolUse",

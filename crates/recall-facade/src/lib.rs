@@ -79,7 +79,7 @@ pub use recall_lifecycle::{
 pub use roots::{default_roots, memory_home};
 pub use selector::Selector;
 #[cfg(feature = "http")]
-pub use selector_http::{HttpSelector, HttpSelectorConfig};
+pub use selector_http::{ApiKey, HttpSelector, HttpSelectorConfig};
 
 /// A recall session shaped like an agent's turn loop.
 #[derive(Debug)]

@@ -16,7 +16,7 @@
 //! ```json
 //! {"v":3,"kind":"event","agent":"claude-code","session":"abc","point":"initial","query":"…",
 //!  "repeat_is_continuation":false,"cwd":"/home/ana/shop","layout":null,
-//!  "env":{"HOME":"/home/ana"}}
+//!  "env":{"HOME":"/home/ana"},"selector_key":{"variable":"OPENAI_API_KEY","value":"…"}}
 //! {"v":3,"kind":"event","agent":"claude-code","session":"abc","point":"tool_result",
 //!  "fetched":["memory://project/deploy.md"]}
 //! {"v":3,"kind":"event","agent":"claude-code","session":"abc","point":"turn_end"}
@@ -29,7 +29,9 @@
 //!   first-prompt ceiling, answer the initial delivery. The client sends what the agent gave it (its working directory, the
 //!   layout, the environment variables layouts read) and the server resolves the memory roots
 //!   itself, with the hook's own code: a client never names a directory to scan or write in. A
-//!   relative `cwd` is refused; a root that is not an existing directory is not read. With `repeat_is_continuation`
+//!   relative `cwd` is refused; a root that is not an existing directory is not read. The
+//!   optional `selector_key` is the key the hook's environment holds for the HTTP selector's
+//!   `api_key_env`: the server asks with it from this prompt on. With `repeat_is_continuation`
 //!   (Qwen Code), a query equal to the open turn's is the tool-result point instead.
 //! - `tool_result` answers what the turn's recall settled with, minus what was already
 //!   delivered, once; the memories in `fetched` (optional: those memrecall's recall tool showed
@@ -146,6 +148,29 @@ pub struct PromptEvent {
     /// [`agent_hooks::Environment`]).
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// The selector's API key in the hook's environment, when the configuration's HTTP selector
+    /// names a variable the hook has set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector_key: Option<SelectorKey>,
+}
+
+/// The variable `api_key_env` names and its value in the hook's environment: the server, started
+/// by an earlier hook, may not have it. Its `Debug` does not show the value.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SelectorKey {
+    /// The variable's name.
+    pub variable: String,
+    /// Its value.
+    pub value: String,
+}
+
+impl std::fmt::Debug for SelectorKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SelectorKey")
+            .field("variable", &self.variable)
+            .field("value", &"<redacted>")
+            .finish()
+    }
 }
 
 /// One answer line.
@@ -164,8 +189,8 @@ pub struct ResponseLine {
 pub enum Response {
     /// The answer to an event.
     Delivery(DeliveryAnswer),
-    /// The answer to `status`.
-    Status(Status),
+    /// The answer to `status` (boxed: the other answers are small).
+    Status(Box<Status>),
     /// The answer to `stop`: the server exits once it has answered.
     Stopping {
         /// The server's process id.
@@ -231,6 +256,10 @@ pub struct Status {
     /// The last selector failure, if any since the server started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_selector_error: Option<SelectorFailure>,
+    /// The variable `api_key_env` names, when the server's HTTP selector sends no key: neither
+    /// the server's environment nor any prompt's hook had it set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector_key_unset: Option<String>,
 }
 
 /// One selector failure the server saw.
@@ -345,6 +374,10 @@ mod tests {
                     cwd: "/p".into(),
                     layout: Some(Layout::Memrecall),
                     env: BTreeMap::from([("HOME".to_owned(), "/home/ana".to_owned())]),
+                    selector_key: Some(SelectorKey {
+                        variable: "K".into(),
+                        value: "secret".into(),
+                    }),
                 }),
             }),
         };
@@ -357,6 +390,7 @@ mod tests {
             "{text}"
         );
         assert_eq!(parse_request(&text).unwrap(), request.request);
+        assert!(!format!("{request:?}").contains("secret"));
     }
 
     #[test]

@@ -3,31 +3,15 @@
 
 use super::*;
 
-use wiremock::matchers::{method, path};
-use wiremock::{Mock, MockServer, ResponseTemplate};
-
 const FAILURE: &str = "claude-code: the selector failed (http_401): selector answered HTTP 401: Incorrect API key provided";
 
 /// A loopback model refusing every request with HTTP 401 and an OpenAI-compatible error body,
 /// on a runtime of its own.
-fn refusing_model() -> (tokio::runtime::Runtime, MockServer) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let server = runtime.block_on(async {
-        let server = MockServer::start().await;
-        Mock::given(method("POST"))
-            .and(path("/v1/chat/completions"))
-            .respond_with(ResponseTemplate::new(401).set_body_json(
-                json!({"error": {"message": "Incorrect API key provided: sk-abc1***wxyz."}}),
-            ))
-            .mount(&server)
-            .await;
-        server
-    });
-    (runtime, server)
+fn refusing_model() -> (tokio::runtime::Runtime, wiremock::MockServer) {
+    crate::support::loopback_model(
+        401,
+        json!({"error": {"message": "Incorrect API key provided: sk-abc1***wxyz."}}),
+    )
 }
 
 #[test]

@@ -12,6 +12,8 @@ use tempfile::TempDir;
 use crate::support::binary;
 
 mod doctor;
+mod doctor_installed;
+mod doctor_selector;
 mod follow_agent;
 #[cfg(unix)]
 mod in_process;

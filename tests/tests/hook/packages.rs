@@ -11,7 +11,7 @@ use super::{World, installed_binary};
 /// The agents memrecall has a package for, with its directory below `plugins/`.
 const PACKAGED: [&str; 3] = ["claude-code", "gemini-cli", "qwen-code"];
 
-fn repository() -> PathBuf {
+pub(super) fn repository() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../..")
         .canonicalize()

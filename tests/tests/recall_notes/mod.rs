@@ -17,10 +17,19 @@ fn notes(text: &str) -> Vec<&str> {
 /// A loopback server answering every chat completion with `status` and an OpenAI-compatible
 /// error body.
 async fn refusing_server(status: u16, message: &str) -> MockServer {
+    refusing_server_after(status, message, std::time::Duration::ZERO).await
+}
+
+/// [`refusing_server`] answering each request after `delay`.
+async fn refusing_server_after(
+    status: u16,
+    message: &str,
+    delay: std::time::Duration,
+) -> MockServer {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .and(path("/v1/chat/completions"))
-        .respond_with(ResponseTemplate::new(status).set_body_json(json!({
+        .respond_with(ResponseTemplate::new(status).set_delay(delay).set_body_json(json!({
             "error": { "message": message, "type": "invalid_request_error", "code": "invalid_api_key" }
         })))
         .mount(&server)
@@ -31,21 +40,24 @@ async fn refusing_server(status: u16, message: &str) -> MockServer {
 /// A tool-using recall over the standard tree with the HTTP selector at `url`, the key read
 /// from `key_env`.
 fn recall_with_http_selector(tree: &Tree, url: &str, key_env: &str) -> crate::support::Run {
-    tree.run_with_roots(
-        "recall",
-        QUERY,
-        &[
-            "--selector",
-            "http",
-            "--selector-url",
-            url,
-            "--selector-model",
-            "m",
-            "--api-key-env",
-            key_env,
-            "--tool-using",
-        ],
-    )
+    recall_with(tree, url, key_env, &["--tool-using"])
+}
+
+/// A recall over the standard tree with the HTTP selector at `url`, the key read from
+/// `key_env`, and `extra` arguments.
+fn recall_with(tree: &Tree, url: &str, key_env: &str, extra: &[&str]) -> crate::support::Run {
+    let mut args = vec![
+        "--selector",
+        "http",
+        "--selector-url",
+        url,
+        "--selector-model",
+        "m",
+        "--api-key-env",
+        key_env,
+    ];
+    args.extend_from_slice(extra);
+    tree.run_with_roots("recall", QUERY, &args)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -87,6 +99,38 @@ async fn an_api_key_variable_that_is_not_set_is_named() {
         notes(&run.stdout).iter().any(|n| n.contains(&format!(
             "api_key_env names {UNSET_KEY_ENV}, which is not set"
         ))),
+        "{}",
+        run.stdout
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_free_recall_says_the_selectors_refusal_rather_than_that_the_turn_ended_first() {
+    // The refusal comes after the initial point (the fast result is out by then), as a hosted
+    // provider's does.
+    let server = refusing_server_after(
+        401,
+        "Incorrect API key provided: sk-x.",
+        std::time::Duration::from_millis(300),
+    )
+    .await;
+    let tree = Tree::standard();
+    let url = server.uri();
+    let run = tokio::task::spawn_blocking(move || recall_with(&tree, &url, UNSET_KEY_ENV, &[]))
+        .await
+        .unwrap();
+    run.success();
+    let notes = notes(&run.stdout);
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.starts_with("note: the selector failed (selector answered HTTP 401")),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        !run.stdout
+            .contains("the turn ended before the selector answered"),
         "{}",
         run.stdout
     );

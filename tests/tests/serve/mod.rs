@@ -18,6 +18,7 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 use crate::support::binary;
 
 mod hostile_clients;
+mod late_key;
 mod limits;
 mod problems;
 
@@ -179,8 +180,14 @@ impl World {
     /// Runs the hook for `agent` with `event` on stdin; returns the delivered context (empty when
     /// nothing was printed).
     fn hook(&self, agent: &str, event: &Value) -> String {
+        self.hook_with(agent, event, &[])
+    }
+
+    /// [`World::hook`] with `env` set for the hook besides the world's variables.
+    fn hook_with(&self, agent: &str, event: &Value, env: &[(&str, &str)]) -> String {
         let mut child = self
             .command(&["hook", "--agent", agent])
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -9,6 +9,27 @@ use tempfile::TempDir;
 /// An environment variable no test environment sets, so no API key is ever sent.
 pub const UNSET_KEY_ENV: &str = "MEMRECALL_E2E_KEY_THAT_IS_NEVER_SET";
 
+/// A loopback model answering every chat completion (`/v1/chat/completions`) with `status` and
+/// `body`, on a runtime of its own so that a test may stay synchronous.
+pub fn loopback_model(status: u16, body: Value) -> (tokio::runtime::Runtime, wiremock::MockServer) {
+    use wiremock::matchers::{method, path};
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let server = runtime.block_on(async {
+        let server = wiremock::MockServer::start().await;
+        wiremock::Mock::given(method("POST"))
+            .and(path("/v1/chat/completions"))
+            .respond_with(wiremock::ResponseTemplate::new(status).set_body_json(body))
+            .mount(&server)
+            .await;
+        server
+    });
+    (runtime, server)
+}
+
 /// The `memrecall` binary cargo built for these tests (they are test targets of the `memrecall`
 /// package, so cargo builds it first and names it here).
 pub fn binary() -> &'static Path {

@@ -8,7 +8,8 @@ use jsonc_parser::ParseOptions;
 use jsonc_parser::cst::{CstArray, CstInputValue, CstNode, CstObject, CstRootNode};
 
 use super::{
-    SettingsError, accepts_comments, hook_timeout, installed_events, is_memrecall_hook, program_of,
+    SettingsError, accepts_comments, event_timeout, hook_timeout, installed_events,
+    is_memrecall_hook, program_of,
 };
 use crate::Agent;
 
@@ -191,6 +192,41 @@ impl Document {
             .collect()
     }
 
+    /// `agent`'s events whose memrecall entry has a timeout above what the agent allows there
+    /// (Codex's session end), with that timeout as written.
+    pub fn timeouts_over_limit(&self, agent: Agent) -> Vec<(&'static str, String)> {
+        let Ok(Some(hooks)) = self.hooks(agent) else {
+            return Vec::new();
+        };
+        let mut over = Vec::new();
+        for event in installed_events(agent) {
+            let limit = event_timeout(agent, event);
+            // Only an event the agent limits: elsewhere a longer timeout is the user's choice.
+            if limit == hook_timeout(agent) {
+                continue;
+            }
+            let Some(groups) = hooks.array_value(event) else {
+                continue;
+            };
+            for (_, _, entry) in entries(&groups) {
+                let ours = command_of(&entry).is_some_and(|c| is_memrecall_hook(&c, agent, None));
+                let written = entry
+                    .get("timeout")
+                    .and_then(|p| p.value())
+                    .and_then(|v| v.as_number_lit())
+                    .map(|n| n.to_string());
+                if let Some(written) = written
+                    && ours
+                    && written.parse::<f64>().is_ok_and(|t| t > limit as f64)
+                    && !over.iter().any(|(e, _)| *e == event)
+                {
+                    over.push((event, written));
+                }
+            }
+        }
+        over
+    }
+
     /// The file's value, comments left out.
     pub fn value(&self) -> Option<serde_json::Value> {
         self.root.to_serde_value()
@@ -226,7 +262,7 @@ impl Document {
                     prop.set_value(CstInputValue::String(command.to_owned()));
                     changed = true;
                 }
-                let timeout = hook_timeout(agent).to_string();
+                let timeout = event_timeout(agent, event).to_string();
                 let current_timeout = entry
                     .get("timeout")
                     .and_then(|p| p.value())
@@ -243,7 +279,7 @@ impl Document {
                 }
             }
             if !present {
-                groups.append(group(agent, command));
+                groups.append(group(agent, command, event_timeout(agent, event)));
                 changed = true;
             }
         }
@@ -295,7 +331,7 @@ impl Document {
 }
 
 /// One group holding memrecall's entry.
-fn group(agent: Agent, command: &str) -> CstInputValue {
+fn group(agent: Agent, command: &str, timeout: u64) -> CstInputValue {
     let mut entry = Vec::new();
     if agent.conventions().hook_entry_named {
         entry.push(("name".to_owned(), CstInputValue::from("memrecall")));
@@ -304,7 +340,7 @@ fn group(agent: Agent, command: &str) -> CstInputValue {
     entry.push(("command".to_owned(), CstInputValue::from(command)));
     entry.push((
         "timeout".to_owned(),
-        CstInputValue::Number(hook_timeout(agent).to_string()),
+        CstInputValue::Number(timeout.to_string()),
     ));
     CstInputValue::Object(vec![(
         "hooks".to_owned(),
@@ -351,6 +387,39 @@ mod tests {
         assert_eq!(
             entry,
             &json!([{"hooks":[{"type":"command","command":command,"timeout":10}]}])
+        );
+    }
+
+    #[test]
+    fn codex_gets_a_session_end_timeout_within_its_limit_and_an_earlier_one_is_lowered() {
+        let command = "/bin/memrecall hook --agent codex";
+        let mut fresh = Document::empty(Agent::Codex);
+        fresh.merge(Agent::Codex, command).unwrap();
+        let hooks = &value(&fresh)["hooks"];
+        assert_eq!(hooks["SessionEnd"][0]["hooks"][0]["timeout"], 3);
+        assert_eq!(hooks["UserPromptSubmit"][0]["hooks"][0]["timeout"], 10);
+        assert!(fresh.timeouts_over_limit(Agent::Codex).is_empty());
+
+        let old = r#"{"hooks":{"SessionEnd":[{"hooks":[{"type":"command","command":"/bin/memrecall hook --agent codex","timeout":10}]}]}}"#;
+        let mut earlier = parsed(old, Agent::Codex);
+        assert_eq!(
+            earlier.timeouts_over_limit(Agent::Codex),
+            [("SessionEnd", "10".to_owned())]
+        );
+        assert!(earlier.merge(Agent::Codex, command).unwrap());
+        assert_eq!(
+            value(&earlier)["hooks"]["SessionEnd"][0]["hooks"][0]["timeout"],
+            3
+        );
+    }
+
+    #[test]
+    fn a_longer_timeout_where_the_agent_sets_no_limit_is_the_users_choice() {
+        let text = r#"{"hooks":{"SessionEnd":[{"hooks":[{"type":"command","command":"memrecall hook --agent claude-code","timeout":60}]}]}}"#;
+        assert!(
+            parsed(text, Agent::ClaudeCode)
+                .timeouts_over_limit(Agent::ClaudeCode)
+                .is_empty()
         );
     }
 
@@ -436,6 +505,7 @@ mod tests {
         groups.append(group(
             Agent::GeminiCli,
             "command -v /new/memrecall >/dev/null 2>&1 && exec /new/memrecall hook --agent gemini-cli || true",
+            10_000,
         ));
         assert_eq!(document.memrecall_commands(Agent::GeminiCli, None).len(), 2);
         assert!(document.remove(Agent::GeminiCli, None));

@@ -12,7 +12,8 @@
 //! A","timeout":…}]}` under each event the hook serves ([`installed_events`]): the prompt event,
 //! the tool-result event, the turn's end and the session's end, so that the server's recall
 //! reaches the tool-result point and every turn ends (10 seconds: the hook answers within the
-//! 100 ms ceiling plus process time, the margin is for a cold disk). The command names the
+//! 100 ms ceiling plus process time, the margin is for a cold disk; 3 on Codex's session end,
+//! the most it allows there, [`event_timeout`]). The command names the
 //! binary by its absolute path ([`hook_command`]): an agent whose `PATH` lacks memrecall would
 //! otherwise never run it, and say so nowhere. For Gemini CLI, which stops the prompt when the
 //! command cannot start, the command is guarded on Linux and macOS (`command -v P >/dev/null
@@ -109,6 +110,18 @@ pub const fn hook_timeout(agent: Agent) -> u64 {
 }
 
 pub use super::conventions::CommandShell;
+
+/// The timeout install writes on `event`: [`hook_timeout`], or less on the session's end where
+/// the agent allows less there (Codex: 3 seconds).
+pub fn event_timeout(agent: Agent, event: &str) -> u64 {
+    let conventions = agent.conventions();
+    match conventions.session_end_timeout_limit {
+        Some(limit) if conventions.events.session_end == Some(event) => {
+            limit.min(conventions.hook_timeout)
+        }
+        _ => conventions.hook_timeout,
+    }
+}
 
 impl CommandShell {
     /// The shell `agent` runs hook commands with on the platform this binary is built for: its
@@ -363,6 +376,14 @@ mod tests {
         assert_eq!(hook_timeout(Agent::QwenCode), 10);
         assert_eq!(hook_timeout(Agent::Codex), 10);
         assert_eq!(hook_timeout(Agent::GeminiCli), 10_000);
+    }
+
+    #[test]
+    fn codex_gets_its_three_second_limit_on_the_session_end_only() {
+        assert_eq!(event_timeout(Agent::Codex, "SessionEnd"), 3);
+        assert_eq!(event_timeout(Agent::Codex, "UserPromptSubmit"), 10);
+        assert_eq!(event_timeout(Agent::ClaudeCode, "SessionEnd"), 10);
+        assert_eq!(event_timeout(Agent::GeminiCli, "SessionEnd"), 10_000);
     }
 
     #[test]

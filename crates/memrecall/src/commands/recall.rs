@@ -172,7 +172,10 @@ pub(crate) fn run(args: &RecallArgs) -> Result<(), Failure> {
             head.has_scan()
         };
         let tool_result = match turn {
-            TurnKind::ToolFree => None,
+            TurnKind::ToolFree => {
+                used.wait_to_tell(&recall).await;
+                None
+            }
             TurnKind::ToolUsing => {
                 // The tool call is modelled as lasting until the recall settles (bounded by the
                 // selector ceiling), the moment its result would arrive.
@@ -279,6 +282,10 @@ fn recall_options(args: &RecallArgs) -> Result<(RecallOptions, SelectorUsed), Fa
 const TURN_ENDED_FIRST: &str =
     "the turn ended before the selector answered; its answer was not used";
 
+/// How long a tool-free recall waits, after its initial point, for the HTTP selector to answer
+/// or fail, so that the output can say which.
+const TOOL_FREE_SELECTOR_WAIT: Duration = Duration::from_secs(2);
+
 /// Which selector a recall asked, for what its output says about it.
 enum SelectorUsed {
     None,
@@ -287,6 +294,14 @@ enum SelectorUsed {
 }
 
 impl SelectorUsed {
+    /// A tool-free turn has no later point to deliver the HTTP selector's answer at, but what
+    /// became of it (its pick or its failure) is worth a moment's wait to say.
+    async fn wait_to_tell(&self, recall: &MemoryRecall) {
+        if matches!(self, Self::Http { .. }) {
+            recall.wait_settled(TOOL_FREE_SELECTOR_WAIT).await;
+        }
+    }
+
     /// What the text output should say about the selector besides a failure (which it says
     /// on its own): why it was not asked or not heard, or what a stand-in does.
     fn note(&self, settled: Option<&recall_facade::SettledRecall>) -> Option<String> {

@@ -161,6 +161,7 @@ fn answer(
         cwd,
         layout: Some(layout),
         env: env.to_named(),
+        selector_key: selector_key(program, env),
     };
     let served = ask_server(
         env,
@@ -218,6 +219,22 @@ fn later_point(
         HookEvent::TurnEnd => Some(Point::TurnEnd),
         HookEvent::SessionEnd => Some(Point::SessionEnd),
     }
+}
+
+/// The key this process's environment holds for the configuration's HTTP selector, for the
+/// server, which may have been started without it.
+fn selector_key(program: &Program, env: &Environment) -> Option<crate::protocol::SelectorKey> {
+    let options = (program.recall_options)(env).ok()?;
+    let recall_facade::SelectorChoice::Http(http) = options.selector else {
+        return None;
+    };
+    let value = std::env::var(&http.api_key_env)
+        .ok()
+        .filter(|value| !value.trim().is_empty())?;
+    Some(crate::protocol::SelectorKey {
+        variable: http.api_key_env,
+        value,
+    })
 }
 
 /// Asks the user's server for the delivery at `point`, starting the server when `autostart`

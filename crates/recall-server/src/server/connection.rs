@@ -197,7 +197,7 @@ impl Server {
                 answer.handled_ms = millis(started.elapsed());
                 Response::Delivery(answer)
             }
-            Request::Status => Response::Status(self.status()),
+            Request::Status => Response::Status(Box::new(self.status())),
             Request::Stop => Response::Stopping {
                 pid: std::process::id(),
             },

@@ -16,6 +16,7 @@
 mod connection;
 mod limits;
 mod problems;
+mod selector_key;
 mod sessions;
 mod status;
 #[cfg(test)]
@@ -227,6 +228,8 @@ struct Settings {
     /// What `config.toml` chooses, its selector built once per generation and shared by the
     /// sessions.
     options: RecallOptions,
+    /// That selector, when it is the HTTP one: the key it sends follows the hooks' environment.
+    keyed: Option<Arc<selector_key::KeyedSelector>>,
     idle_exit: Duration,
 }
 
@@ -283,6 +286,7 @@ impl Server {
                 stamp: None,
                 generation: 0,
                 options: RecallOptions::default(),
+                keyed: None,
                 idle_exit: DEFAULT_IDLE_EXIT,
             }),
             sessions: Mutex::new(Sessions::default()),
@@ -328,12 +332,27 @@ impl Server {
             let mut chosen = config.options;
             lock(&self.problems).new_generation(problems::unset_key_note(&chosen.selector));
             let selector = std::mem::take(&mut chosen.selector);
-            chosen.selector = selector.build().map_err(|e| e.to_string())?.into();
-            Ok((chosen, idle))
+            let keyed = match selector {
+                recall_facade::SelectorChoice::Http(http) => {
+                    let keyed = Arc::new(
+                        selector_key::KeyedSelector::new(http).map_err(|e| e.to_string())?,
+                    );
+                    chosen.selector = recall_facade::SelectorChoice::Custom(
+                        Arc::clone(&keyed) as Arc<dyn recall_facade::Selector>
+                    );
+                    Some(keyed)
+                }
+                other => {
+                    chosen.selector = other.build().map_err(|e| e.to_string())?.into();
+                    None
+                }
+            };
+            Ok((chosen, keyed, idle))
         });
         match loaded {
-            Ok((options, idle)) => {
+            Ok((options, keyed, idle)) => {
                 settings.options = options;
+                settings.keyed = keyed;
                 settings.idle_exit = self.options.idle_exit.unwrap_or(idle);
             }
             Err(message) => {
@@ -343,9 +362,38 @@ impl Server {
                 problems.new_generation(None);
                 problems.config_error(line);
                 settings.options = RecallOptions::default();
+                settings.keyed = None;
                 settings.idle_exit = self.options.idle_exit.unwrap_or(DEFAULT_IDLE_EXIT);
             }
         }
+    }
+
+    /// Takes the selector key a prompt's hook brought (see [`selector_key`]); a new one is said
+    /// in the log, by its variable's name only, and the selector's failures may be said again.
+    fn offer_key(&self, key: &crate::protocol::SelectorKey) {
+        let Some(keyed) = lock(&self.settings).keyed.clone() else {
+            return;
+        };
+        match keyed.offer(&key.variable, &key.value) {
+            Ok(false) => {}
+            Ok(true) => {
+                lock(&self.problems).key_arrived();
+                log(&format!(
+                    "the selector now sends the key a hook's environment holds in {}",
+                    keyed.variable()
+                ));
+            }
+            Err(why) => self.log_refusal(&format!(
+                "not using the key a hook's environment holds in {}: {why}",
+                keyed.variable()
+            )),
+        }
+    }
+
+    /// The variable `api_key_env` names when the HTTP selector sends no key.
+    fn selector_key_unset(&self) -> Option<String> {
+        let keyed = lock(&self.settings).keyed.clone()?;
+        (!keyed.has_key()).then(|| keyed.variable().to_owned())
     }
 
     /// Ends every session (each pending recall gets its terminal event) and writes the catalogs.

@@ -35,6 +35,13 @@ impl Problems {
         self.key_note = key_note;
     }
 
+    /// The selector got a key from a hook's environment: a failure may be said again, and no
+    /// longer with the note that no key was sent.
+    pub(super) fn key_arrived(&mut self) {
+        self.told.clear();
+        self.key_note = None;
+    }
+
     /// The configuration of this generation cannot be used, for the next hook to log.
     pub(super) fn config_error(&mut self, line: String) {
         self.config_error = Some(line);

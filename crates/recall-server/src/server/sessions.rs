@@ -200,7 +200,7 @@ impl Server {
 
     /// Logs `line` the first time it is seen (a missing root is refused on every prompt; once in
     /// the log is enough), keeping at most a bounded number of lines in mind.
-    fn log_refusal(&self, line: &str) {
+    pub(super) fn log_refusal(&self, line: &str) {
         const REMEMBERED: usize = 1024;
         let mut logged = lock(&self.refusals_logged);
         if logged.contains(line) {
@@ -221,6 +221,9 @@ impl Server {
         // same query again is the tool-result point, not a new recall.
         if prompt.repeat_is_continuation && entry.turn.as_deref() == Some(prompt.query.as_str()) {
             return tool_result(entry);
+        }
+        if let Some(key) = &prompt.selector_key {
+            self.offer_key(key);
         }
         let Some(roots) = self.roots_for(agent, &prompt) else {
             return DeliveryAnswer::default();

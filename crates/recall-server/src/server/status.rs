@@ -84,6 +84,7 @@ impl Server {
             peak_rss_kib,
             footprint,
             last_selector_error: lock(&self.problems).last_selector_error.clone(),
+            selector_key_unset: self.selector_key_unset(),
         }
     }
 }

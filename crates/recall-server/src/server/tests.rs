@@ -87,6 +87,7 @@ fn prompt_in(home: &Path, project: &Path, session: &str, query: &str) -> EventRe
             cwd: project.to_path_buf(),
             layout: Some(Layout::Memrecall),
             env: [("MEMRECALL_HOME".to_owned(), home.display().to_string())].into(),
+            selector_key: None,
         }),
     }
 }

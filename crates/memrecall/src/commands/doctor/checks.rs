@@ -11,7 +11,7 @@ use agent_hooks::settings::{self, Document};
 use agent_hooks::{Agent, Environment};
 
 /// One hook entry and the binary it runs.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub(super) struct HookReport {
     pub(super) command: String,
     pub(super) program: PathBuf,
@@ -20,7 +20,7 @@ pub(super) struct HookReport {
 }
 
 /// One MCP registration and the binary it runs.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub(super) struct McpReport {
     pub(super) file: PathBuf,
     pub(super) program: PathBuf,
@@ -40,6 +40,8 @@ pub(super) struct AgentReport {
     pub(super) mcp: Option<McpReport>,
     /// The project's settings file for the directory, when it exists.
     pub(super) project: Option<super::agent_extra::ProjectSettings>,
+    /// The agent's own packages (plugins, extensions) holding memrecall's hooks or MCP server.
+    pub(super) packages: Vec<super::packages::PackageReport>,
     /// Codex only: whether its configuration holds a trusted hook.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) codex_trust: Option<String>,
@@ -122,18 +124,18 @@ pub(super) fn agent_report(
         .map(|d| d.memrecall_commands(agent, None))
         .unwrap_or_default();
     let hooks: Vec<HookReport> = commands.into_iter().map(HookReport::new).collect();
-    let missing_events = document
-        .as_ref()
-        .map(|d| d.missing_events(agent, None))
-        .unwrap_or_default();
-    hook_problems(
+    let packages = super::packages::packages(agent, env, cwd);
+    let installed = super::installed::Installed {
         agent,
-        &hooks,
-        &missing_events,
-        &install_again(binary, agent),
-        problems,
-    );
-    let mcp = mcp(agent, env, document.as_ref(), &path);
+        settings: &path,
+        hooks: &hooks,
+        packages: &packages,
+    };
+    let missing_events = installed.missing_events(document.as_ref());
+    let fix = install_again(binary, agent);
+    installed.problems(&missing_events, cwd, binary, &fix, problems);
+    timeout_problems(agent, document.as_ref(), &path, &fix, problems);
+    let mut mcp = mcp(agent, env, document.as_ref(), &path);
     if let Some(mcp) = &mcp
         && mcp.found.is_none()
     {
@@ -146,6 +148,13 @@ pub(super) fn agent_report(
             ),
             mcp_fix(agent, binary, &mcp.file),
         ));
+    }
+    super::packages::package_problems(agent, &packages, binary, problems);
+    if mcp.is_none() {
+        mcp = packages
+            .iter()
+            .filter(|p| p.enabled)
+            .find_map(|p| p.mcp.clone());
     }
     if agent == Agent::ClaudeCode {
         super::auth_cache::check(env, problems);
@@ -180,14 +189,40 @@ pub(super) fn agent_report(
         missing_events,
         mcp,
         project,
+        packages,
         codex_trust,
     })
+}
+
+/// A memrecall entry whose timeout is above what the agent allows on its event (Codex's session
+/// end): a problem, fixed by installing again.
+fn timeout_problems(
+    agent: Agent,
+    document: Option<&Document>,
+    path: &Path,
+    fix: &str,
+    problems: &mut Vec<Problem>,
+) {
+    for (event, written) in document
+        .map(|d| d.timeouts_over_limit(agent))
+        .unwrap_or_default()
+    {
+        problems.push(Problem::new(
+            format!(
+                "{}: the {event} hook's timeout in {} is {written}, above the {} the agent allows there (it cuts it down and warns on every run)",
+                agent.as_str(),
+                path.display(),
+                settings::event_timeout(agent, event)
+            ),
+            fix.to_owned(),
+        ));
+    }
 }
 
 /// The problems of an agent's hook entries: none, events left out, a command without the guard
 /// the agent needs (an older install's), a binary that is not there or is found on this `PATH`
 /// only.
-fn hook_problems(
+pub(super) fn hook_problems(
     agent: Agent,
     hooks: &[HookReport],
     missing_events: &[&str],
@@ -251,7 +286,7 @@ fn hook_problems(
 fn mcp_fix(agent: Agent, binary: &str, file: &Path) -> String {
     match agent {
         Agent::ClaudeCode => format!(
-            "claude mcp remove memrecall; claude mcp add memrecall -- {binary} mcp --agent claude-code"
+            "claude mcp remove memrecall; claude mcp add memrecall -- {binary} mcp --agent claude-code --read-only"
         ),
         Agent::Codex => format!(
             "set mcp_servers.memrecall.command = \"{binary}\" in {}",
@@ -271,7 +306,7 @@ fn codex_home(env: &Environment) -> Option<PathBuf> {
 
 /// The `command` of a `memrecall` MCP server in a JSON `mcpServers` object, or in any project's
 /// (Claude Code keeps local registrations under `projects`).
-fn json_mcp_command(value: &Value) -> Option<String> {
+pub(super) fn json_mcp_command(value: &Value) -> Option<String> {
     let direct = value["mcpServers"]["memrecall"]["command"].as_str();
     direct.map(str::to_owned).or_else(|| {
         value["projects"].as_object()?.values().find_map(|project| {

@@ -9,6 +9,9 @@
 mod agent_extra;
 mod auth_cache;
 mod checks;
+mod installed;
+mod packages;
+mod selector;
 mod setup;
 mod unread;
 
@@ -62,7 +65,7 @@ struct Report {
     cwd: PathBuf,
     roots: Vec<setup::RootReport>,
     server: setup::ServerReport,
-    selector: setup::SelectorReport,
+    selector: selector::SelectorReport,
     hook_log: Vec<String>,
     problems: Vec<Problem>,
 }
@@ -95,8 +98,9 @@ pub(crate) fn run(args: &DoctorArgs) -> Result<(), Failure> {
         .collect();
     let layouts = unread::layouts(args.agent, &cwd, &env, &mut problems);
     let server = setup::server(&env, &mut problems);
-    let selector = setup::selector(&env, &mut problems);
+    let (selector, chosen) = selector::selector(&env, &mut problems);
     let hook_log = setup::hook_log(&env, LOG_LINES, &mut problems);
+    selector::recorded(&chosen, &server, &hook_log, &mut problems);
     let report = Report {
         binary: Binary {
             path,
@@ -129,11 +133,14 @@ pub(crate) fn run(args: &DoctorArgs) -> Result<(), Failure> {
     }
 }
 
-fn found(found: Option<&PathBuf>) -> &'static str {
-    if found.is_some() {
-        "present"
-    } else {
-        "MISSING"
+/// Where a hook's or MCP server's program is: `present` when named by its path, the match on
+/// this `PATH` for a bare name.
+fn found(program: &std::path::Path, found: Option<&PathBuf>) -> String {
+    match found {
+        None if program.components().count() > 1 => "MISSING".to_owned(),
+        None => "not on PATH".to_owned(),
+        Some(_) if program.components().count() > 1 => "present".to_owned(),
+        Some(path) => format!("on PATH: {}", path.display()),
     }
 }
 
@@ -172,6 +179,19 @@ fn render(report: &Report) -> String {
             server.version.as_deref().unwrap_or("?"),
             server.sessions.unwrap_or_default()
         );
+        if let Some(failure) = &server.last_selector_error {
+            let _ = writeln!(
+                out,
+                "  last selector failure: {} ({}): {}",
+                failure.at, failure.kind, failure.message
+            );
+        }
+        if let Some(variable) = &server.selector_key_unset {
+            let _ = writeln!(
+                out,
+                "  selector key: none ({variable} was not set for the server nor for any prompt's hook)"
+            );
+        }
     } else {
         let _ = writeln!(out, "server: not running (the next hook starts it)");
     }
@@ -221,18 +241,20 @@ fn render_agent(out: &mut String, agent: &checks::AgentReport) {
         agent.settings.display()
     );
     let _ = writeln!(out, "  version: {}", agent.version);
-    if agent.hooks.is_empty() {
+    let packaged = agent
+        .packages
+        .iter()
+        .any(packages::PackageReport::runs_hooks);
+    if agent.hooks.is_empty() && !packaged {
         let _ = writeln!(out, "  hook: not installed");
     }
     for hook in &agent.hooks {
-        let _ = writeln!(
-            out,
-            "  hook: runs {} ({})",
-            hook.program.display(),
-            found(hook.found.as_ref())
-        );
+        hook_line(out, "  ", hook);
     }
-    if !agent.hooks.is_empty() && !agent.missing_events.is_empty() {
+    for package in &agent.packages {
+        render_package(out, package);
+    }
+    if (!agent.hooks.is_empty() || packaged) && !agent.missing_events.is_empty() {
         let _ = writeln!(
             out,
             "  hook events missing: {}",
@@ -245,7 +267,7 @@ fn render_agent(out: &mut String, agent: &checks::AgentReport) {
                 out,
                 "  mcp: runs {} ({}, in {})",
                 mcp.program.display(),
-                found(mcp.found.as_ref()),
+                found(&mcp.program, mcp.found.as_ref()),
                 mcp.file.display()
             );
         }
@@ -256,15 +278,46 @@ fn render_agent(out: &mut String, agent: &checks::AgentReport) {
     if let Some(project) = &agent.project {
         let _ = writeln!(out, "  project settings: {}", project.path.display());
         for hook in &project.hooks {
-            let _ = writeln!(
-                out,
-                "    hook: runs {} ({})",
-                hook.program.display(),
-                found(hook.found.as_ref())
-            );
+            hook_line(out, "    ", hook);
         }
     }
     if let Some(trust) = &agent.codex_trust {
         let _ = writeln!(out, "  trust: {trust}");
+    }
+}
+
+/// One hook entry and where its program is, indented by `indent`.
+fn hook_line(out: &mut String, indent: &str, hook: &checks::HookReport) {
+    let _ = writeln!(
+        out,
+        "{indent}hook: runs {} ({})",
+        hook.program.display(),
+        found(&hook.program, hook.found.as_ref())
+    );
+}
+
+fn render_package(out: &mut String, package: &packages::PackageReport) {
+    let state = if package.enabled {
+        "enabled"
+    } else {
+        "not enabled here"
+    };
+    let _ = writeln!(
+        out,
+        "  {} {} ({state}): {}",
+        package.kind,
+        package.name,
+        package.dir.display()
+    );
+    for hook in &package.hooks {
+        hook_line(out, "    ", hook);
+    }
+    if let Some(mcp) = &package.mcp {
+        let _ = writeln!(
+            out,
+            "    mcp: runs {} ({})",
+            mcp.program.display(),
+            found(&mcp.program, mcp.found.as_ref())
+        );
     }
 }

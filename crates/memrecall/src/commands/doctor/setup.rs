@@ -1,17 +1,12 @@
-//! What `doctor` looks at besides the agents, one function each: the memory roots, the server,
-//! the selector and the hook's log.
+//! What `doctor` looks at besides the agents and the selector, one function each: the memory
+//! roots, the server and the hook's log.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde::Serialize;
 
 use super::Problem;
-use crate::config::{CONFIG_FILE_NAME, Config, ConfigSelectorKind};
 use agent_hooks::{Environment, Layout, layout};
-
-/// How long the selector probe may take (the server's status takes the time `status` takes).
-const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// One memory root.
 #[derive(Debug, Serialize)]
@@ -98,6 +93,12 @@ pub(super) struct ServerReport {
     pub(super) pid: Option<u32>,
     pub(super) version: Option<String>,
     pub(super) sessions: Option<usize>,
+    /// The last selector failure the server saw.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) last_selector_error: Option<recall_server::protocol::SelectorFailure>,
+    /// The variable `api_key_env` names, when the server's selector sends no key.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) selector_key_unset: Option<String>,
 }
 
 pub(super) fn server(env: &Environment, problems: &mut Vec<Problem>) -> ServerReport {
@@ -117,6 +118,8 @@ pub(super) fn server(env: &Environment, problems: &mut Vec<Problem>) -> ServerRe
             pid: Some(status.pid),
             version: Some(status.version),
             sessions: Some(status.sessions),
+            last_selector_error: status.last_selector_error,
+            selector_key_unset: status.selector_key_unset,
         },
         Ok(_) | Err(ClientError::NotRunning) => ServerReport::default(),
         Err(error) => {
@@ -130,93 +133,6 @@ pub(super) fn server(env: &Environment, problems: &mut Vec<Problem>) -> ServerRe
             ServerReport::default()
         }
     }
-}
-
-/// The selector `config.toml` chooses, and one probe of it.
-#[derive(Debug, Serialize)]
-pub(super) struct SelectorReport {
-    pub(super) kind: &'static str,
-    pub(super) url: Option<String>,
-    pub(super) model: Option<String>,
-    /// How the probe went: `reachable`, or why not.
-    pub(super) probe: Option<String>,
-}
-
-pub(super) fn selector(env: &Environment, problems: &mut Vec<Problem>) -> SelectorReport {
-    let none = SelectorReport {
-        kind: "none",
-        url: None,
-        model: None,
-        probe: None,
-    };
-    let Some(home) = env.memrecall_home() else {
-        return none;
-    };
-    let config_path = home.join(CONFIG_FILE_NAME);
-    let config = match Config::load(&home) {
-        Ok(config) => config,
-        Err(error) => {
-            problems.push(Problem::new(
-                crate::output::one_line(&error.to_string()),
-                format!("edit {}", config_path.display()),
-            ));
-            return none;
-        }
-    };
-    if config.selector.kind == ConfigSelectorKind::None {
-        return none;
-    }
-    let url = config.selector.url.unwrap_or_default();
-    let probe = match probe(&url) {
-        Ok(()) => "reachable".to_owned(),
-        Err(why) => {
-            problems.push(Problem::new(
-                format!("the selector at {url} is unreachable: {why}"),
-                format!(
-                    "start the model server at {url}, or set kind = \"none\" under [selector] in {}",
-                    config_path.display()
-                ),
-            ));
-            format!("unreachable: {why}")
-        }
-    };
-    SelectorReport {
-        kind: "http",
-        url: Some(url),
-        model: config.selector.model,
-        probe: Some(probe),
-    }
-}
-
-/// Connects to the host and port of `url` within [`PROBE_TIMEOUT`].
-fn probe(url: &str) -> Result<(), String> {
-    use std::net::ToSocketAddrs as _;
-    let (scheme, rest) = url.split_once("://").ok_or("not an http(s) URL")?;
-    let default_port = match scheme {
-        "http" => 80,
-        "https" => 443,
-        _ => return Err(format!("not an http(s) URL ({scheme})")),
-    };
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    let authority = authority
-        .rsplit_once('@')
-        .map_or(authority, |(_, host)| host);
-    let with_port = if authority
-        .rsplit_once(':')
-        .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
-    {
-        authority.to_owned()
-    } else {
-        format!("{authority}:{default_port}")
-    };
-    let address = with_port
-        .to_socket_addrs()
-        .map_err(|e| format!("cannot resolve {authority}: {e}"))?
-        .next()
-        .ok_or_else(|| format!("{authority} has no address"))?;
-    std::net::TcpStream::connect_timeout(&address, PROBE_TIMEOUT)
-        .map(drop)
-        .map_err(|e| e.to_string())
 }
 
 /// The most of the hook's log read: it is moved aside past `MAX_LOG_BYTES`, so this is twice
@@ -251,15 +167,4 @@ pub(super) fn hook_log(
         .iter()
         .map(|l| crate::output::one_line(l))
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_closed_port_is_unreachable_and_a_non_http_url_is_refused() {
-        assert!(probe("http://127.0.0.1:1/v1").is_err());
-        assert!(probe("ftp://127.0.0.1").unwrap_err().contains("ftp"));
-    }
 }
