@@ -371,6 +371,51 @@ pub fn package(outcome: &Outcome, marker: &str, installed: &str) -> (Verdict, St
     )
 }
 
+/// `memrecall doctor`, run where the agent's package is installed and working, says healthy:
+/// exit 0 and no problem.
+pub fn doctor_healthy(code: Option<i32>, stdout: &str) -> (Verdict, String) {
+    let problems: Vec<&str> = stdout
+        .lines()
+        .skip_while(|line| !line.starts_with("problems:"))
+        .collect();
+    let healthy = code == Some(0)
+        && problems
+            .first()
+            .is_some_and(|l| l.trim() == "problems: none");
+    let detail = if healthy {
+        "exit 0, problems: none".to_owned()
+    } else {
+        format!("exit {code:?}; {}", clip(&problems.join(" / ")))
+    };
+    (
+        if healthy {
+            Verdict::Pass
+        } else {
+            Verdict::Fail
+        },
+        detail,
+    )
+}
+
+/// The agent printed no warning about a hook (Codex warns, for instance, when a hook's timeout is
+/// over its limit): no line of its output mentions both.
+pub fn no_hook_warning(output: &str) -> (Verdict, String) {
+    let warnings: Vec<&str> = output
+        .lines()
+        .filter(|line| {
+            let line = line.to_lowercase();
+            line.contains("warn") && line.contains("hook")
+        })
+        .collect();
+    match warnings.first() {
+        None => (Verdict::Pass, "no warning about a hook".into()),
+        Some(first) => (
+            Verdict::Fail,
+            format!("{} line(s), the first: {}", warnings.len(), clip(first)),
+        ),
+    }
+}
+
 /// The settings file after `uninstall` is the file before `install`, byte for byte (absent if it
 /// was absent). `agent_changed` says the agent itself rewrote it between the two.
 pub fn uninstall(
@@ -528,6 +573,25 @@ mod tests {
         let (verdict, detail) = refined(&run, &markers(), 1, Some(900));
         assert_eq!(verdict, Verdict::Fail);
         assert!(detail.contains("at 400 ms (PostToolUse BEFORE"), "{detail}");
+    }
+
+    #[test]
+    fn doctor_is_healthy_only_with_exit_0_and_no_problem() {
+        let healthy = "hook: installed\nproblems: none\n";
+        assert_eq!(doctor_healthy(Some(0), healthy).0, Verdict::Pass);
+        assert_eq!(doctor_healthy(Some(1), healthy).0, Verdict::Fail);
+        let sick = "problems:\n- mcp: not registered\n";
+        assert_eq!(doctor_healthy(Some(0), sick).0, Verdict::Fail);
+    }
+
+    #[test]
+    fn a_line_warning_about_a_hook_fails() {
+        let codex = "warning: clamping SessionEnd hook timeout to 3s in /h/.codex/hooks.json\nok";
+        assert_eq!(no_hook_warning(codex).0, Verdict::Fail);
+        assert_eq!(
+            no_hook_warning("warning: slow network\nhook ran").0,
+            Verdict::Pass
+        );
     }
 
     #[test]

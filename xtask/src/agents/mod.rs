@@ -91,10 +91,14 @@ pub enum Check {
     FetchedOnce,
     /// With the agent's own memory recall on (Qwen Code), the memory reaches the model once.
     OwnRecallOnce,
+    /// The agent printed no warning about memrecall's hooks.
+    NoHookWarning,
     /// `hook uninstall` restores the settings file's bytes.
     Uninstall,
     /// Installed only as the agent's own plugin or extension, memrecall reaches the model.
     Package,
+    /// With the plugin or extension installed, `memrecall doctor` says healthy.
+    DoctorHealthy,
     /// With no `memrecall` on `PATH` (the package's, or Codex's bare command), the prompt
     /// reaches the model.
     MissingFromPath,
@@ -108,7 +112,7 @@ pub enum Check {
 }
 
 impl Check {
-    const ALL: [Self; 13] = [
+    const ALL: [Self; 15] = [
         Self::FirstPromptEn,
         Self::FirstPromptZh,
         Self::McpListed,
@@ -116,8 +120,10 @@ impl Check {
         Self::Refined,
         Self::FetchedOnce,
         Self::OwnRecallOnce,
+        Self::NoHookWarning,
         Self::Uninstall,
         Self::Package,
+        Self::DoctorHealthy,
         Self::MissingFromPath,
         Self::Deleted,
         Self::Killed,
@@ -135,6 +141,8 @@ impl Check {
             Self::OwnRecallOnce => "agent's own recall on: once",
             Self::Uninstall => "uninstall byte-identical",
             Self::Package => "plugin/extension install",
+            Self::DoctorHealthy => "doctor healthy with the package",
+            Self::NoHookWarning => "no agent warning about a hook",
             Self::MissingFromPath => "binary missing from PATH",
             Self::Deleted => "binary deleted",
             Self::Killed => "binary killed by a signal",

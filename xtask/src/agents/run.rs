@@ -100,6 +100,8 @@ pub fn check_agent(
     );
     row(Check::McpListed, checks::mcp_listed(&en), "");
     row(Check::McpCall, checks::mcp_call(&en, &markers.en), "");
+    let output = std::fs::read_to_string(logs.join(format!("{}-en.log", agent.name)))?;
+    row(Check::NoHookWarning, checks::no_hook_warning(&output), "");
 
     // Chinese prompt, answered with text.
     let zh = context.run(None, Duration::ZERO, PROMPT_ZH, "zh")?;
@@ -127,20 +129,17 @@ pub fn check_agent(
     let ran = snapshot("after-runs")?;
     let uninstall = sandbox.memrecall(&["hook", "uninstall", "--agent", agent.name]);
     let after = snapshot("after-uninstall")?;
-    let verdict = if let Err(error) = uninstall {
-        (Verdict::Fail, format!("uninstall failed: {error:#}"))
-    } else {
-        let (verdict, mut detail) =
-            checks::uninstall(before.as_deref(), after.as_deref(), installed != ran);
-        if verdict == Verdict::Fail {
-            detail.push_str(&backup_note(&settings, before.as_deref()));
-        }
-        (verdict, detail)
+    let verdict = match uninstall {
+        Err(error) => (Verdict::Fail, format!("uninstall failed: {error:#}")),
+        Ok(_) => uninstall_verdict(&settings, [&before, &installed, &ran, &after]),
     };
     row(Check::Uninstall, verdict, "");
 
-    let (verdict, hook) = package_run(&context, binary)?;
-    row(Check::Package, verdict, &hook);
+    let package = package_run(&context, binary)?;
+    row(Check::Package, package.verdict, &package.hook);
+    if let Some(doctor) = package.doctor {
+        row(Check::DoctorHealthy, doctor, "");
+    }
     rows.extend(super::unrunnable::rows(&context, binary)?);
     Ok(rows)
 }
@@ -149,7 +148,7 @@ pub fn check_agent(
 /// agent's own command (no `hook install`, no MCP registration of ours), the timing script in
 /// front of the built binary on `PATH` as `memrecall`, and the English prompt: the verdict and
 /// the hooks' wall times.
-fn package_run(context: &RunContext<'_>, binary: &Path) -> Result<((Verdict, String), String)> {
+fn package_run(context: &RunContext<'_>, binary: &Path) -> Result<PackageRun> {
     let agent = context.agent;
     let sandbox = Sandbox::new(binary)?;
     let markers = Markers::new();
@@ -163,8 +162,20 @@ fn package_run(context: &RunContext<'_>, binary: &Path) -> Result<((Verdict, Str
     )?;
     let installed = match package::install(&sandbox, agent, context.agent_bin)? {
         package::Installed::Done(how) => how,
-        package::Installed::NoPackage(why) => return Ok(((Verdict::NotRun, why), String::new())),
-        package::Installed::Failed(why) => return Ok(((Verdict::Fail, why), String::new())),
+        package::Installed::NoPackage(why) => {
+            return Ok(PackageRun {
+                verdict: (Verdict::NotRun, why),
+                hook: String::new(),
+                doctor: None,
+            });
+        }
+        package::Installed::Failed(why) => {
+            return Ok(PackageRun {
+                verdict: (Verdict::Fail, why),
+                hook: String::new(),
+                doctor: None,
+            });
+        }
     };
     let context = RunContext {
         sandbox: &sandbox,
@@ -172,7 +183,51 @@ fn package_run(context: &RunContext<'_>, binary: &Path) -> Result<((Verdict, Str
     };
     let run = context.run(None, Duration::ZERO, PROMPT_EN, "package")?;
     let hook = run.hook_summary();
-    Ok((checks::package(&run, &markers.en, &installed), hook))
+    let doctor = sandbox
+        .command(sandbox.bin.join("memrecall"))
+        .current_dir(&sandbox.repo)
+        .arg("doctor")
+        .output()
+        .context("could not run memrecall doctor")?;
+    let stdout = String::from_utf8_lossy(&doctor.stdout);
+    std::fs::write(
+        context
+            .logs
+            .join(format!("{}-package-doctor.txt", agent.name)),
+        stdout.as_bytes(),
+    )?;
+    let doctor = checks::doctor_healthy(doctor.status.code(), &stdout);
+    Ok(PackageRun {
+        verdict: checks::package(&run, &markers.en, &installed),
+        hook,
+        doctor: Some(doctor),
+    })
+}
+
+/// The settings file's bytes before `install`, after it, after the runs and after `uninstall`
+/// (`None`: no file): the uninstall row's verdict.
+fn uninstall_verdict(
+    settings: &Path,
+    [before, installed, ran, after]: [&Option<Vec<u8>>; 4],
+) -> Verdicted {
+    let (verdict, mut detail) =
+        checks::uninstall(before.as_deref(), after.as_deref(), installed != ran);
+    if verdict == Verdict::Fail {
+        detail.push_str(&backup_note(settings, before.as_deref()));
+    }
+    (verdict, detail)
+}
+
+/// A check's verdict and its detail.
+type Verdicted = (Verdict, String);
+
+/// What the run with memrecall installed as the agent's own package found.
+struct PackageRun {
+    verdict: Verdicted,
+    /// The hooks' wall times.
+    hook: String,
+    /// `memrecall doctor` there, when the package was installed.
+    doctor: Option<Verdicted>,
 }
 
 /// Whether a backup beside the settings file still holds the bytes from before `install`.

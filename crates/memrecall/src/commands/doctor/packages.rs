@@ -11,8 +11,8 @@
 //! | Qwen Code | a directory below `$QWEN_HOME/extensions/` or `~/.qwen/extensions/` with `qwen-extension.json` | `extension-store/state.json`: the extension's `workspaceOverrides` for the directory, else its `legacyPathRules` (as Gemini CLI's) over its `defaultActivation`; without it, `extension-enablement.json` as Gemini CLI |
 //!
 //! Inside a package, the hooks are in `hooks/hooks.json` (the shape of the agent's settings
-//! file) and the MCP server in its manifest's `mcpServers` (Claude Code: `.claude-plugin/plugin.json`
-//! or `.mcp.json`).
+//! file) and the MCP server in its manifest's `mcpServers` (Claude Code:
+//! `<package>/.claude-plugin/plugin.json` or `.mcp.json`).
 
 use std::path::{Path, PathBuf};
 
