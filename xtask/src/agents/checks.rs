@@ -397,14 +397,20 @@ pub fn doctor_healthy(code: Option<i32>, stdout: &str) -> (Verdict, String) {
     )
 }
 
-/// The agent printed no warning about a hook (Codex warns, for instance, when a hook's timeout is
-/// over its limit): no line of its output mentions both.
+/// The agent printed no warning about memrecall's hooks (Codex warns, for instance, when a hook's
+/// timeout is over its limit): no warning line names a hook's file, timeout or command. The
+/// warning that the sandbox's own `--dangerously-bypass-hook-trust` flag is on is not one.
 pub fn no_hook_warning(output: &str) -> (Verdict, String) {
     let warnings: Vec<&str> = output
         .lines()
         .filter(|line| {
             let line = line.to_lowercase();
-            line.contains("warn") && line.contains("hook")
+            line.contains("warn")
+                && line.contains("hook")
+                && !line.contains("--dangerously-bypass-hook-trust")
+                && ["hooks.json", "timeout", "memrecall"]
+                    .iter()
+                    .any(|word| line.contains(word))
         })
         .collect();
     match warnings.first() {
@@ -592,6 +598,8 @@ mod tests {
             no_hook_warning("warning: slow network\nhook ran").0,
             Verdict::Pass
         );
+        let flag = "warning: `--dangerously-bypass-hook-trust` is enabled. Enabled hooks may run";
+        assert_eq!(no_hook_warning(flag).0, Verdict::Pass);
     }
 
     #[test]
