@@ -167,6 +167,22 @@ impl World {
         }
     }
 
+    /// Claude Code's memory for `repo` holding [`deploy_memories`], the selector a loopback model
+    /// that picks `picks` (file names there) after [`MODEL_DELAY`], and a server started; the
+    /// model, to keep alive.
+    fn serving_deploy_memories_with_a_slow_model(
+        &mut self,
+        picks: &[&str],
+    ) -> (tokio::runtime::Runtime, MockServer) {
+        let memory = self.claude_memory(&self.path("repo"));
+        deploy_memories(&memory);
+        let picks: Vec<PathBuf> = picks.iter().map(|name| memory.join(name)).collect();
+        let (runtime, model) = slow_model(&picks);
+        self.selector(&model.uri());
+        self.start_server();
+        (runtime, model)
+    }
+
     /// Claude Code's memory for `repo` holding [`deploy_memories`], a server started, and one
     /// prompt (session `a`, [`QUERY`]) sent through the hook; returns the memory root.
     fn serving_one_prompt(&mut self) -> PathBuf {
@@ -354,11 +370,7 @@ fn slow_model(picks: &[PathBuf]) -> (tokio::runtime::Runtime, MockServer) {
 #[test]
 fn the_prompt_gets_the_fast_result_and_the_next_tool_result_only_the_models_remaining_pick_once() {
     let mut world = World::new();
-    let memory = world.claude_memory(&world.path("repo"));
-    deploy_memories(&memory);
-    let (_runtime, model) = slow_model(&[memory.join("deploy.md"), memory.join("grafana.md")]);
-    world.selector(&model.uri());
-    world.start_server();
+    let _model = world.serving_deploy_memories_with_a_slow_model(&["deploy.md", "grafana.md"]);
 
     let fast = world.hook(
         "claude-code",
@@ -376,11 +388,7 @@ fn the_prompt_gets_the_fast_result_and_the_next_tool_result_only_the_models_rema
 #[test]
 fn a_note_the_model_fetched_with_the_recall_tool_is_not_delivered_again_after_it() {
     let mut world = World::new();
-    let memory = world.claude_memory(&world.path("repo"));
-    deploy_memories(&memory);
-    let (_runtime, model) = slow_model(&[memory.join("deploy.md"), memory.join("grafana.md")]);
-    world.selector(&model.uri());
-    world.start_server();
+    let _model = world.serving_deploy_memories_with_a_slow_model(&["deploy.md", "grafana.md"]);
     world.hook(
         "claude-code",
         &prompt_event("s1", &world.path("repo"), QUERY),
