@@ -140,9 +140,9 @@ query tokens: release checklist
    body +1 (release)
    type boost +1
 
-2. score 5 · Rollback procedure — ops/rollback.md (project, project scope) · delivered
+2. score 6 · Rollback procedure — ops/rollback.md (project, project scope) · delivered
    description +3 (release)
-   body +1 (release)
+   body +2 (release, checklist)
    type boost +1
 ";
     assert_eq!(run.stdout, expected);

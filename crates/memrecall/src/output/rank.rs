@@ -107,6 +107,9 @@ impl RankRow {
                     let why = match why {
                         Uninformative::FunctionWord => "function word".to_owned(),
                         Uninformative::Request => "request".to_owned(),
+                        Uninformative::Background { zipf } => {
+                            format!("common in ordinary text, Zipf {zipf}")
+                        }
                         Uninformative::Common {
                             in_documents,
                             of_documents,
