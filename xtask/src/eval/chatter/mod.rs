@@ -25,6 +25,8 @@ use lexical_score::{
     ActiveToolAliases, Background, CandidateSelection, DeliveryRule, QueryEvidence, QueryTokens,
     Share, UninformativeTokens, Zipf,
 };
+use memory_scan::{Document, ScannedDocument};
+use recall_lifecycle::{Lines, printable, render_prompt};
 use serde::Serialize;
 
 use self::candidates::Condition;
@@ -227,12 +229,12 @@ pub fn chatter_report(now: SystemTime) -> Result<ChatterReport> {
     ];
     let mut rules: Vec<RuleReport> = judged
         .iter()
-        .map(|&rule| measure(rule, &trees, &turns, true))
+        .map(|&rule| measure(rule, &trees, &turns, true, now))
         .collect();
     rules.extend(
         candidates()
             .into_iter()
-            .map(|rule| measure(rule, &trees, &turns, false)),
+            .map(|rule| measure(rule, &trees, &turns, false, now)),
     );
     let shipped_meets_target = rules.first().is_some_and(meets_target);
     Ok(ChatterReport {
@@ -251,6 +253,27 @@ pub fn chatter_report(now: SystemTime) -> Result<ChatterReport> {
         target_notes_per_nothing_turn: TARGET_NOTES_PER_NOTHING_TURN,
         shipped_meets_target,
     })
+}
+
+/// The header of a prompt that gives each note as one line, as measured here.
+const ONE_LINE_HEADER: &str = "## Possibly relevant memory\n\nRead a note with the `recall_memories` tool or from its file only if the request needs it.\n\n";
+
+/// A prompt that gives each of `documents` as one line (title, path, how to read it) instead of
+/// its text, for the measurement of a tiered delivery; empty when there is none.
+fn one_line_each<'a>(documents: impl Iterator<Item = &'a Document>) -> String {
+    let lines: Vec<String> = documents
+        .map(|d| {
+            format!(
+                "- {} ({})\n",
+                printable(d.title(), Lines::Escaped),
+                printable(&d.relative_path().display().to_string(), Lines::Escaped)
+            )
+        })
+        .collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    format!("{ONE_LINE_HEADER}{}", lines.concat())
 }
 
 /// The candidate rules, compared on the tuning part only.
@@ -297,7 +320,13 @@ fn with_tokens(change: impl FnOnce(&mut UninformativeTokens)) -> DeliveryRule {
 }
 
 /// `rule` over every turn (every turn of the tuning part only, unless `judged_on_test`).
-fn measure(rule: ChatterRule, trees: &[Tree], turns: &[Turn], judged_on_test: bool) -> RuleReport {
+fn measure(
+    rule: ChatterRule,
+    trees: &[Tree],
+    turns: &[Turn],
+    judged_on_test: bool,
+    now: SystemTime,
+) -> RuleReport {
     let mut cells: Vec<(usize, &'static str, Part, Cell)> = Vec::new();
     for turn in turns {
         if !judged_on_test && turn.part == Part::Test {
@@ -312,6 +341,23 @@ fn measure(rule: ChatterRule, trees: &[Tree], turns: &[Turn], judged_on_test: bo
                 .iter()
                 .filter(|i| turn.relevant.contains(i))
                 .count(),
+            chars: render_prompt(
+                delivered
+                    .iter()
+                    .filter_map(|&i| tree.documents.get(i))
+                    .map(ScannedDocument::document),
+                now,
+            )
+            .chars()
+            .count(),
+            line_chars: one_line_each(
+                delivered
+                    .iter()
+                    .filter_map(|&i| tree.documents.get(i))
+                    .map(ScannedDocument::document),
+            )
+            .chars()
+            .count(),
         };
         if let Some((_, _, _, cell)) = cells
             .iter_mut()

@@ -116,7 +116,29 @@ pub fn render(out: &mut String, report: &ChatterReport) {
         TARGET_PRECISION * 100.0
     );
     render_judged(out, before, untrimmed);
+    for rule in [before, shipped] {
+        render_characters(out, rule);
+    }
     render_candidates(out, before, &report.rules[3..]);
+}
+
+/// Characters delivered per nothing-relevant turn over every tree, whole notes beside one line
+/// per note.
+fn render_characters(out: &mut String, rule: &RuleReport) {
+    let Some(row) = rule.row(ALL, ALL) else {
+        return;
+    };
+    let cells = |cell: Option<&Cell>| match cell.and_then(Cell::chars_per_nothing_turn) {
+        Some((whole, lines)) => format!("{whole:.0} whole, {lines:.0} as one line each"),
+        None => "-".to_owned(),
+    };
+    let _ = writeln!(
+        out,
+        "characters per nothing-relevant turn (tune | test), {}: {} | {}",
+        rule.rule,
+        cells(Some(&row.tune)),
+        cells(row.test.as_ref())
+    );
 }
 
 /// A rule judged on both parts: chatter per tree and language, then the answerable turns.

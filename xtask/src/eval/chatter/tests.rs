@@ -55,3 +55,12 @@ fn candidate_rules_are_measured_on_the_tuning_part_only() {
         assert!(rule.rows.iter().all(|r| r.test.is_none()), "{}", rule.rule);
     }
 }
+
+#[test]
+fn a_note_given_as_one_line_costs_fewer_characters_than_the_note_whole() {
+    let report = chatter_report(SystemTime::now()).unwrap();
+    let before = report.rules[2].row(ALL, ALL).unwrap();
+    let (whole, lines) = before.tune.chars_per_nothing_turn().unwrap();
+    assert!(before.tune.nothing_delivered > 0);
+    assert!(lines > 0.0 && lines < whole, "{lines} vs {whole}");
+}
