@@ -334,6 +334,11 @@ fn measure(
         }
         let tree = &trees[turn.tree];
         let delivered = rule.deliver(tree, &turn.query);
+        let notes: Vec<&Document> = delivered
+            .iter()
+            .filter_map(|&i| tree.documents.get(i))
+            .map(ScannedDocument::document)
+            .collect();
         let count = TurnDelivery {
             relevant: turn.relevant.len(),
             delivered: delivered.len(),
@@ -341,23 +346,8 @@ fn measure(
                 .iter()
                 .filter(|i| turn.relevant.contains(i))
                 .count(),
-            chars: render_prompt(
-                delivered
-                    .iter()
-                    .filter_map(|&i| tree.documents.get(i))
-                    .map(ScannedDocument::document),
-                now,
-            )
-            .chars()
-            .count(),
-            line_chars: one_line_each(
-                delivered
-                    .iter()
-                    .filter_map(|&i| tree.documents.get(i))
-                    .map(ScannedDocument::document),
-            )
-            .chars()
-            .count(),
+            chars: render_prompt(notes.iter().copied(), now).chars().count(),
+            line_chars: one_line_each(notes.iter().copied()).chars().count(),
         };
         if let Some((_, _, _, cell)) = cells
             .iter_mut()
