@@ -134,17 +134,20 @@ fn rank_orders_matches_by_score_and_shows_each_fields_contribution() {
 query: release checklist
 scorer: shipped · 4 document(s) scanned · 2 shown
 query tokens: release checklist
+evidence only beside another word: release (Zipf 5.1)
 
 1. score 9 · Deploy checklist — deploy.md (project, project scope) · delivered
    title +4 (checklist)
    description +3 (release)
    body +1 (release)
    type boost +1
+   evidence: release, checklist
 
-2. score 5 · Rollback procedure — ops/rollback.md (project, project scope) · delivered
+2. score 6 · Rollback procedure — ops/rollback.md (project, project scope) · delivered
    description +3 (release)
-   body +1 (release)
+   body +2 (release, checklist)
    type boost +1
+   evidence: release, checklist
 ";
     assert_eq!(run.stdout, expected);
 }
@@ -270,6 +273,42 @@ fn rank_json_lists_ranked_documents_with_path_scope_type_title_and_score() {
         }
     }
     assert_json_snapshot_without_timings("rank_json", &value);
+}
+
+#[test]
+fn rank_json_names_the_words_of_the_evidence_and_the_part_of_the_rule_that_decided() {
+    let tree = Tree::new();
+    tree.project_topic(
+        "review.md",
+        "Code review rules",
+        "Two approvals before a merge",
+        "project",
+        "Reviewers read every line.",
+    );
+    tree.project_topic(
+        "tests.md",
+        "Test conventions",
+        "How the test suites are named",
+        "project",
+        "Run the tests with make check.",
+    );
+    let chatter = tree.run_with_roots("rank", "format the code please", &["--json"]);
+    let value = chatter.success().json();
+    let ranked = value["ranked"].as_array().unwrap();
+    let row = ranked
+        .iter()
+        .find(|row| row["title"] == "Code review rules")
+        .unwrap();
+    assert_eq!(row["decided_by"], "everyday-word-alone");
+    assert!(ranked.iter().all(|row| row["decided_by"] != "delivered"));
+    assert_eq!(row["evidence"], json!(["code"]));
+
+    let answer = tree.run_with_roots("rank", "run the tests again", &["--json"]);
+    let value = answer.success().json();
+    let row = &value["ranked"][0];
+    assert_eq!(row["title"], "Test conventions");
+    assert_eq!(row["decided_by"], "delivered");
+    assert_eq!(row["evidence"], json!(["tests"]));
 }
 
 #[test]

@@ -118,9 +118,9 @@ pub use candidates::{
     MIN_RECENT_SLOTS,
 };
 pub use delivery::{
-    DeliveryRule, DocumentEvidence, EvidenceRule, GapFactor, Judged, MIN_DOCUMENTS_FOR_FREQUENCY,
-    Measure, MinimumEvidence, QueryEvidence, Share, TokenVerdict, TrimRule, Uninformative,
-    UninformativeTokens, document_frequencies,
+    Background, DeliveryRule, DocumentEvidence, EvidenceRule, GapFactor, Judged,
+    MIN_DOCUMENTS_FOR_FREQUENCY, Measure, MinimumEvidence, QueryEvidence, Share, TokenVerdict,
+    TrimRule, Uninformative, UninformativeTokens, Zipf, document_frequencies,
 };
 pub use memory_type::{MemoryType, UnknownMemoryType};
 pub use noise::ActiveToolAliases;

@@ -46,7 +46,7 @@ async fn second_turn_does_not_redeliver_and_reset_allows_it_again() {
         "freeze.md",
         "project",
         "Release freeze",
-        "No release on Fridays",
+        "No release on Fridays, only a rollback",
     );
     write_topic(
         &user,
@@ -167,7 +167,7 @@ fn four_memories_and_a_model(dir: &Path, turn_cap: Option<usize>) -> RecallConfi
         "freeze.md",
         "project",
         "Release freeze",
-        "No release on Fridays",
+        "No release on Fridays, only a rollback",
     );
     write_topic(&project, "oncall.md", "project", "On-call", "Who to page");
     write_topic(

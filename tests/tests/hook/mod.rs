@@ -304,7 +304,12 @@ fn qwen_code_hook_recalls_the_submitted_prompt_from_project_and_user_memory() {
     deploy_memories(&world.qwen_memory(&world.repo()));
     write(
         &world.home().join(".qwen/memories/style.md"),
-        &topic_text("Release notes style", "Terse release notes", "feedback", ""),
+        &topic_text(
+            "Release notes style",
+            "Terse release notes",
+            "feedback",
+            "The checklist goes last.",
+        ),
     );
     let stdin = json!({
         "session_id": "q1",
@@ -751,8 +756,8 @@ fn a_selector_that_never_answers_still_gets_the_fast_result_delivered() {
         &world.claude_memory(&world.repo()),
         "third.md",
         "Release calendar",
-        "When each release ships",
-        "",
+        "When each version ships",
+        "Each date has its checklist.",
     );
     // Accepts connections and never answers.
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -1111,4 +1116,49 @@ fn a_trim_of_none_in_config_toml_gives_claude_code_the_designs_top_five() {
     let titles = titles(&run.context("UserPromptSubmit"));
     assert_eq!(titles.len(), 5, "{titles:?}");
     assert_eq!(titles[0], "Release rollback runbook");
+}
+
+/// Copies every project memory of `corpus/payments-team` to `dir`, keeping its folders.
+fn payments_team_project_memories(dir: &Path) {
+    fn copy(from: &Path, to: &Path) {
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            let target = to.join(entry.file_name());
+            if entry.file_type().unwrap().is_dir() {
+                copy(&entry.path(), &target);
+            } else if entry.path().extension().is_some_and(|e| e == "md") {
+                write(&target, &std::fs::read_to_string(entry.path()).unwrap());
+            }
+        }
+    }
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/payments-team/project");
+    copy(&source, dir);
+}
+
+#[test]
+fn on_the_payments_team_tree_everyday_prompts_deliver_nothing_and_run_the_tests_again_delivers_the_test_conventions()
+ {
+    let world = World::new();
+    payments_team_project_memories(&world.claude_memory(&world.repo()));
+
+    let run = world.hook_delivering(
+        "claude-code",
+        &claude_prompt(&world.repo(), "run the tests again"),
+        &[],
+    );
+    let delivered = titles(&run.context("UserPromptSubmit"));
+    assert_eq!(
+        delivered.first().map(String::as_str),
+        Some("Test conventions")
+    );
+    // The same world has just delivered in time, so a silent run below is the rule's doing.
+    for chatter in [
+        "make this code more readable",
+        "format the code please",
+        "what does this error mean",
+    ] {
+        world
+            .hook("claude-code", &claude_prompt(&world.repo(), chatter), &[])
+            .silent();
+    }
 }

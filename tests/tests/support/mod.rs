@@ -76,7 +76,7 @@ impl Tree {
             "Rollback procedure",
             "Undo a bad release quickly",
             "project",
-            "Revert the tag and redeploy the previous release.",
+            "Revert the tag and redeploy the previous release. Then run the checklist again.",
         );
         tree.project_topic(
             "grafana.md",

@@ -14,7 +14,7 @@
 //!   over, on the corpus.
 //! - [`chatter`]: what the delivery sends on everyday prompts over `corpus/demo`,
 //!   `corpus/recall-eval` and `corpus/payments-team`, per tree and language, tuning and test
-//!   part side by side; reported, not gated.
+//!   part side by side; notes per nothing-relevant turn and kept recall gated on the test part.
 //! - [`latency`]: the scorer's own time per query, as a share of the 100 ms initial ceiling.
 //!
 //! Then the small scan-latency report. Every failed gate is listed and the command exits non-zero.
@@ -90,6 +90,7 @@ pub fn main(args: &EvalArgs) -> Result<()> {
     failures.extend(confidence::confidence_gates(&confidence));
     failures.extend(trim::trim_gates(&trim));
     failures.extend(reach::reach_gates(&reach));
+    failures.extend(chatter::chatter_gates(&chatter));
     let report = EvalReport {
         quality,
         delivery,

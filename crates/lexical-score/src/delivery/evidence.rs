@@ -5,6 +5,7 @@ use std::collections::HashSet;
 
 use serde::Serialize;
 
+use super::background::Zipf;
 use super::function_words::{is_function_word, is_request};
 use super::{EvidenceRule, Share};
 use crate::prepared::Lookup;
@@ -25,6 +26,19 @@ pub struct UninformativeTokens {
     pub requests: bool,
     /// A token found in more than this share of the scanned documents carries no evidence.
     pub common: Option<Share>,
+    /// How tokens common in ordinary text (see [`Zipf`]) count, in every tree.
+    pub background: Option<Background>,
+}
+
+/// How a token common in ordinary text counts, whatever the memory tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Background {
+    /// A token at least this common carries no evidence.
+    Uninformative(Zipf),
+    /// A token at least this common is evidence only beside another: a document holding no
+    /// rarer informative token and only one of these is not delivered (`code` alone is not
+    /// enough, `code review` is).
+    NotAlone(Zipf),
 }
 
 impl UninformativeTokens {
@@ -33,6 +47,7 @@ impl UninformativeTokens {
         function_words: false,
         requests: false,
         common: None,
+        background: None,
     };
 }
 
@@ -45,6 +60,11 @@ pub enum Uninformative {
     /// A verb asking the agent for an action (`fix`, `run`, `format`): what to do, not what
     /// about.
     Request,
+    /// At least as common in ordinary text as the rule allows.
+    Background {
+        /// Its frequency in ordinary text.
+        zipf: Zipf,
+    },
     /// Found in `in_documents` of the `of_documents` scanned documents, more than the rule's
     /// share.
     Common {
@@ -99,6 +119,9 @@ pub struct QueryEvidence {
     /// holds it.
     weights: Vec<u32>,
     rare: Vec<bool>,
+    /// Per informative token: whether it is evidence only beside another
+    /// ([`Background::NotAlone`]).
+    everyday: Vec<bool>,
 }
 
 impl QueryEvidence {
@@ -139,6 +162,10 @@ impl QueryEvidence {
                     Some(Uninformative::FunctionWord)
                 } else if tokens.requests && is_request(token) {
                     Some(Uninformative::Request)
+                } else if let Some(Background::Uninformative(most)) = tokens.background
+                    && let Some(zipf) = Zipf::of(token).filter(|&zipf| zipf >= most)
+                {
+                    Some(Uninformative::Background { zipf })
                 } else {
                     tokens
                         .common
@@ -177,18 +204,36 @@ impl QueryEvidence {
             .iter()
             .map(|&position| frequencies.is_some() && frequency(position) == 1)
             .collect();
+        let everyday = kept
+            .iter()
+            .map(|&position| match tokens.background {
+                Some(Background::NotAlone(most)) => query
+                    .as_slice()
+                    .get(position)
+                    .and_then(|token| Zipf::of(token))
+                    .is_some_and(|zipf| zipf >= most),
+                _ => false,
+            })
+            .collect();
         Self {
             verdicts,
             informative,
             measure: rule.measure,
             weights,
             rare,
+            everyday,
         }
     }
 
     /// Every query token with its verdict, in query order.
     pub fn verdicts(&self) -> &[TokenVerdict] {
         &self.verdicts
+    }
+
+    /// Whether informative token `i` (of [`QueryEvidence::informative`]) is evidence only beside
+    /// another.
+    pub fn is_everyday(&self, i: usize) -> bool {
+        self.everyday.get(i).copied().unwrap_or(false)
     }
 
     /// The informative tokens as a query of their own.
@@ -220,6 +265,11 @@ impl QueryEvidence {
             .zip(&found)
             .zip(&self.rare)
             .any(|((_, &fields), &rare)| rare && fields != 0);
+        let specific_found = found
+            .iter()
+            .zip(&self.everyday)
+            .any(|(&fields, &everyday)| fields != 0 && !everyday);
+        let mut held = 0u64;
         let mut word_points = 0;
         let mut weighted = 0;
         for (field, extra, points) in fields {
@@ -230,16 +280,25 @@ impl QueryEvidence {
             for_each_token(extra, |word| {
                 words.insert(word);
             });
-            for (token, &weight) in tokens.iter().zip(&self.weights) {
+            for (position, (token, &weight)) in tokens.iter().zip(&self.weights).enumerate() {
                 if words.contains(token.as_str()) {
                     evidence.whole_word = true;
                 } else if !words.iter().any(|word| same_word_inflected(token, word)) {
                     continue;
                 }
+                held |= 1 << position;
                 word_points += points;
                 weighted += points * weight;
             }
         }
+        let everyday = self
+            .everyday
+            .iter()
+            .enumerate()
+            .fold(0u64, |mask, (position, &everyday)| {
+                mask | (u64::from(everyday) << position)
+            });
+        evidence.not_alone = specific_found || held & !everyday != 0 || held.count_ones() >= 2;
         match self.measure {
             Measure::Substring => {
                 evidence.points = lexical_points(&self.informative, text, Lookup::Once);
@@ -315,6 +374,10 @@ pub struct DocumentEvidence {
     pub whole_word: bool,
     /// Whether some informative token it holds is found in no other scanned document.
     pub rare: bool,
+    /// Whether it holds an informative token that is evidence alone, or at least two
+    /// informative tokens as words (see [`Background::NotAlone`]); a document without it is not
+    /// delivered.
+    pub not_alone: bool,
 }
 
 /// For each token of `query`, in order, how many of `docs` contain it in a scored field. A

@@ -6,15 +6,17 @@
 //! that maximised delivered precision while keeping relevant recall at 98% of the untrimmed
 //! delivery on every slice with answers, and delivered nearly nothing on everyday prompts.
 
+mod background;
 mod evidence;
 mod function_words;
 mod trim;
 
 use std::num::NonZeroU32;
 
+pub use background::Zipf;
 pub use evidence::{
-    DocumentEvidence, MIN_DOCUMENTS_FOR_FREQUENCY, Measure, QueryEvidence, TokenVerdict,
-    Uninformative, UninformativeTokens, document_frequencies,
+    Background, DocumentEvidence, MIN_DOCUMENTS_FOR_FREQUENCY, Measure, QueryEvidence,
+    TokenVerdict, Uninformative, UninformativeTokens, document_frequencies,
 };
 pub use trim::{GapFactor, Judged, Share, TrimRule};
 
@@ -93,6 +95,10 @@ const FORTY_PERCENT: Share = match Share::percent(40) {
     None => unreachable!(),
 };
 
+/// Zipf 5.0: a word at least as common as once in every hundred thousand words of ordinary text
+/// (`code`, `error`, `case`, `make`), not `tests` (4.7) or `deploy`.
+const EVERYDAY: Zipf = Zipf::tenths(50);
+
 const TWO_POINTS: NonZeroU32 = NonZeroU32::MIN.saturating_add(1);
 
 impl DeliveryRule {
@@ -103,7 +109,8 @@ impl DeliveryRule {
     };
 
     /// The rule delivered by default: function words, requests and tokens found in more than
-    /// half the scanned documents carry no evidence; a token counts only as a word of a field
+    /// half the scanned documents carry no evidence; a word at least as common in ordinary text
+    /// as Zipf 5.0 is evidence only beside another; a token counts only as a word of a field
     /// (or the same word inflected), weighted by its rarity in the scanned documents; a document
     /// needs a whole-word informative match and two points of evidence (a title or description
     /// word, or two body words) or a token no other document holds; of those, the ones whose
@@ -114,6 +121,7 @@ impl DeliveryRule {
                 function_words: true,
                 requests: true,
                 common: Some(HALF),
+                background: Some(Background::NotAlone(EVERYDAY)),
             },
             minimum: MinimumEvidence::WholeWordAndPointsOrRare(TWO_POINTS),
             measure: Measure::RareWords,
@@ -146,7 +154,9 @@ impl DeliveryRule {
                     evidence: evidence.document(doc),
                 })
             })
-            .filter(|judged| self.evidence.minimum.admits(judged.evidence))
+            .filter(|judged| {
+                judged.evidence.not_alone && self.evidence.minimum.admits(judged.evidence)
+            })
             .collect();
         let keeps = self.trim.keeps(&judged);
         judged

@@ -35,6 +35,7 @@ fn judged(points: u32, whole_word: bool, index: usize) -> Judged {
             weight: points * 100,
             whole_word,
             rare: false,
+            not_alone: true,
         },
     }
 }
@@ -47,6 +48,7 @@ const FUNCTION_WORDS: UninformativeTokens = UninformativeTokens {
     function_words: true,
     requests: false,
     common: None,
+    background: None,
 };
 
 fn common(percent: u8) -> UninformativeTokens {
@@ -234,7 +236,8 @@ fn document_evidence_counts_informative_points_only() {
             points: 4,
             weight: 400,
             whole_word: true,
-            rare: false
+            rare: false,
+            not_alone: true,
         }
     );
 }
@@ -250,7 +253,8 @@ fn a_token_found_only_inside_a_longer_word_is_not_whole_word_evidence() {
             points: 4,
             weight: 400,
             whole_word: false,
-            rare: false
+            rare: false,
+            not_alone: true,
         }
     );
 }
@@ -476,4 +480,72 @@ fn a_small_tree_weighs_every_word_alike() {
     let docs = [doc("Release notes", "", ""), doc("Lighthouse", "", "")];
     let evidence = evidence_of(Measure::RareWords, "lighthouse release", &docs[1], &docs);
     assert_eq!(evidence.weight, 400);
+}
+
+fn shipped_delivery(query: &str, docs: &[Doc]) -> Vec<usize> {
+    let query = QueryTokens::new(query);
+    let rule = DeliveryRule::SHIPPED;
+    let evidence = QueryEvidence::judge(&query, &rule.evidence, docs);
+    rule.deliver(&evidence, &rank(&query, docs), docs)
+        .iter()
+        .map(|r| r.index)
+        .collect()
+}
+
+fn team_notes() -> Vec<Doc> {
+    vec![
+        doc(
+            "Code review rules",
+            "Two approvals before merge",
+            "Reviewers read every line.",
+        ),
+        doc(
+            "Test conventions",
+            "How our test suites are named",
+            "Run the tests with make check.",
+        ),
+        doc(
+            "Error budget policy",
+            "What happens when the budget is spent",
+            "Freeze.",
+        ),
+    ]
+}
+
+#[test]
+fn an_everyday_word_alone_delivers_nothing() {
+    assert_eq!(
+        shipped_delivery("format the code please", &team_notes()),
+        [] as [usize; 0]
+    );
+    assert_eq!(
+        shipped_delivery("what does this error mean", &team_notes()),
+        [] as [usize; 0]
+    );
+}
+
+#[test]
+fn two_everyday_words_of_one_note_are_evidence() {
+    assert_eq!(shipped_delivery("code review", &team_notes()), [0]);
+}
+
+#[test]
+fn a_word_rarer_than_everyday_is_evidence_alone() {
+    assert_eq!(shipped_delivery("run the tests again", &team_notes()), [1]);
+}
+
+#[test]
+fn a_word_common_in_ordinary_text_can_be_judged_uninformative() {
+    let rule = tokens_rule(UninformativeTokens {
+        background: Some(Background::Uninformative(Zipf::tenths(50))),
+        ..UninformativeTokens::NONE
+    });
+    let evidence =
+        QueryEvidence::judge(&QueryTokens::new("code idempotency"), &rule, &[] as &[Doc]);
+    let verdicts = evidence.verdicts();
+    assert!(matches!(
+        verdicts[0].uninformative,
+        Some(Uninformative::Background { zipf }) if zipf >= Zipf::tenths(50)
+    ));
+    assert_eq!(verdicts[1].uninformative, None);
 }

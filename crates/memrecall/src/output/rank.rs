@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use lexical_score::{
-    DeliveryRule, HEURISTIC_LIMIT, QueryEvidence, QueryTokens, ScoreBreakdown, TokenVerdict,
-    Uninformative,
+    Background, DeliveryRule, HEURISTIC_LIMIT, QueryEvidence, QueryTokens, ScoreBreakdown,
+    TokenVerdict, Uninformative, Zipf,
 };
 use memory_scan::{MemoryRoots, RecallScan, ScanReport, ScannedDocument};
 use serde::Serialize;
@@ -27,6 +27,41 @@ pub struct RankRow {
     /// Whether every query token it matched is uninformative (so the delivery rule never sends
     /// it, whatever its score).
     only_uninformative: bool,
+    /// The informative query tokens it holds: the words that carried its evidence.
+    evidence: Vec<String>,
+    /// Which part of the delivery rule decided it.
+    decided_by: Decision,
+}
+
+/// Which part of the delivery rule decided whether a document is delivered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Decision {
+    /// Delivered: enough evidence, close enough to the lead.
+    Delivered,
+    /// Ranked below the lexical top five, which is all the rule looks at.
+    OutsideTopFive,
+    /// Every query token it holds is uninformative.
+    OnlyUninformative,
+    /// Its only evidence is one word common in ordinary text.
+    EverydayWordAlone,
+    /// No whole-word informative match with two points, and no word only it holds.
+    TooLittleEvidence,
+    /// Its weighted evidence is below the rule's share of the first document's.
+    BelowTheLead,
+}
+
+impl Decision {
+    fn text(self) -> &'static str {
+        match self {
+            Self::Delivered => "delivered",
+            Self::OutsideTopFive => "outside the lexical top five",
+            Self::OnlyUninformative => "only uninformative words",
+            Self::EverydayWordAlone => "one everyday word alone",
+            Self::TooLittleEvidence => "too little evidence",
+            Self::BelowTheLead => "below the lead's share",
+        }
+    }
 }
 
 /// Each query token with whether the delivery rule counts it as evidence, and why not.
@@ -57,23 +92,47 @@ impl RankRow {
         kept.iter()
             .chain(rest)
             .filter_map(|r| {
+                let in_top = top.contains(r);
                 prepared.get(r.index).map(|d| {
                     let breakdown = lexical_score::explain(&tokens, *d);
                     let b = &breakdown;
-                    let only_uninformative = !b
+                    let words: Vec<&String> = b
                         .title_hits
                         .iter()
                         .chain(&b.keyword_hits)
                         .chain(&b.description_hits)
                         .chain(&b.usage_scenario_hits)
                         .chain(&b.body_hits)
-                        .any(|hit| informative.iter().any(|token| token == hit));
+                        .collect();
+                    let evidence_words: Vec<String> = informative
+                        .iter()
+                        .filter(|token| words.contains(token))
+                        .cloned()
+                        .collect();
+                    let only_uninformative = evidence_words.is_empty();
+                    let held = evidence.document(*d);
+                    let delivered = kept.contains(r);
+                    let decided_by = if delivered {
+                        Decision::Delivered
+                    } else if !in_top {
+                        Decision::OutsideTopFive
+                    } else if only_uninformative {
+                        Decision::OnlyUninformative
+                    } else if !held.not_alone {
+                        Decision::EverydayWordAlone
+                    } else if !rule.evidence.minimum.admits(held) {
+                        Decision::TooLittleEvidence
+                    } else {
+                        Decision::BelowTheLead
+                    };
                     RankRow {
                         document: DocumentOut::new(d),
                         score: r.score,
                         breakdown,
-                        delivered: kept.contains(r),
+                        delivered,
                         only_uninformative,
+                        evidence: evidence_words,
+                        decided_by,
                     }
                 })
             })
@@ -107,6 +166,9 @@ impl RankRow {
                     let why = match why {
                         Uninformative::FunctionWord => "function word".to_owned(),
                         Uninformative::Request => "request".to_owned(),
+                        Uninformative::Background { zipf } => {
+                            format!("common in ordinary text, Zipf {zipf}")
+                        }
                         Uninformative::Common {
                             in_documents,
                             of_documents,
@@ -119,6 +181,26 @@ impl RankRow {
         if !uninformative.is_empty() {
             let _ = writeln!(s, "uninformative: {}", one_line(&uninformative.join(", ")));
         }
+        if let Some(Background::NotAlone(most)) =
+            DeliveryRule::SHIPPED.evidence.uninformative.background
+        {
+            let everyday: Vec<String> = verdicts
+                .iter()
+                .filter(|v| v.uninformative.is_none())
+                .filter_map(|v| {
+                    Zipf::of(&v.token)
+                        .filter(|&zipf| zipf >= most)
+                        .map(|zipf| format!("{} (Zipf {zipf})", v.token))
+                })
+                .collect();
+            if !everyday.is_empty() {
+                let _ = writeln!(
+                    s,
+                    "evidence only beside another word: {}",
+                    one_line(&everyday.join(", "))
+                );
+            }
+        }
         if rows.is_empty() {
             s.push_str("\nno document matches this query\n");
         }
@@ -127,11 +209,7 @@ impl RankRow {
                 s.push_str("\nnot delivered, best first:\n");
             }
             let d = &row.document;
-            let mark = match (row.delivered, row.only_uninformative) {
-                (true, _) => " · delivered",
-                (false, true) => " · only uninformative words",
-                (false, false) => "",
-            };
+            let mark = format!(" · {}", row.decided_by.text());
             let _ = writeln!(
                 s,
                 "\n{}. score {} · {}{mark}",
@@ -158,6 +236,9 @@ impl RankRow {
             s.push_str(&hits("body", 1, &b.body_hits));
             if b.type_boost > 0 {
                 let _ = writeln!(s, "   type boost +{}", b.type_boost);
+            }
+            if !row.evidence.is_empty() {
+                let _ = writeln!(s, "   evidence: {}", one_line(&row.evidence.join(", ")));
             }
         }
         s

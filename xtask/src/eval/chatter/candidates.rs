@@ -26,11 +26,9 @@ impl Condition {
     /// The name printed after the shipped rule's.
     pub fn name(self) -> String {
         match self {
-            Self::AboutFields => {
-                "shipped, and an informative word in title/description/keywords".to_owned()
-            }
+            Self::AboutFields => "an informative word in title/description/keywords".to_owned(),
             Self::Coverage(percent) => {
-                format!("shipped, and ≥{percent}% of the prompt's informative words in the note")
+                format!("≥{percent}% of the prompt's informative words in the note")
             }
         }
     }

@@ -11,6 +11,10 @@ pub struct TurnDelivery {
     pub delivered: usize,
     /// Relevant notes among them.
     pub relevant_delivered: usize,
+    /// Characters of the prompt that delivers the notes whole.
+    pub chars: usize,
+    /// Characters of a prompt that would give each note as one line instead.
+    pub line_chars: usize,
 }
 
 /// The figures of a group of turns (one tree, language and part, or a sum of them).
@@ -30,6 +34,10 @@ pub struct Cell {
     pub relevant_delivered: usize,
     /// Sum over answerable turns of the share of their relevant notes delivered.
     pub recall_sum: f64,
+    /// Characters delivered on turns with nothing relevant, each note whole.
+    pub nothing_chars: usize,
+    /// The same, were each note one line.
+    pub nothing_line_chars: usize,
 }
 
 impl Cell {
@@ -39,6 +47,8 @@ impl Cell {
             self.nothing_turns += 1;
             self.nothing_delivered += turn.delivered;
             self.nothing_delivering += usize::from(turn.delivered > 0);
+            self.nothing_chars += turn.chars;
+            self.nothing_line_chars += turn.line_chars;
         } else {
             self.answerable_turns += 1;
             self.answerable_delivered += turn.delivered;
@@ -58,11 +68,21 @@ impl Cell {
         self.answerable_delivered += other.answerable_delivered;
         self.relevant_delivered += other.relevant_delivered;
         self.recall_sum += other.recall_sum;
+        self.nothing_chars += other.nothing_chars;
+        self.nothing_line_chars += other.nothing_line_chars;
     }
 
     /// Notes delivered per turn with nothing relevant.
     pub fn notes_per_nothing_turn(&self) -> Option<f64> {
         ratio(self.nothing_delivered, self.nothing_turns)
+    }
+
+    /// Characters per turn with nothing relevant, each note whole and each note one line.
+    pub fn chars_per_nothing_turn(&self) -> Option<(f64, f64)> {
+        Some((
+            ratio(self.nothing_chars, self.nothing_turns)?,
+            ratio(self.nothing_line_chars, self.nothing_turns)?,
+        ))
     }
 
     /// Share of turns with nothing relevant that delivered anything.
@@ -96,6 +116,7 @@ mod tests {
             relevant,
             delivered,
             relevant_delivered,
+            ..TurnDelivery::default()
         }
     }
 

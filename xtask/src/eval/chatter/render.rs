@@ -4,7 +4,8 @@ use std::fmt::Write as _;
 
 use super::figures::Cell;
 use super::split::Part;
-use super::{ALL, ChatterReport, Row, RuleReport};
+use super::{ALL, ChatterReport, Row, RuleReport, TARGET_PRECISION};
+use crate::eval::figures::KEPT_RECALL;
 use crate::eval::quality::optional_percent;
 
 fn notes(value: Option<f64>) -> String {
@@ -58,9 +59,90 @@ pub fn render(out: &mut String, report: &ChatterReport) {
         report.tune_turns,
         report.test_turns
     );
-    let (Some(shipped), Some(untrimmed)) = (report.rules.first(), report.rules.get(1)) else {
+    let (Some(shipped), Some(untrimmed), Some(before)) = (
+        report.rules.first(),
+        report.rules.get(1),
+        report.rules.get(2),
+    ) else {
         return;
     };
+    render_judged(out, shipped, untrimmed);
+    let untrimmed_all: Vec<String> = untrimmed
+        .rows
+        .iter()
+        .filter(|r| r.lang == ALL)
+        .map(|r| {
+            format!(
+                "{} {}/{}",
+                r.tree,
+                notes(r.tune.notes_per_nothing_turn()),
+                notes(r.test.as_ref().and_then(Cell::notes_per_nothing_turn))
+            )
+        })
+        .collect();
+    let _ = writeln!(
+        out,
+        "untrimmed, notes per nothing-relevant turn (tune/test): {}",
+        untrimmed_all.join(", ")
+    );
+    let test = shipped
+        .row(ALL, ALL)
+        .and_then(|r| r.test)
+        .and_then(|c| c.notes_per_nothing_turn());
+    let _ = writeln!(
+        out,
+        "gated: at most {:.1} notes per nothing-relevant turn on the test part (shipped {}, {}); \
+         relevant recall on each tree and language with answers at least {:.0}% of the untrimmed",
+        report.target_notes_per_nothing_turn,
+        notes(test),
+        if report.shipped_meets_target {
+            "met"
+        } else {
+            "missed"
+        },
+        KEPT_RECALL * 100.0
+    );
+    let precision = shipped
+        .rows
+        .iter()
+        .find(|r| r.tree != ALL && r.lang == ALL && test_of(r).answerable_turns > 0)
+        .and_then(|r| r.test)
+        .and_then(|c| c.precision());
+    let _ = writeln!(
+        out,
+        "not gated: delivered precision on the answerable turns of the test part {} (target {:.0}%, \
+         not met)",
+        optional_percent(precision),
+        TARGET_PRECISION * 100.0
+    );
+    render_judged(out, before, untrimmed);
+    for rule in [before, shipped] {
+        render_characters(out, rule);
+    }
+    render_candidates(out, before, &report.rules[3..]);
+}
+
+/// Characters delivered per nothing-relevant turn over every tree, whole notes beside one line
+/// per note.
+fn render_characters(out: &mut String, rule: &RuleReport) {
+    let Some(row) = rule.row(ALL, ALL) else {
+        return;
+    };
+    let cells = |cell: Option<&Cell>| match cell.and_then(Cell::chars_per_nothing_turn) {
+        Some((whole, lines)) => format!("{whole:.0} whole, {lines:.0} as one line each"),
+        None => "-".to_owned(),
+    };
+    let _ = writeln!(
+        out,
+        "characters per nothing-relevant turn (tune | test), {}: {} | {}",
+        rule.rule,
+        cells(Some(&row.tune)),
+        cells(row.test.as_ref())
+    );
+}
+
+/// A rule judged on both parts: chatter per tree and language, then the answerable turns.
+fn render_judged(out: &mut String, shipped: &RuleReport, untrimmed: &RuleReport) {
     let _ = writeln!(out, "rule: {}", shipped.rule);
     out.push_str(
         "nothing relevant: turns, notes delivered per turn, share of turns delivering any note\n",
@@ -92,41 +174,6 @@ pub fn render(out: &mut String, report: &ChatterReport) {
         );
     }
     render_answerable(out, shipped, untrimmed);
-    let untrimmed_all: Vec<String> = untrimmed
-        .rows
-        .iter()
-        .filter(|r| r.lang == ALL)
-        .map(|r| {
-            format!(
-                "{} {}/{}",
-                r.tree,
-                notes(r.tune.notes_per_nothing_turn()),
-                notes(r.test.as_ref().and_then(Cell::notes_per_nothing_turn))
-            )
-        })
-        .collect();
-    let _ = writeln!(
-        out,
-        "untrimmed, notes per nothing-relevant turn (tune/test): {}",
-        untrimmed_all.join(", ")
-    );
-    let test = shipped
-        .row(ALL, ALL)
-        .and_then(|r| r.test)
-        .and_then(|c| c.notes_per_nothing_turn());
-    let _ = writeln!(
-        out,
-        "target: at most {:.1} notes per nothing-relevant turn on the test part; shipped {} ({}) \
-         — reported, not gated",
-        report.target_notes_per_nothing_turn,
-        notes(test),
-        if report.shipped_meets_target {
-            "met"
-        } else {
-            "missed"
-        }
-    );
-    render_candidates(out, shipped, &report.rules[2..]);
 }
 
 /// Answerable turns of the shipped rule, with the untrimmed recall beside them.
@@ -178,13 +225,13 @@ fn test_of(row: &Row) -> Cell {
     row.test.unwrap_or_default()
 }
 
-/// Each candidate beside the shipped rule, tuning part only, per tree and over every tree per
+/// Each candidate beside the rule before background frequencies, tuning part only, per tree and over every tree per
 /// language.
-fn render_candidates(out: &mut String, shipped: &RuleReport, candidates: &[RuleReport]) {
+fn render_candidates(out: &mut String, before: &RuleReport, candidates: &[RuleReport]) {
     for candidate in candidates {
         let _ = writeln!(
             out,
-            "candidate, tuning part only: {}\n(shipped | candidate: notes per nothing-relevant turn, share delivering, precision, recall)",
+            "candidate, tuning part only: {}\n(before | candidate: notes per nothing-relevant turn, share delivering, precision, recall)",
             candidate.rule
         );
         for row in candidate
@@ -192,7 +239,7 @@ fn render_candidates(out: &mut String, shipped: &RuleReport, candidates: &[RuleR
             .iter()
             .filter(|r| r.lang == ALL || r.tree == ALL)
         {
-            let Some(base) = shipped.row(row.tree, row.lang) else {
+            let Some(base) = before.row(row.tree, row.lang) else {
                 continue;
             };
             let cells = |c: &Cell| {
