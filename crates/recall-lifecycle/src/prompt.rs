@@ -214,7 +214,8 @@ mod tests {
             memory_scan::Topic::new(memory_scan::MemoryType::Project, title, "d", body).unwrap();
         Document::new(
             memory_scan::Scope::Project,
-            std::path::PathBuf::from(format!("/m/{title}.md")),
+            // Absolute on every platform (a document's path must be).
+            std::env::temp_dir().join(format!("{title}.md")),
             std::path::PathBuf::from(format!("{title}.md")),
             topic,
             SystemTime::UNIX_EPOCH,
