@@ -294,14 +294,19 @@ pub enum TelemetryEvent {
     SelectorError(SelectorErrorEvent),
 }
 
-/// The model selector failed and the lexical result stood in; recorded by whoever runs the
-/// recall, once per failed recall (a turn ending before the answer is not a failure).
+/// The model selector failed and the lexical result stood in; recorded by the recall's
+/// lifecycle when the recall settles, once per failed recall (a turn ending before the answer is
+/// not a failure).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SelectorErrorEvent {
     /// One stable word for the kind of failure: `timeout`, `transport`, `http_401`, …
     pub kind: String,
     /// The failure as one line, with secrets already redacted.
     pub message: String,
+    /// What the selector says the failure may well be about (for example, that no API key was
+    /// sent), as one line; absent when it says nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 impl TelemetryEvent {

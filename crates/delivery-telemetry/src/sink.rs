@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::error::TelemetryError;
-use crate::event::{DeliveryEvent, RecallEvent, TelemetryEvent};
+use crate::event::{DeliveryEvent, RecallEvent, SelectorErrorEvent, TelemetryEvent};
 
 /// Receives telemetry events. Emitting never fails from the caller's point of view: a sink that
 /// cannot record an event reports the problem itself (telemetry must not break recall).
@@ -118,6 +118,7 @@ impl TelemetrySink for TracingSink {
                 event.name = TelemetryEvent::SELECTOR_ERROR,
                 kind = e.kind.as_str(),
                 message = e.message.as_str(),
+                note = e.note.as_deref(),
                 },
                 "memory.selector.error"
             ),
@@ -160,6 +161,17 @@ impl RecordingSink {
             .filter_map(|event| match event {
                 TelemetryEvent::Recall(r) => Some(r.clone()),
                 TelemetryEvent::Delivery(_) | TelemetryEvent::SelectorError(_) => None,
+            })
+            .collect()
+    }
+
+    /// The `memory.selector.error` events so far, in emission order.
+    pub fn selector_errors(&self) -> Vec<SelectorErrorEvent> {
+        lock(&self.events)
+            .iter()
+            .filter_map(|event| match event {
+                TelemetryEvent::SelectorError(e) => Some(e.clone()),
+                TelemetryEvent::Recall(_) | TelemetryEvent::Delivery(_) => None,
             })
             .collect()
     }

@@ -670,6 +670,47 @@ async fn selector_failure_falls_back_to_at_most_five_documents() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_recall_settling_after_a_selector_failure_records_one_selector_error_event() {
+    let f = fixture();
+    let selector: Arc<dyn Selector> = Arc::new(MockSelector::failing(
+        SelectorError::Http { status: 503 },
+        Duration::from_millis(80),
+    ));
+    let (mut session, sink) =
+        session_with(f.tree.roots(), Some(selector), DeliveryDesign::FastPath);
+    session.begin_turn(ROLLBACK_QUERY, &[]);
+    session.initial().await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    session.after_tool_result();
+    session.end_turn();
+
+    let failures = sink.selector_errors();
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    assert_eq!(failures[0].kind, "http_503");
+    let settled = session.latest_recall().and_then(|state| state.settled);
+    assert_eq!(
+        settled.and_then(|s| s.selector_failure.clone()).as_ref(),
+        Some(&failures[0])
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_selector_cancelled_by_the_turns_end_records_no_selector_error_event() {
+    let f = fixture();
+    let (mut session, sink) = session_with(
+        f.tree.roots(),
+        Some(mock(&[&f.rollback], 500)),
+        DeliveryDesign::FastPath,
+    );
+    session.begin_turn(ROLLBACK_QUERY, &[]);
+    session.initial().await;
+    session.end_turn();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+
+    assert!(sink.selector_errors().is_empty(), "{:?}", sink.events());
+}
+
+#[tokio::test(start_paused = true)]
 async fn settled_recall_without_selector_is_delivered_initially_as_refined_heuristic() {
     let f = fixture();
     let (mut session, sink) = session_with(f.tree.roots(), None, DeliveryDesign::FastPath);

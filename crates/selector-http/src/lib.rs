@@ -142,6 +142,8 @@ pub struct HttpSelector {
     endpoint: reqwest::Url,
     config: HttpSelectorConfig,
     authorization: Option<HeaderValue>,
+    /// Built without a key: `api_key_env` was unset or empty (see [`Selector::failure_note`]).
+    key_unset: bool,
 }
 
 impl fmt::Debug for HttpSelector {
@@ -176,14 +178,17 @@ impl HttpSelector {
                 });
             }
         };
+        let key = key.filter(|ApiKey(key)| !key.is_empty());
         Self::with_api_key(config, key)
     }
 
-    /// Builds a selector with an explicit key (or none), ignoring `api_key_env`.
+    /// Builds a selector with an explicit key (or none), ignoring `api_key_env`. Without a key,
+    /// a failure's note ([`Selector::failure_note`]) says that `api_key_env` was not set.
     pub fn with_api_key(
         config: HttpSelectorConfig,
         key: Option<ApiKey>,
     ) -> Result<Self, ConfigError> {
+        let key_unset = key.is_none();
         let endpoint = chat_completions_url(&config.base_url)?;
         let authorization = match key.filter(|ApiKey(key)| !key.trim().is_empty()) {
             Some(ApiKey(key)) => {
@@ -205,6 +210,7 @@ impl HttpSelector {
             endpoint,
             config,
             authorization,
+            key_unset,
         })
     }
 
@@ -329,6 +335,17 @@ impl Selector for HttpSelector {
             Err(error) => tracing::debug!(%error, "selector call failed"),
         }
         result
+    }
+
+    /// That no API key was sent, when `api_key_env` was not set: local servers need none, so it
+    /// is worth a word only with a failure.
+    fn failure_note(&self) -> Option<String> {
+        self.key_unset.then(|| {
+            format!(
+                "api_key_env names {}, which is not set, so no API key was sent",
+                self.config.api_key_env
+            )
+        })
     }
 }
 

@@ -410,6 +410,20 @@ async fn an_unset_key_variable_sends_no_authorization_header() {
 }
 
 #[tokio::test]
+async fn a_selector_without_its_key_variable_notes_it_and_one_with_a_key_does_not() {
+    let server = server_with_content(r#"{"selected_memories": []}"#).await;
+    let unset = HttpSelector::new(config(&server)).unwrap();
+    let note = unset.failure_note().unwrap();
+    assert!(
+        note.contains("which is not set, so no API key was sent"),
+        "{note}"
+    );
+    let mut with_key = config(&server);
+    "CARGO_PKG_NAME".clone_into(&mut with_key.api_key_env);
+    assert_eq!(HttpSelector::new(with_key).unwrap().failure_note(), None);
+}
+
+#[tokio::test]
 async fn the_key_is_read_from_the_named_environment_variable() {
     // Cargo sets CARGO_PKG_NAME for the test process; setting a variable of our own would need
     // `unsafe`, which the workspace forbids.

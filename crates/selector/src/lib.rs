@@ -172,4 +172,10 @@ pub trait Selector: Send + Sync + std::fmt::Debug {
         request: SelectionRequest<'_>,
         cancel: CancellationToken,
     ) -> Result<Vec<String>, SelectorError>;
+
+    /// A word on what this selector sent that a failure may well be about (for example, that it
+    /// sent no API key), said with the failure; `None` (the default) when there is none.
+    fn failure_note(&self) -> Option<String> {
+        None
+    }
 }

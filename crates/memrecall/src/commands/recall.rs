@@ -187,16 +187,6 @@ pub(crate) fn run(args: &RecallArgs) -> Result<(), Failure> {
         };
         let end = recall.end_turn();
         let state = recall.latest_recall();
-        if let Some(failure) = state
-            .as_ref()
-            .and_then(|s| s.settled.as_deref())
-            .and_then(recall_server::server::selector_failure)
-        {
-            sinks
-                .all
-                .sink
-                .emit(&delivery_telemetry::TelemetryEvent::SelectorError(failure));
-        }
         let note = used.note(state.as_ref().and_then(|s| s.settled.as_deref()));
         let output = RecallOutput::build(
             &args.query,
@@ -290,14 +280,14 @@ const TOOL_FREE_SELECTOR_WAIT: Duration = Duration::from_secs(2);
 enum SelectorUsed {
     None,
     Mock { latency_ms: u64 },
-    Http { api_key_env: String },
+    Http,
 }
 
 impl SelectorUsed {
     /// A tool-free turn has no later point to deliver the HTTP selector's answer at, but what
     /// became of it (its pick or its failure) is worth a moment's wait to say.
     async fn wait_to_tell(&self, recall: &MemoryRecall) {
-        if matches!(self, Self::Http { .. }) {
+        if matches!(self, Self::Http) {
             recall.wait_settled(TOOL_FREE_SELECTOR_WAIT).await;
         }
     }
@@ -311,17 +301,12 @@ impl SelectorUsed {
             SelectorUsed::Mock { latency_ms } => notes.push(format!(
                 "the mock selector stands in for a model and picks nothing unless scripted: it answers with no memory after {latency_ms} ms, so what arrives is the lexical result"
             )),
-            // Local servers need no key, so an unset variable is worth a word only when the
-            // selector failed.
-            SelectorUsed::Http { api_key_env }
-                if settled.and_then(|s| s.selector_error.as_ref()).is_some()
-                    && std::env::var_os(api_key_env).is_none_or(|v| v.is_empty()) =>
-            {
-                notes.push(format!(
-                    "api_key_env names {api_key_env}, which is not set, so the request carried no API key"
-                ));
-            }
-            SelectorUsed::Http { .. } => {}
+            // The selector's own word on its failure (an unset key variable, say).
+            SelectorUsed::Http => notes.extend(
+                settled
+                    .and_then(|s| s.selector_failure.as_ref())
+                    .and_then(|failure| failure.note.clone()),
+            ),
         }
         let cancelled = settled
             .is_some_and(|s| matches!(s.selector_error, Some(selector::SelectorError::Cancelled)));
@@ -392,10 +377,7 @@ fn selector_choice(
             {
                 http.api_key_env = var;
             }
-            let used = SelectorUsed::Http {
-                api_key_env: http.api_key_env.clone(),
-            };
-            Ok((SelectorChoice::Http(http), used))
+            Ok((SelectorChoice::Http(http), SelectorUsed::Http))
         }
     }
 }

@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use delivery_telemetry::{RecallEvent, Strategy, TelemetrySink, emit_recall};
+use delivery_telemetry::{
+    RecallEvent, SelectorErrorEvent, Strategy, TelemetryEvent, TelemetrySink, emit_recall,
+};
 use memory_scan::{MemoryRoots, RecallScanner, ScanReport, ScannedDocument};
 use selector::{Selector, SelectorError};
 use tokio::sync::watch;
@@ -63,6 +65,9 @@ pub struct SettledRecall {
     pub timings: RecallTimings,
     /// Why the selector's answer was not used, when it was asked and failed.
     pub selector_error: Option<SelectorError>,
+    /// The `memory.selector.error` event this recall recorded when it settled: its selector
+    /// failed (a cancelled call is no failure), with the selector's note on it.
+    pub selector_failure: Option<SelectorErrorEvent>,
     /// Why the recall could not scan the project scope, when it could not.
     pub scan_error: Option<RecallScanError>,
 }
@@ -236,21 +241,26 @@ pub(crate) async fn run_recall(
         fast_duration_ms: timings.fast_published.map(millis),
         selector_duration_ms: timings.selector.map(millis),
     };
+    let selector_failure = selector_error
+        .as_ref()
+        .and_then(|error| failure_event(error, ctx.selector.as_deref()));
     let settled = SettledRecall {
         strategy,
         documents,
         timings,
         selector_error,
+        selector_failure,
         scan_error: None,
     };
     settle(&ctx, &state, &cancel, settled, event);
 }
 
-/// Emits `memory.recall` and publishes the settled result, unless the caller has cancelled the
-/// recall. Both happen under the channel's write lock, after the cancel check, and the session
-/// cancels before it reads the state to discard; so either the session's discard sees this
-/// result, or nothing is published and no `memory.recall` is emitted for a recall its caller
-/// aborted. Whoever sees the settled result also finds its `memory.recall` already emitted.
+/// Emits `memory.recall` (and `memory.selector.error` when the selector failed) and publishes
+/// the settled result, unless the caller has cancelled the recall. All happen under the
+/// channel's write lock, after the cancel check, and the session cancels before it reads the
+/// state to discard; so either the session's discard sees this result, or nothing is published
+/// and no event is emitted for a recall its caller aborted. Whoever sees the settled result also
+/// finds its events already emitted.
 fn settle(
     ctx: &RecallContext,
     state: &watch::Sender<RecallState>,
@@ -263,6 +273,10 @@ fn settle(
             return false;
         }
         emit_recall(ctx.sink.as_ref(), event);
+        if let Some(failure) = &settled.selector_failure {
+            ctx.sink
+                .emit(&TelemetryEvent::SelectorError(failure.clone()));
+        }
         s.settled = Some(Arc::new(settled));
         true
     });
@@ -334,9 +348,30 @@ fn settle_failed(
             settled: scan_elapsed,
         },
         selector_error: None,
+        selector_failure: None,
         scan_error: Some(error),
     };
     settle(ctx, state, cancel, settled, event);
+}
+
+/// The `memory.selector.error` event of a selector's failure: its kind, its message as one
+/// escaped line and the selector's note; `None` for a call cancelled by the turn's end, which
+/// is no failure.
+fn failure_event(
+    error: &SelectorError,
+    selector: Option<&dyn Selector>,
+) -> Option<SelectorErrorEvent> {
+    if matches!(error, SelectorError::Cancelled) {
+        return None;
+    }
+    let one_line = |text: &str| crate::printable(text, crate::Lines::Escaped).into_owned();
+    Some(SelectorErrorEvent {
+        kind: error.kind(),
+        message: one_line(&error.to_string()),
+        note: selector
+            .and_then(Selector::failure_note)
+            .map(|note| one_line(&note)),
+    })
 }
 
 pub(crate) fn millis(d: Duration) -> f64 {

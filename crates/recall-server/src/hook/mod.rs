@@ -300,10 +300,6 @@ fn recall_here(
         );
         RecallOptions::default()
     });
-    // Said with a selector failure: asked without a key.
-    let key_note = crate::server::unset_key_note(&options.selector)
-        .map(|note| format!("; {note}"))
-        .unwrap_or_default();
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -347,24 +343,21 @@ fn recall_here(
             log(env, agent, &line);
         }
     }
-    let failure = recall
-        .latest_recall()
-        .and_then(|state| state.settled)
-        .and_then(|settled| crate::server::selector_failure(&settled));
-    if let Some(failure) = failure {
-        if told::first_time(env, &failure.kind) {
-            log(
-                env,
-                agent,
-                &format!(
-                    "the selector failed ({}): {}{key_note}; the lexical result stood in (said once per kind until config.toml changes)",
-                    failure.kind, failure.message
-                ),
-            );
-        }
-        telemetry
-            .sink
-            .emit(&recall_facade::TelemetryEvent::SelectorError(failure));
+    // The recall recorded its selector failure when it settled; the log says it once per kind.
+    let settled = recall.latest_recall().and_then(|state| state.settled);
+    if let Some(failure) = settled.as_ref().and_then(|s| s.selector_failure.as_ref())
+        && told::first_time(env, &failure.kind)
+    {
+        log(
+            env,
+            agent,
+            &format!(
+                "the selector failed ({}): {}{}; the lexical result stood in (said once per kind until config.toml changes)",
+                failure.kind,
+                failure.message,
+                crate::server::note_of(failure)
+            ),
+        );
     }
     runtime.block_on(async {
         let _ = tokio::time::timeout_at(exit_by, recall.write_catalogs()).await;

@@ -35,7 +35,7 @@ use tokio::time::Instant;
 
 use self::limits::{Burst, Limits};
 pub use self::limits::{MAX_CONNECTIONS, REQUEST_DEADLINE};
-pub use self::problems::{selector_failure, unset_key_note};
+pub(crate) use self::problems::note_of;
 pub(crate) use self::sessions::walk_limits;
 use self::sessions::{RootsKey, Sessions, Slot};
 use crate::PrivacyError;
@@ -330,7 +330,7 @@ impl Server {
         let loaded = (self.program.server_config)(home).and_then(|config| {
             let idle = config.idle_exit.unwrap_or(DEFAULT_IDLE_EXIT);
             let mut chosen = config.options;
-            lock(&self.problems).new_generation(problems::unset_key_note(&chosen.selector));
+            lock(&self.problems).new_generation();
             let selector = std::mem::take(&mut chosen.selector);
             let keyed = match selector {
                 recall_facade::SelectorChoice::Http(http) => {
@@ -359,7 +359,7 @@ impl Server {
                 let line = format!("{message}; recalling without a selector");
                 log(&line);
                 let mut problems = lock(&self.problems);
-                problems.new_generation(None);
+                problems.new_generation();
                 problems.config_error(line);
                 settings.options = RecallOptions::default();
                 settings.keyed = None;

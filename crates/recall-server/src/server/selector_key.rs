@@ -97,6 +97,10 @@ impl Selector for KeyedSelector {
         let selector = Arc::clone(&lock(&self.current).selector);
         selector.select(request, cancel).await
     }
+
+    fn failure_note(&self) -> Option<String> {
+        lock(&self.current).selector.failure_note()
+    }
 }
 
 #[cfg(test)]
