@@ -49,6 +49,10 @@
 //! # }
 //! ```
 //!
+//! A process that makes one recall and exits (a hook started per prompt, a command line) takes
+//! it with [`recall_once`], which reads each catalog whole and, through [`OneRecall::finish`],
+//! writes the catalogs before the process exits.
+//!
 //! Default roots: `$MEMRECALL_HOME` (else `~/.memrecall`) holds
 //! `projects/<sanitised project path>/memory` for the project scope and `memories` for the user
 //! scope. The sanitised path is the absolute project path with every character that is not an
@@ -59,6 +63,7 @@
 #![forbid(unsafe_code)]
 
 mod config;
+mod once;
 mod roots;
 
 use std::path::PathBuf;
@@ -71,6 +76,7 @@ pub use delivery_telemetry::{
 };
 pub use memory_scan::{CatalogStore, MemoryRoots, RecallScanner};
 pub use memory_scan::{MAX_PROJECT_DIR_NAME_BYTES, sanitise_project_path};
+pub use once::{OnceConfig, OneRecall, recall_once};
 pub use recall_lifecycle::{
     CancelReason, Clock, DeliveredMemory, Delivery, DeliveryDesign, DeliveryRule,
     FIRST_PROMPT_CEILING, FixedClock, Lines, RecallState, SettledRecall, SystemClock,

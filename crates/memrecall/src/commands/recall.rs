@@ -8,8 +8,8 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 use delivery_telemetry::{JsonLinesSink, RecordingSink, TelemetrySink};
 use recall_facade::{
-    DeliveryDesign, DeliveryRule, HttpSelectorConfig, MemoryRecall, RecallConfig, RecallOptions,
-    ScannerChoice, SelectorChoice,
+    DeliveryDesign, DeliveryRule, HttpSelectorConfig, MemoryRecall, OnceConfig, RecallOptions,
+    SelectorChoice, recall_once,
 };
 use selector::{MockAnswer, MockSelector, MockStep};
 
@@ -140,29 +140,25 @@ pub(crate) fn run(args: &RecallArgs) -> Result<(), Failure> {
     };
     let runtime = runtime()?;
     let ran = runtime.block_on(async {
-        let mut config = RecallConfig::with_roots(roots.project.clone(), roots.user.clone());
+        let mut config = OnceConfig::new(roots.clone());
         config.options = options;
         config.telemetry = Arc::clone(&sinks.all.sink);
-        // This process makes this one recall and exits.
-        config.scanner = match recall_roots.catalogs.clone() {
-            Some(store) if !args.no_catalog => ScannerChoice::OneRecall(store),
-            _ => ScannerChoice::Uncatalogued,
-        };
-        let mut recall = MemoryRecall::new(config).map_err(|e| Failure::selector(e.to_string()))?;
-        recall.begin_turn(&args.query, &[]);
-        let initial = recall.initial().await;
+        config.catalogs = recall_roots.catalogs.clone().filter(|_| !args.no_catalog);
+        let mut once = recall_once(config, &args.query)
+            .await
+            .map_err(|e| Failure::selector(e.to_string()))?;
         // In text, the initial point is told as it happens: the rest of a tool-using turn can
         // wait on the selector for up to its ceiling.
         let scan_shown = if args.json {
             false
         } else {
-            let state = recall.latest_recall();
+            let state = once.recall.latest_recall();
             let head = RecallOutput::build(
                 &args.query,
                 turn,
-                recall.design(),
+                once.recall.design(),
                 &roots,
-                &initial,
+                &once.initial,
                 None,
                 &recall_facade::Delivery::Idle,
                 state.as_ref(),
@@ -173,34 +169,34 @@ pub(crate) fn run(args: &RecallArgs) -> Result<(), Failure> {
         };
         let tool_result = match turn {
             TurnKind::ToolFree => {
-                used.wait_to_tell(&recall).await;
+                used.wait_to_tell(&once.recall).await;
                 None
             }
             TurnKind::ToolUsing => {
                 // The tool call is modelled as lasting until the recall settles (bounded by the
                 // selector ceiling), the moment its result would arrive.
-                recall
+                once.recall
                     .wait_settled(selector::SELECTOR_CEILING + Duration::from_secs(1))
                     .await;
-                Some(recall.after_tool_result())
+                Some(once.recall.after_tool_result())
             }
         };
-        let end = recall.end_turn();
-        let state = recall.latest_recall();
+        let end = once.recall.end_turn();
+        let state = once.recall.latest_recall();
         let note = used.note(state.as_ref().and_then(|s| s.settled.as_deref()));
         let output = RecallOutput::build(
             &args.query,
             turn,
-            recall.design(),
+            once.recall.design(),
             &roots,
-            &initial,
+            &once.initial,
             tool_result.as_ref(),
             &end,
             state.as_ref(),
             &recording.events(),
         )
         .with_selector_note(note);
-        Ok::<_, Failure>((recall, output, scan_shown))
+        Ok::<_, Failure>((once, output, scan_shown))
     });
     let (recall, printed) = match ran {
         Ok((recall, output, scan_shown)) => {
@@ -218,13 +214,10 @@ pub(crate) fn run(args: &RecallArgs) -> Result<(), Failure> {
     // A scan or write stuck in the file system must not keep the process from exiting, whether
     // the command succeeded or not.
     let deadline = tokio::time::Instant::now() + SHUTDOWN_GRACE;
-    if let Some(recall) = recall {
-        runtime.block_on(async {
-            // A catalog that cannot be written (a read-only tree) is not the user's problem:
-            // recall works without it, and the next run tries again; no warning on every run.
-            let _ = tokio::time::timeout_at(deadline, recall.write_catalogs()).await;
-            recall.shutdown();
-        });
+    if let Some(once) = recall {
+        // A catalog that cannot be written (a read-only tree) is not the user's problem: recall
+        // works without it, and the next run tries again; no warning on every run.
+        runtime.block_on(once.finish(deadline));
     }
     runtime.shutdown_timeout(deadline.saturating_duration_since(tokio::time::Instant::now()));
     printed.and(check_telemetry(&sinks))

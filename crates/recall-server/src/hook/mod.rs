@@ -31,7 +31,7 @@ use std::io::{Read as _, Write as _};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use recall_facade::{MemoryRecall, RecallConfig, RecallOptions, ScannerChoice};
+use recall_facade::{OnceConfig, RecallOptions, recall_once};
 
 use crate::Program;
 use crate::ServerPaths;
@@ -308,43 +308,35 @@ fn recall_here(
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     let home = env.memrecall_home();
     let telemetry = (program.telemetry)(home.as_deref());
-    let ran = runtime.block_on(async {
-        let mut config = RecallConfig::with_roots(roots.project, roots.user);
-        // This process makes this one recall and exits.
-        config.scanner = roots
-            .catalogs
-            .map_or(ScannerChoice::Uncatalogued, ScannerChoice::OneRecall);
-        config.telemetry = Arc::clone(&telemetry.sink);
-        config.options = options;
-        config.options.context_budget = agent_hooks::context::budget();
-        let mut recall = MemoryRecall::new(config).map_err(|e| e.to_string())?;
-        recall.begin_turn(&query, &[]);
-        let initial = recall.initial().await;
-        let context = initial
-            .delivered()
-            .map(|memory| memory.prompt.clone())
-            .unwrap_or_default();
-        Ok::<_, String>((recall, context))
-    });
-    let (mut recall, context) = match ran {
-        Ok(done) => done,
-        Err(message) => {
+    let mut config = OnceConfig::new(roots.memory_roots());
+    config.catalogs = roots.catalogs;
+    config.telemetry = Arc::clone(&telemetry.sink);
+    config.options = options;
+    config.options.context_budget = agent_hooks::context::budget();
+    let mut once = match runtime.block_on(recall_once(config, &query)) {
+        Ok(once) => once,
+        Err(error) => {
             runtime.shutdown_timeout(Duration::ZERO);
-            return Err(message);
+            return Err(error.to_string());
         }
     };
+    let context = once
+        .initial
+        .delivered()
+        .map(|memory| memory.prompt.clone())
+        .unwrap_or_default();
     let printed = print(&hook_io::render(agent, event_name, &context));
     let exit_by = tokio::time::Instant::now() + EXIT_GRACE;
     // After printing: the selector (if still thinking) is cancelled and the catalogs this call
     // brought up to date are written, so the next call starts warm.
-    recall.end_turn();
-    for line in crate::server::walk_limits(&recall) {
+    once.recall.end_turn();
+    for line in crate::server::walk_limits(&once.recall) {
         if told::first_time(env, &line) {
             log(env, agent, &line);
         }
     }
     // The recall recorded its selector failure when it settled; the log says it once per kind.
-    let settled = recall.latest_recall().and_then(|state| state.settled);
+    let settled = once.recall.latest_recall().and_then(|state| state.settled);
     if let Some(failure) = settled.as_ref().and_then(|s| s.selector_failure.as_ref())
         && told::first_time(env, &failure.kind)
     {
@@ -359,10 +351,7 @@ fn recall_here(
             ),
         );
     }
-    runtime.block_on(async {
-        let _ = tokio::time::timeout_at(exit_by, recall.write_catalogs()).await;
-        recall.shutdown();
-    });
+    runtime.block_on(once.finish(exit_by));
     runtime.shutdown_timeout(exit_by.saturating_duration_since(tokio::time::Instant::now()));
     if let Some(dropped) = telemetry.history.and_then(|history| history.dropped()) {
         log(
