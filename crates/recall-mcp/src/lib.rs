@@ -70,27 +70,25 @@ pub async fn serve_stdio(server: MemoryServer) -> Result<(), McpError> {
         .clone()
         .serve(transport)
         .await
-        .map_err(|e| McpError::NotStarted(e.to_string()))?;
+        .map_err(|error| McpError::NotStarted(Box::new(error)))?;
     let ended = service.waiting().await;
     server.close().await;
     let _ = tokio::time::timeout(SHUTDOWN_GRACE, written).await;
-    ended
-        .map(|_| ())
-        .map_err(|e| McpError::Failed(e.to_string()))
+    ended.map(|_| ()).map_err(McpError::Failed)
 }
 
 /// Why the server cannot start or serve.
 #[derive(Debug, thiserror::Error)]
 pub enum McpError {
     /// The recall session cannot be built (a selector that cannot be configured).
-    #[error("{0}")]
-    Recall(String),
+    #[error(transparent)]
+    Recall(#[from] recall_facade::FacadeError),
     /// The MCP session did not start.
     #[error("the MCP session did not start: {0}")]
-    NotStarted(String),
-    /// The MCP session ended in an error.
+    NotStarted(#[source] Box<rmcp::service::ServerInitializeError>),
+    /// The MCP session's task ended in an error (it panicked or its runtime shut down).
     #[error("the MCP session failed: {0}")]
-    Failed(String),
+    Failed(#[source] tokio::task::JoinError),
 }
 
 /// The text `explain_recall` answers for a query, given every scanned document and the most
@@ -130,7 +128,7 @@ impl MemoryServer {
         let mut config = RecallConfig::with_roots(roots.project.clone(), roots.user.clone());
         config.options = options;
         config.scanner = recall_roots.catalogs.into();
-        let recall = MemoryRecall::new(config).map_err(|e| McpError::Recall(e.to_string()))?;
+        let recall = MemoryRecall::new(config)?;
         let mut tool_router = Self::tool_router();
         if read_only {
             tool_router.remove_route("save_memory");

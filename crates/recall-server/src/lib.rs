@@ -7,7 +7,7 @@
 //! connections, limits, status, problems); one hook call ([`hook::run`]: parse the agent's stdin,
 //! ask the server or recall in this process, print the agent's stdout); and the bounded log files
 //! both write ([`log::Log`]). What the program running them reads from its configuration file
-//! and where its telemetry goes come in a [`Program`].
+//! and where its telemetry goes come through a [`Program`].
 //!
 //! The server keeps each agent session's recall alive between the prompt event and the tool
 //! events, so the model's choice can land at the tool-result point without repeating the fast
@@ -55,7 +55,8 @@ use std::time::Duration;
 use delivery_telemetry::RotatingSink;
 use recall_facade::{RecallOptions, TelemetrySink};
 
-pub use local::{check_private_dir, check_socket, current_user, remove_dir_command};
+pub use local::remove_dir_command;
+use local::{check_private_dir, check_socket};
 
 use std::fs::File;
 use std::path::PathBuf;
@@ -67,20 +68,33 @@ use agent_hooks::Environment;
 pub const CONFIG_FILE_NAME: &str = "config.toml";
 
 /// What the program running the server or a hook gives them: its reading of the configuration
-/// file, its telemetry history and its `tracing` subscriber. A `static` of the program's.
-#[derive(Debug, Clone, Copy)]
-pub struct Program {
-    /// What [`CONFIG_FILE_NAME`] under a memrecall home chooses for the server; the message of
-    /// why it cannot be read.
-    pub server_config: fn(&Path) -> Result<ServerConfig, String>,
+/// file, its telemetry history and its `tracing` subscriber. Implemented by a `static` of the
+/// program's.
+pub trait Program: Send + Sync + std::fmt::Debug {
+    /// What [`CONFIG_FILE_NAME`] under a memrecall home chooses for the server; why it cannot be
+    /// used.
+    fn server_config(&self, home: &Path) -> Result<ServerConfig, ConfigError>;
     /// What the configuration under `env`'s memrecall home chooses for a recall (the defaults
-    /// without a home); the message of why it cannot be read.
-    pub recall_options: fn(&agent_hooks::Environment) -> Result<RecallOptions, String>,
+    /// without a home); why it cannot be used.
+    fn recall_options(&self, env: &Environment) -> Result<RecallOptions, ConfigError>;
     /// The telemetry of the recalls of this process for a memrecall home: the history (unless
     /// the configuration turns it off) and `tracing`.
-    pub telemetry: fn(Option<&Path>) -> Telemetry,
+    fn telemetry(&self, home: Option<&Path>) -> Telemetry;
     /// Sends the libraries' `tracing` events of this process to a log.
-    pub trace_to: fn(&'static Mutex<log::Log>),
+    fn trace_to(&self, log: &'static Mutex<log::Log>);
+}
+
+/// Why the program's configuration file cannot be used: the program's own error, which names
+/// the file and what is wrong with it.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct ConfigError(Box<dyn std::error::Error + Send + Sync>);
+
+impl ConfigError {
+    /// The program's error `source`.
+    pub fn new(source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self(Box::new(source))
+    }
 }
 
 /// What the configuration file chooses for the server.
@@ -177,7 +191,7 @@ pub enum PrivacyError {
 
 /// Tries to take the exclusive lock on `file` without waiting: `Ok(false)` when another process
 /// holds it.
-pub fn try_lock(file: &File) -> std::io::Result<bool> {
+pub(crate) fn try_lock(file: &File) -> std::io::Result<bool> {
     match file.try_lock() {
         Ok(()) => Ok(true),
         Err(std::fs::TryLockError::WouldBlock) => Ok(false),

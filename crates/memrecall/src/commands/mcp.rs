@@ -47,8 +47,8 @@ pub(crate) fn run(args: &McpArgs) -> Result<(), Failure> {
     })?;
     // Tools wait for the settled recall, so the delivery design does not apply here; the
     // delivery rule does, to what settles without a selector.
-    let settings =
-        crate::config::recall_options(&Environment::from_process()).map_err(Failure::selector)?;
+    let settings = crate::config::recall_options(&Environment::from_process())
+        .map_err(|error| Failure::selector(error.to_string()))?;
     let runtime = super::runtime()?;
     let served = runtime.block_on(async {
         let server = MemoryServer::new(roots, settings, args.read_only, explain)?;
@@ -58,7 +58,7 @@ pub(crate) fn run(args: &McpArgs) -> Result<(), Failure> {
     // keep the process alive once the session has ended.
     runtime.shutdown_timeout(Duration::from_millis(100));
     served.map_err(|error| match error {
-        McpError::Recall(message) => Failure::selector(message),
+        McpError::Recall(error) => Failure::selector(error.to_string()),
         other => Failure::from(anyhow::Error::new(other)),
     })
 }

@@ -26,40 +26,48 @@ pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use recall_server::{Program, ServerConfig, Telemetry};
+use recall_server::{ConfigError, Program, ServerConfig, Telemetry};
 
 /// What the server (`memrecall serve`) and the hook (`memrecall hook`) take from this program:
 /// `config.toml` read as every command reads it, the telemetry history `memrecall stats` reads,
 /// and the `tracing` subscriber `MEMRECALL_LOG` filters.
-pub(crate) static PROGRAM: Program = Program {
-    server_config,
-    recall_options: crate::config::recall_options,
-    telemetry,
-    trace_to,
-};
+#[derive(Debug)]
+pub(crate) struct Memrecall;
 
-/// What `config.toml` under `home` chooses for the server.
-fn server_config(home: &Path) -> Result<ServerConfig, String> {
-    let config = crate::config::Config::load(home).map_err(|e| e.to_string())?;
-    let idle_exit = config
-        .serve
-        .idle_exit
-        .map(crate::config::IdleExit::duration);
-    Ok(ServerConfig {
-        options: config.into(),
-        idle_exit,
-    })
-}
+/// This program, for the server and the hook.
+pub(crate) static PROGRAM: Memrecall = Memrecall;
 
-/// The history under `home` (unless `config.toml` turns it off) and `tracing`.
-fn telemetry(home: Option<&Path>) -> Telemetry {
-    let sinks = crate::stats::telemetry_sink(home, vec![Arc::new(recall_facade::TracingSink)]);
-    Telemetry {
-        sink: sinks.sink,
-        history: sinks.history,
+impl Program for Memrecall {
+    /// What `config.toml` under `home` chooses for the server.
+    fn server_config(&self, home: &Path) -> Result<ServerConfig, ConfigError> {
+        let config = crate::config::Config::load(home).map_err(ConfigError::new)?;
+        let idle_exit = config
+            .serve
+            .idle_exit
+            .map(crate::config::IdleExit::duration);
+        Ok(ServerConfig {
+            options: config.into(),
+            idle_exit,
+        })
     }
-}
 
-fn trace_to(log: &'static Mutex<recall_server::log::Log>) {
-    crate::logging::to_file(log);
+    fn recall_options(
+        &self,
+        env: &agent_hooks::Environment,
+    ) -> Result<recall_facade::RecallOptions, ConfigError> {
+        crate::config::recall_options(env).map_err(ConfigError::new)
+    }
+
+    /// The history under `home` (unless `config.toml` turns it off) and `tracing`.
+    fn telemetry(&self, home: Option<&Path>) -> Telemetry {
+        let sinks = crate::stats::telemetry_sink(home, vec![Arc::new(recall_facade::TracingSink)]);
+        Telemetry {
+            sink: sinks.sink,
+            history: sinks.history,
+        }
+    }
+
+    fn trace_to(&self, log: &'static Mutex<recall_server::log::Log>) {
+        crate::logging::to_file(log);
+    }
 }

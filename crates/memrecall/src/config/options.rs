@@ -2,7 +2,7 @@
 
 use recall_facade::{HttpSelectorConfig, RecallOptions, SelectorChoice};
 
-use super::{Config, ConfigSelectorKind};
+use super::{Config, ConfigError, ConfigSelectorKind};
 use agent_hooks::Environment;
 
 impl From<Config> for RecallOptions {
@@ -33,10 +33,9 @@ impl From<Config> for RecallOptions {
 }
 
 /// What `config.toml` under the memrecall home chooses; the defaults without a home.
-pub(crate) fn recall_options(env: &Environment) -> Result<RecallOptions, String> {
+pub(crate) fn recall_options(env: &Environment) -> Result<RecallOptions, ConfigError> {
     let Some(home) = env.memrecall_home() else {
         return Ok(RecallOptions::default());
     };
-    let config = Config::load(&home).map_err(|e| e.to_string())?;
-    Ok(config.into())
+    Ok(Config::load(&home)?.into())
 }

@@ -40,6 +40,22 @@ pub struct Budget {
     pub answer_within: Duration,
 }
 
+/// What was wrong with a server's answer.
+#[derive(Debug, thiserror::Error)]
+pub enum AnswerError {
+    /// The server refused the request, saying why.
+    #[error("{0}")]
+    Refused(String),
+    /// The server answered something other than what the request asks for.
+    #[error("unexpected answer to {request}: {answer:?}")]
+    Unexpected {
+        /// The request's kind.
+        request: &'static str,
+        /// What the server answered.
+        answer: Box<Response>,
+    },
+}
+
 /// Why no answer came from a server.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
@@ -61,9 +77,9 @@ pub enum ClientError {
     /// The exchange failed.
     #[error(transparent)]
     Wire(#[from] WireError),
-    /// The server answered with an error.
+    /// The server's answer was an error, or not an answer to the request.
     #[error("the server answered: {0}")]
-    Server(String),
+    Server(#[from] AnswerError),
     /// What answered on the server's socket could not be confirmed to be the server it said.
     #[error("the server did not confirm: {0}")]
     NotConfirmed(String),
@@ -104,7 +120,7 @@ fn exchange_on(
     protocol::write_line(&mut &bounded, &line).map_err(timeout_or_wire)?;
     let answer = protocol::read_line(BufReader::new(&bounded)).map_err(timeout_or_wire)?;
     match protocol::parse_response(&answer)? {
-        Response::Error { message } => Err(ClientError::Server(message)),
+        Response::Error { message } => Err(AnswerError::Refused(message).into()),
         response => Ok(response),
     }
 }
@@ -201,7 +217,7 @@ fn try_connect(paths: &ServerPaths, connect_by: Instant) -> Result<Option<Stream
 
 /// Whether a server holds the lock (running, or starting and not yet listening). A lock file
 /// that is not a regular file (a named pipe in its place) is held by no server.
-pub fn server_holds_lock(paths: &ServerPaths) -> bool {
+pub(crate) fn server_holds_lock(paths: &ServerPaths) -> bool {
     lock_held(paths).is_ok_and(|held| held)
 }
 

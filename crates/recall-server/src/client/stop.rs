@@ -9,7 +9,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::{Autostart, ClientError, connect, exchange_on, server_holds_lock};
+use super::{AnswerError, Autostart, ClientError, connect, exchange_on, server_holds_lock};
 use crate::ServerPaths;
 use crate::local;
 use crate::protocol::{Request, Response};
@@ -46,9 +46,11 @@ pub fn stop(
     let peer = local::peer(&stream);
     let response = exchange_on(&stream, Request::Stop, answer_by)?;
     let Response::Stopping { pid } = response else {
-        return Err(ClientError::Server(format!(
-            "unexpected answer to stop: {response:?}"
-        )));
+        return Err(AnswerError::Unexpected {
+            request: "stop",
+            answer: Box::new(response),
+        }
+        .into());
     };
     if let Some(peer) = &peer
         && peer.pid != pid

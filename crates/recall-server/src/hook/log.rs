@@ -25,10 +25,10 @@ pub(super) fn write_log_line(env: &Environment, line: &str) {
 
 /// Sends the libraries' `tracing` events of this hook process to `hook.log` (through the
 /// program's subscriber, [`Program::trace_to`]); nowhere without a memrecall home.
-pub(super) fn trace_to_hook_log(env: &Environment, program: &Program) {
+pub(super) fn trace_to_hook_log(env: &Environment, program: &dyn Program) {
     static TRACE_LOG: OnceLock<Mutex<Log>> = OnceLock::new();
     if let Some(home) = env.memrecall_home() {
-        (program.trace_to)(TRACE_LOG.get_or_init(|| Mutex::new(Log::new(hook_log_path(&home)))));
+        program.trace_to(TRACE_LOG.get_or_init(|| Mutex::new(Log::new(hook_log_path(&home)))));
     }
 }
 

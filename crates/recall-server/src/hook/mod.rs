@@ -61,15 +61,18 @@ const CONNECT_BUDGET: Duration = recall_facade::FIRST_PROMPT_CEILING;
 const ANSWER_BUDGET: Duration = Duration::from_millis(250);
 
 /// Runs one hook call; always succeeds (see the module docs).
-pub fn run(agent: Agent, layout: Option<Layout>, program: &'static Program) {
+pub fn run(agent: Agent, layout: Option<Layout>, program: &'static dyn Program) {
     let env = Environment::from_process();
     trace_to_hook_log(&env, program);
     // A panic is logged, never shown: the agent may print the hook's stderr to the user.
     std::panic::set_hook(Box::new(|_| {}));
-    let outcome = std::panic::catch_unwind(|| answer(agent, layout, &env, program));
+    // Nothing of the program is used after a panic but to log it.
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        answer(agent, layout, &env, program)
+    }));
     match outcome {
         Ok(Ok(())) => {}
-        Ok(Err(message)) => log(&env, agent, &message),
+        Ok(Err(error)) => log(&env, agent, &error.to_string()),
         Err(panic) => {
             let what = panic
                 .downcast_ref::<&str>()
@@ -89,21 +92,55 @@ pub fn log_bad_command_line(message: &str) {
     write_log_line(&env, &format!("hook: bad command line: {first}"));
 }
 
+/// Why a hook call printed nothing: the one line its log gets.
+#[derive(Debug, thiserror::Error)]
+enum HookError {
+    /// Standard input could not be read.
+    #[error("cannot read stdin: {0}")]
+    Stdin(#[source] std::io::Error),
+    /// The agent's event could not be parsed.
+    #[error(transparent)]
+    Input(#[from] hook_io::HookInputError),
+    /// The event names no working directory and this process has none.
+    #[error("no cwd given and none readable: {0}")]
+    NoCwd(#[source] std::io::Error),
+    /// The working directory could not be made absolute.
+    #[error("cannot resolve the working directory {}: {source}", path.display())]
+    Cwd {
+        /// The directory given.
+        path: std::path::PathBuf,
+        /// What went wrong.
+        source: std::io::Error,
+    },
+    /// The memory roots could not be resolved.
+    #[error(transparent)]
+    Layout(#[from] agent_hooks::layout::LayoutError),
+    /// The async runtime of the recall in this process could not start.
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+    /// The recall session in this process could not be built.
+    #[error(transparent)]
+    Recall(#[from] recall_facade::FacadeError),
+    /// Standard output could not be written.
+    #[error("cannot write stdout: {0}")]
+    Stdout(#[source] std::io::Error),
+}
+
 /// Answers one hook call: reads the event from standard input, recalls (through the server when
 /// one is running, else in this process) and prints what the agent should add.
 fn answer(
     agent: Agent,
     layout: Option<Layout>,
     env: &Environment,
-    program: &Program,
-) -> Result<(), String> {
+    program: &dyn Program,
+) -> Result<(), HookError> {
     let started = Instant::now();
     let mut stdin = String::new();
     std::io::stdin()
         .take(MAX_STDIN_BYTES)
         .read_to_string(&mut stdin)
-        .map_err(|e| format!("cannot read stdin: {e}"))?;
-    let input = hook_io::parse(agent, &stdin).map_err(|e| e.to_string())?;
+        .map_err(HookError::Stdin)?;
+    let input = hook_io::parse(agent, &stdin)?;
     let session = input.session_id.as_deref();
     let point = later_point(&input.event, env, agent, session);
     if matches!(point, Some(Point::TurnEnd | Point::SessionEnd)) {
@@ -136,18 +173,14 @@ fn answer(
     }
     let cwd = match input.cwd {
         Some(cwd) => cwd,
-        None => {
-            std::env::current_dir().map_err(|e| format!("no cwd given and none readable: {e}"))?
-        }
+        None => std::env::current_dir().map_err(HookError::NoCwd)?,
     };
-    let cwd = std::path::absolute(&cwd).map_err(|e| {
-        format!(
-            "cannot resolve the working directory {}: {e}",
-            cwd.display()
-        )
+    let cwd = std::path::absolute(&cwd).map_err(|source| HookError::Cwd {
+        path: cwd.clone(),
+        source,
     })?;
     let layout = layout.unwrap_or(agent_hooks::default_layout(agent));
-    let mut resolved = layout::resolve(layout, &cwd, env).map_err(|e| e.to_string())?;
+    let mut resolved = layout::resolve(layout, &cwd, env)?;
     for ignored in &resolved.ignored {
         log(env, agent, &format!("ignored: {ignored}"));
     }
@@ -223,8 +256,8 @@ fn later_point(
 
 /// The key this process's environment holds for the configuration's HTTP selector, for the
 /// server, which may have been started without it.
-fn selector_key(program: &Program, env: &Environment) -> Option<crate::protocol::SelectorKey> {
-    let options = (program.recall_options)(env).ok()?;
+fn selector_key(program: &dyn Program, env: &Environment) -> Option<crate::protocol::SelectorKey> {
+    let options = program.recall_options(env).ok()?;
     let recall_facade::SelectorChoice::Http(http) = options.selector else {
         return None;
     };
@@ -269,21 +302,25 @@ fn ask_server(
                 agent_hooks::hook_io::MAX_CONTEXT_UTF16,
             ))
         }
-        other => Err(ClientError::Server(format!("unexpected answer {other:?}"))),
+        other => Err(crate::client::AnswerError::Unexpected {
+            request: "an event",
+            answer: Box::new(other),
+        }
+        .into()),
     }
 }
 
 /// The recall of one prompt in this process, when no server answers: nothing outlives the
 /// call, so the tool-result point of this turn has nothing to deliver.
 fn recall_here(
-    program: &Program,
+    program: &dyn Program,
     agent: Agent,
     env: &Environment,
     event_name: &str,
     session: Option<&str>,
     prompt: PromptEvent,
     roots: layout::RecallRoots,
-) -> Result<(), String> {
+) -> Result<(), HookError> {
     let PromptEvent {
         query,
         repeat_is_continuation,
@@ -292,11 +329,11 @@ fn recall_here(
     if repeat_is_continuation {
         turn_state::open_turn(env, agent, session, &query);
     }
-    let options = (program.recall_options)(env).unwrap_or_else(|message| {
+    let options = program.recall_options(env).unwrap_or_else(|error| {
         log(
             env,
             agent,
-            &format!("{message}; recalling without a selector"),
+            &format!("{error}; recalling without a selector"),
         );
         RecallOptions::default()
     });
@@ -305,9 +342,9 @@ fn recall_here(
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+        .map_err(HookError::Runtime)?;
     let home = env.memrecall_home();
-    let telemetry = (program.telemetry)(home.as_deref());
+    let telemetry = program.telemetry(home.as_deref());
     let mut config = OnceConfig::new(roots.memory_roots());
     config.catalogs = roots.catalogs;
     config.telemetry = Arc::clone(&telemetry.sink);
@@ -317,7 +354,7 @@ fn recall_here(
         Ok(once) => once,
         Err(error) => {
             runtime.shutdown_timeout(Duration::ZERO);
-            return Err(error.to_string());
+            return Err(error.into());
         }
     };
     let context = once
@@ -366,12 +403,12 @@ fn recall_here(
     printed
 }
 
-fn print(text: &str) -> Result<(), String> {
+fn print(text: &str) -> Result<(), HookError> {
     if text.is_empty() {
         return Ok(());
     }
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
-        .map_err(|e| format!("cannot write stdout: {e}"))
+        .map_err(HookError::Stdout)
 }

@@ -1,7 +1,7 @@
 //! The server: accepts connections on the user's socket, keeps one recall session per agent
 //! session, and exits after an idle time or on `stop`.
 //!
-//! Sessions are keyed by agent and the agent's `session_id` and bounded ([`MAX_SESSIONS`]): the
+//! Sessions are keyed by agent and the agent's `session_id` and bounded (`MAX_SESSIONS`, 64): the
 //! least recently used is evicted, its recall cancelled with its terminal telemetry emitted.
 //! Each has its own exclusion set (what it delivered), so no session's deliveries change
 //! another's. Sessions over the same roots share one document cache; the HTTP selector (and its
@@ -44,7 +44,7 @@ use crate::{ServerPaths, check_private_dir, try_lock};
 use agent_hooks::Environment;
 
 /// The most agent sessions kept at once.
-pub const MAX_SESSIONS: usize = 64;
+pub(crate) const MAX_SESSIONS: usize = 64;
 /// How long the server waits without a request before it exits, unless the configuration says.
 pub const DEFAULT_IDLE_EXIT: Duration = Duration::from_mins(30);
 /// The most document caches kept for roots no session uses any more.
@@ -98,17 +98,29 @@ pub struct ServeOptions {
     pub request_deadline: Option<Duration>,
 }
 
+/// Why a configuration generation's settings cannot be used: the file, or the selector it
+/// chooses.
+#[derive(Debug, thiserror::Error)]
+enum SettingsError {
+    /// The program cannot use its configuration file.
+    #[error(transparent)]
+    Config(#[from] crate::ConfigError),
+    /// The selector it chooses cannot be built.
+    #[error(transparent)]
+    Selector(#[from] recall_facade::FacadeError),
+}
+
 /// Runs the server on the user's socket (Windows: named pipe) until it is idle for its idle
 /// time or asked to stop.
 pub fn run(
     options: ServeOptions,
     env: &Environment,
-    program: &'static Program,
+    program: &'static dyn Program,
 ) -> Result<(), ServeError> {
     let paths = ServerPaths::from_env(env).ok_or(ServeError::NoRunDirectory)?;
     let _ = LOG.set(Mutex::new(crate::log::Log::new(paths.log.clone())));
     if let Some(log) = LOG.get() {
-        (program.trace_to)(log);
+        program.trace_to(log);
     }
     if !check_private_dir(&paths.dir)? {
         agent_hooks::files::private_dir(&paths.dir)
@@ -183,8 +195,8 @@ fn log(line: &str) {
 /// The sink every recall's telemetry goes to: the history under `$MEMRECALL_HOME/telemetry`
 /// (what `memrecall stats` reads; unless `[telemetry] record = false` when the server starts)
 /// and `tracing`.
-fn telemetry_sink(program: &Program, home: Option<&Path>) -> Arc<dyn TelemetrySink> {
-    (program.telemetry)(home).sink
+fn telemetry_sink(program: &dyn Program, home: Option<&Path>) -> Arc<dyn TelemetrySink> {
+    program.telemetry(home).sink
 }
 
 /// The document cache for one pair of roots: catalogs kept (where `catalogs` says; none without
@@ -236,7 +248,7 @@ struct Settings {
 struct Server {
     home: Option<PathBuf>,
     /// What the program running the server reads and records.
-    program: &'static Program,
+    program: &'static dyn Program,
     options: ServeOptions,
     started: Instant,
     settings: Mutex<Settings>,
@@ -271,7 +283,7 @@ fn millis(duration: Duration) -> f64 {
 }
 
 impl Server {
-    fn new(env: &Environment, options: ServeOptions, program: &'static Program) -> Self {
+    fn new(env: &Environment, options: ServeOptions, program: &'static dyn Program) -> Self {
         let home = env.memrecall_home();
         let server = Self {
             sink: Arc::new(CountingSink {
@@ -327,36 +339,38 @@ impl Server {
         }
         settings.stamp = stamp;
         settings.generation += 1;
-        let loaded = (self.program.server_config)(home).and_then(|config| {
-            let idle = config.idle_exit.unwrap_or(DEFAULT_IDLE_EXIT);
-            let mut chosen = config.options;
-            lock(&self.problems).new_generation();
-            let selector = std::mem::take(&mut chosen.selector);
-            let keyed = match selector {
-                recall_facade::SelectorChoice::Http(http) => {
-                    let keyed = Arc::new(
-                        selector_key::KeyedSelector::new(http).map_err(|e| e.to_string())?,
-                    );
-                    chosen.selector = recall_facade::SelectorChoice::Custom(
-                        Arc::clone(&keyed) as Arc<dyn recall_facade::Selector>
-                    );
-                    Some(keyed)
-                }
-                other => {
-                    chosen.selector = other.build().map_err(|e| e.to_string())?.into();
-                    None
-                }
-            };
-            Ok((chosen, keyed, idle))
-        });
+        let loaded = self
+            .program
+            .server_config(home)
+            .map_err(SettingsError::from)
+            .and_then(|config| {
+                let idle = config.idle_exit.unwrap_or(DEFAULT_IDLE_EXIT);
+                let mut chosen = config.options;
+                lock(&self.problems).new_generation();
+                let selector = std::mem::take(&mut chosen.selector);
+                let keyed = match selector {
+                    recall_facade::SelectorChoice::Http(http) => {
+                        let keyed = Arc::new(selector_key::KeyedSelector::new(http)?);
+                        chosen.selector = recall_facade::SelectorChoice::Custom(
+                            Arc::clone(&keyed) as Arc<dyn recall_facade::Selector>
+                        );
+                        Some(keyed)
+                    }
+                    other => {
+                        chosen.selector = other.build()?.into();
+                        None
+                    }
+                };
+                Ok::<_, SettingsError>((chosen, keyed, idle))
+            });
         match loaded {
             Ok((options, keyed, idle)) => {
                 settings.options = options;
                 settings.keyed = keyed;
                 settings.idle_exit = self.options.idle_exit.unwrap_or(idle);
             }
-            Err(message) => {
-                let line = format!("{message}; recalling without a selector");
+            Err(error) => {
+                let line = format!("{error}; recalling without a selector");
                 log(&line);
                 let mut problems = lock(&self.problems);
                 problems.new_generation();

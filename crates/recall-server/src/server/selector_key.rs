@@ -64,7 +64,11 @@ impl KeyedSelector {
     /// Takes `value`, what a hook's environment holds in `variable`: when it is this selector's
     /// variable and not the key in use, the selector is rebuilt with it. Whether it was; a key
     /// that cannot be sent (not a header value) is refused, with why.
-    pub(super) fn offer(&self, variable: &str, value: &str) -> Result<bool, String> {
+    pub(super) fn offer(
+        &self,
+        variable: &str,
+        value: &str,
+    ) -> Result<bool, recall_facade::FacadeError> {
         if variable != self.config.api_key_env || value.trim().is_empty() {
             return Ok(false);
         }
@@ -73,7 +77,7 @@ impl KeyedSelector {
         if current.key.as_ref() == Some(&key) {
             return Ok(false);
         }
-        current.selector = build(&self.config, Some(&key)).map_err(|e| e.to_string())?;
+        current.selector = build(&self.config, Some(&key))?;
         current.key = Some(key);
         Ok(true)
     }
@@ -117,29 +121,29 @@ mod tests {
     fn a_key_for_the_configured_variable_is_taken_once() {
         let selector = keyed("MEMRECALL_UNIT_KEY_NEVER_SET");
         assert!(!selector.has_key());
-        assert_eq!(
+        assert!(matches!(
             selector.offer("MEMRECALL_UNIT_KEY_NEVER_SET", "k1"),
             Ok(true)
-        );
+        ));
         assert!(selector.has_key());
-        assert_eq!(
+        assert!(matches!(
             selector.offer("MEMRECALL_UNIT_KEY_NEVER_SET", "k1"),
             Ok(false)
-        );
-        assert_eq!(
+        ));
+        assert!(matches!(
             selector.offer("MEMRECALL_UNIT_KEY_NEVER_SET", "k2"),
             Ok(true)
-        );
+        ));
     }
 
     #[test]
     fn another_variable_or_an_empty_value_changes_nothing() {
         let selector = keyed("MEMRECALL_UNIT_KEY_NEVER_SET");
-        assert_eq!(selector.offer("OTHER", "k1"), Ok(false));
-        assert_eq!(
+        assert!(matches!(selector.offer("OTHER", "k1"), Ok(false)));
+        assert!(matches!(
             selector.offer("MEMRECALL_UNIT_KEY_NEVER_SET", " "),
             Ok(false)
-        );
+        ));
         assert!(!selector.has_key());
     }
 

@@ -13,7 +13,7 @@ use super::sessions::{Entry, end_turn};
 use super::status::{from_proc_status, rss_from_ps};
 use super::{CountingSink, MAX_SESSIONS, ServeOptions, Server, lock};
 use crate::protocol::{EventRequest, Point, PromptEvent};
-use crate::{CONFIG_FILE_NAME, Program, ServerConfig, Telemetry};
+use crate::{CONFIG_FILE_NAME, ConfigError, Program, ServerConfig, Telemetry};
 use agent_hooks::{Agent, Environment, Layout, layout};
 
 fn counting(recording: &Arc<RecordingSink>) -> CountingSink {
@@ -46,29 +46,41 @@ async fn a_turn_ended_with_its_recall_pending_emits_one_terminal_event() {
 
 /// The program the tests run the server in: of the configuration file it reads the
 /// `[serve] idle_exit` only; its telemetry goes to `tracing`.
-static TEST_PROGRAM: Program = Program {
-    server_config: |home| {
+#[derive(Debug)]
+struct TestProgram;
+
+static TEST_PROGRAM: TestProgram = TestProgram;
+
+impl Program for TestProgram {
+    fn server_config(&self, home: &Path) -> Result<ServerConfig, ConfigError> {
         let text = std::fs::read_to_string(home.join(CONFIG_FILE_NAME)).unwrap_or_default();
-        let table: toml::Table = toml::from_str(&text).map_err(|e| e.to_string())?;
+        let table: toml::Table = toml::from_str(&text).map_err(ConfigError::new)?;
         let idle_exit = table
             .get("serve")
             .and_then(|serve| serve.get("idle_exit"))
             .and_then(toml::Value::as_str)
             .map(humantime::parse_duration)
             .transpose()
-            .map_err(|e| e.to_string())?;
+            .map_err(ConfigError::new)?;
         Ok(ServerConfig {
             options: recall_facade::RecallOptions::default(),
             idle_exit,
         })
-    },
-    recall_options: |_| Ok(recall_facade::RecallOptions::default()),
-    telemetry: |_| Telemetry {
-        sink: Arc::new(recall_facade::TracingSink),
-        history: None,
-    },
-    trace_to: |_| {},
-};
+    }
+
+    fn recall_options(&self, _: &Environment) -> Result<recall_facade::RecallOptions, ConfigError> {
+        Ok(recall_facade::RecallOptions::default())
+    }
+
+    fn telemetry(&self, _: Option<&Path>) -> Telemetry {
+        Telemetry {
+            sink: Arc::new(recall_facade::TracingSink),
+            history: None,
+        }
+    }
+
+    fn trace_to(&self, _: &'static std::sync::Mutex<crate::log::Log>) {}
+}
 
 fn server_in(home: &Path) -> Server {
     let env = Environment::from_pairs([("MEMRECALL_HOME", home.as_os_str().to_owned())]);
