@@ -106,6 +106,7 @@ mod delivery;
 mod index;
 mod memory_type;
 mod noise;
+mod noise_markers;
 mod prepared;
 mod query;
 mod score;

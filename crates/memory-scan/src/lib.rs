@@ -67,7 +67,6 @@ mod capped;
 mod catalog;
 #[cfg(all(test, unix))]
 mod catalog_faults;
-mod changes;
 mod document;
 mod engine;
 mod entry;
@@ -92,8 +91,8 @@ pub use catalog::{
     CATALOG_DIR_NAME, CATALOG_FILE_NAME, CATALOG_FORMAT_VERSION, CatalogStore, catalog_path,
     remove_in_root_catalog,
 };
-pub use changes::{ChangedPaths, KnownChanges, RootChanges};
 pub use document::{Document, DocumentError, ScannedDocument, Scope};
+pub use engine::changes::{ChangedPaths, KnownChanges, RootChanges};
 pub use engine::{
     INDEX_FILE_NAME, MAX_DEPTH, MAX_ENTRIES_PER_DIRECTORY, MAX_FILES_PER_ROOT, MAX_TOPIC_BYTES,
     MemoryRoots,

@@ -16,8 +16,8 @@ use lexical_score::PreparedText;
 use lexical_score::QueryTokens;
 
 use crate::catalog::{CatalogRead, CatalogStore};
-use crate::changes::{ChangedPaths, KnownChanges, RootChanges};
 use crate::document::{ScannedDocument, Scope};
+use crate::engine::changes::{ChangedPaths, KnownChanges, RootChanges};
 use crate::engine::{
     Directories, MemoryRoots, PriorListings, ScopeListing, Walked, drop_duplicate_links,
     visit_scopes,

@@ -29,6 +29,7 @@
 //! (see [`OpenParent`] and the `access` module).
 
 mod access;
+pub(crate) mod changes;
 mod read;
 mod roots;
 mod visit;

@@ -9,11 +9,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::access::io_reason;
+use super::changes::ChangedPaths;
 use super::{
     Candidate, EarlyKey, INDEX_FILE_NAME, MAX_DEPTH, MAX_ENTRIES_PER_DIRECTORY, MAX_FILES_PER_ROOT,
     Root, is_markdown, join,
 };
-use crate::changes::ChangedPaths;
 use crate::document::Scope;
 use crate::key::FileKey;
 use crate::report::{SkipReason, SkippedFile};
