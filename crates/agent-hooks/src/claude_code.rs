@@ -5,7 +5,7 @@
 //! (`prompt`), `PostToolUse`, `Stop` and `SessionEnd`.
 
 use crate::Layout;
-use crate::conventions::{CannotRun, CommandShell, Conventions, HookEvents};
+use crate::conventions::{CannotRun, CommandShell, Conventions, HookEvents, HookTimeout};
 
 /// Claude Code's conventions.
 pub const CONVENTIONS: Conventions = Conventions {
@@ -17,7 +17,7 @@ pub const CONVENTIONS: Conventions = Conventions {
     settings_file: "settings.json",
     settings_accept_comments: false,
     hook_entry_named: false,
-    hook_timeout: 10,
+    hook_timeout: HookTimeout::Seconds(10),
     session_end_timeout_limit: None,
     events: HookEvents {
         prompt: "UserPromptSubmit",

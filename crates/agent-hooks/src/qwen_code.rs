@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::conventions::{CannotRun, CommandShell, Conventions, HookEvents};
+use crate::conventions::{CannotRun, CommandShell, Conventions, HookEvents, HookTimeout};
 use crate::layout::ResolvedRoots;
 use crate::{Environment, Layout};
 
@@ -25,7 +25,7 @@ pub const CONVENTIONS: Conventions = Conventions {
     settings_file: "settings.json",
     settings_accept_comments: false,
     hook_entry_named: false,
-    hook_timeout: 10,
+    hook_timeout: HookTimeout::Seconds(10),
     session_end_timeout_limit: None,
     events: HookEvents {
         prompt: "UserPromptSubmit",

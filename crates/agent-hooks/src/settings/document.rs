@@ -11,7 +11,7 @@ use super::{
     SettingsError, accepts_comments, event_timeout, hook_timeout, installed_events,
     is_memrecall_hook, program_of,
 };
-use crate::Agent;
+use crate::{Agent, HookTimeout};
 
 /// One settings file's text, parsed for editing.
 pub struct Document {
@@ -217,7 +217,9 @@ impl Document {
                     .map(|n| n.to_string());
                 if let Some(written) = written
                     && ours
-                    && written.parse::<f64>().is_ok_and(|t| t > limit as f64)
+                    && written
+                        .parse::<f64>()
+                        .is_ok_and(|t| t > limit.setting() as f64)
                     && !over.iter().any(|(e, _)| *e == event)
                 {
                     over.push((event, written));
@@ -262,7 +264,7 @@ impl Document {
                     prop.set_value(CstInputValue::String(command.to_owned()));
                     changed = true;
                 }
-                let timeout = event_timeout(agent, event).to_string();
+                let timeout = event_timeout(agent, event).setting().to_string();
                 let current_timeout = entry
                     .get("timeout")
                     .and_then(|p| p.value())
@@ -331,7 +333,7 @@ impl Document {
 }
 
 /// One group holding memrecall's entry.
-fn group(agent: Agent, command: &str, timeout: u64) -> CstInputValue {
+fn group(agent: Agent, command: &str, timeout: HookTimeout) -> CstInputValue {
     let mut entry = Vec::new();
     if agent.conventions().hook_entry_named {
         entry.push(("name".to_owned(), CstInputValue::from("memrecall")));
@@ -340,7 +342,7 @@ fn group(agent: Agent, command: &str, timeout: u64) -> CstInputValue {
     entry.push(("command".to_owned(), CstInputValue::from(command)));
     entry.push((
         "timeout".to_owned(),
-        CstInputValue::Number(timeout.to_string()),
+        CstInputValue::Number(timeout.setting().to_string()),
     ));
     CstInputValue::Object(vec![(
         "hooks".to_owned(),
@@ -505,7 +507,7 @@ mod tests {
         groups.append(group(
             Agent::GeminiCli,
             "command -v /new/memrecall >/dev/null 2>&1 && exec /new/memrecall hook --agent gemini-cli || true",
-            10_000,
+            HookTimeout::Milliseconds(10_000),
         ));
         assert_eq!(document.memrecall_commands(Agent::GeminiCli, None).len(), 2);
         assert!(document.remove(Agent::GeminiCli, None));

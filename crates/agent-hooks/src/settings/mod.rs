@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 pub use document::Document;
 pub use file::{backup_path, read, remove_created, write};
 
-use super::conventions::CannotRun;
+use super::conventions::{CannotRun, HookTimeout};
 use super::{Agent, Environment, Layout, hook_io, paths};
 
 /// Why a settings file cannot be changed.
@@ -105,7 +105,7 @@ pub const fn accepts_comments(agent: Agent) -> bool {
 
 /// The hook's timeout, in the unit the agent's current version reads: seconds for Claude Code,
 /// Qwen Code (0.24.4 reads seconds) and Codex, milliseconds for Gemini CLI.
-pub const fn hook_timeout(agent: Agent) -> u64 {
+pub const fn hook_timeout(agent: Agent) -> HookTimeout {
     agent.conventions().hook_timeout
 }
 
@@ -113,11 +113,11 @@ pub use super::conventions::CommandShell;
 
 /// The timeout install writes on `event`: [`hook_timeout`], or less on the session's end where
 /// the agent allows less there (Codex: 3 seconds).
-pub fn event_timeout(agent: Agent, event: &str) -> u64 {
+pub fn event_timeout(agent: Agent, event: &str) -> HookTimeout {
     let conventions = agent.conventions();
     match conventions.session_end_timeout_limit {
         Some(limit) if conventions.events.session_end == Some(event) => {
-            limit.min(conventions.hook_timeout)
+            limit.shorter(conventions.hook_timeout)
         }
         _ => conventions.hook_timeout,
     }
@@ -373,17 +373,54 @@ mod tests {
 
     #[test]
     fn timeouts_are_seconds_except_for_gemini_cli() {
-        assert_eq!(hook_timeout(Agent::QwenCode), 10);
-        assert_eq!(hook_timeout(Agent::Codex), 10);
-        assert_eq!(hook_timeout(Agent::GeminiCli), 10_000);
+        assert_eq!(hook_timeout(Agent::ClaudeCode), HookTimeout::Seconds(10));
+        assert_eq!(hook_timeout(Agent::QwenCode), HookTimeout::Seconds(10));
+        assert_eq!(hook_timeout(Agent::Codex), HookTimeout::Seconds(10));
+        assert_eq!(
+            hook_timeout(Agent::GeminiCli),
+            HookTimeout::Milliseconds(10_000)
+        );
     }
 
     #[test]
     fn codex_gets_its_three_second_limit_on_the_session_end_only() {
-        assert_eq!(event_timeout(Agent::Codex, "SessionEnd"), 3);
-        assert_eq!(event_timeout(Agent::Codex, "UserPromptSubmit"), 10);
-        assert_eq!(event_timeout(Agent::ClaudeCode, "SessionEnd"), 10);
-        assert_eq!(event_timeout(Agent::GeminiCli, "SessionEnd"), 10_000);
+        assert_eq!(
+            event_timeout(Agent::Codex, "SessionEnd"),
+            HookTimeout::Seconds(3)
+        );
+        assert_eq!(
+            event_timeout(Agent::Codex, "UserPromptSubmit"),
+            HookTimeout::Seconds(10)
+        );
+        assert_eq!(
+            event_timeout(Agent::ClaudeCode, "SessionEnd"),
+            HookTimeout::Seconds(10)
+        );
+        assert_eq!(
+            event_timeout(Agent::GeminiCli, "SessionEnd"),
+            HookTimeout::Milliseconds(10_000)
+        );
+    }
+
+    #[test]
+    fn every_agents_settings_get_ten_seconds_in_that_agents_unit() {
+        let written = |agent: Agent| {
+            let mut document = Document::empty(agent);
+            document.merge(agent, "memrecall hook").unwrap();
+            let value: serde_json::Value = serde_json::from_str(&document.text()).unwrap();
+            let prompt = agent.conventions().events.prompt;
+            value["hooks"][prompt][0]["hooks"][0]["timeout"].clone()
+        };
+        assert_eq!(written(Agent::ClaudeCode), 10);
+        assert_eq!(written(Agent::QwenCode), 10);
+        assert_eq!(written(Agent::Codex), 10);
+        assert_eq!(written(Agent::GeminiCli), 10_000);
+        for agent in Agent::ALL {
+            assert_eq!(
+                hook_timeout(agent).duration(),
+                std::time::Duration::from_secs(10)
+            );
+        }
     }
 
     #[test]

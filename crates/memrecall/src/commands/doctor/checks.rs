@@ -89,7 +89,7 @@ pub(super) fn timeout_problems(
                 "{}: the {event} hook's timeout in {} is {written}, above the {} the agent allows there (it cuts it down and warns on every run)",
                 agent.as_str(),
                 path.display(),
-                settings::event_timeout(agent, event)
+                settings::event_timeout(agent, event).setting()
             ),
             fix.to_owned(),
         ));
