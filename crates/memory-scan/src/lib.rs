@@ -60,6 +60,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
 #[cfg(unix)]
 pub mod beneath;
 mod cache;
@@ -118,4 +120,11 @@ pub mod fuzzing {
     pub fn decode_catalog(bytes: &[u8]) -> Result<usize, crate::CatalogRejection> {
         crate::catalog::decode_bytes(bytes)
     }
+}
+
+/// Locks `mutex`, taking the data as it is when another thread panicked while holding it: what a
+/// cache keeps behind a mutex (its maps, its last quiet scan, the writer's turn) is only ever
+/// replaced whole, so a panic elsewhere cannot leave it half-changed.
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

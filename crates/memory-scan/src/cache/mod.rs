@@ -8,7 +8,7 @@ mod reuse;
 pub use footprint::CacheFootprint;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 #[cfg(doc)]
@@ -24,6 +24,7 @@ use crate::engine::{
 };
 use crate::entry::{Entries, Verdict};
 use crate::key::to_epoch_ns;
+use crate::lock;
 use crate::report::{CatalogLoad, CatalogOutcome, ScanError, ScanReport, ScanWork};
 #[cfg(doc)]
 use crate::{catalog_path, key::FileKey};
@@ -147,8 +148,7 @@ impl DocumentCache {
     pub fn build_indexes(&self, stop: &(dyn Fn() -> bool + Sync)) -> usize {
         /// Small enough that a stop is seen within a fraction of a millisecond.
         const BATCH: usize = 64;
-        let documents: Vec<Arc<ScannedDocument>> = self
-            .lock()
+        let documents: Vec<Arc<ScannedDocument>> = lock(&self.scopes)
             .iter()
             .flatten()
             .flat_map(|cache| &cache.entries)
@@ -174,7 +174,11 @@ impl DocumentCache {
 
     /// How many files the cache remembers.
     pub fn len(&self) -> usize {
-        self.lock().iter().flatten().map(|c| c.entries.len()).sum()
+        lock(&self.scopes)
+            .iter()
+            .flatten()
+            .map(|c| c.entries.len())
+            .sum()
     }
 
     /// Whether the cache remembers no file.
@@ -226,8 +230,8 @@ impl DocumentCache {
         query: Option<&QueryTokens>,
     ) -> Result<RecallScan, ScanError> {
         let stable_before = to_epoch_ns(SystemTime::now() - RACY_MARGIN);
-        let mut scopes = self.lock();
-        let mut quiet = self.quiet.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut scopes = lock(&self.scopes);
+        let mut quiet = lock(&self.quiet);
         match quiet.take() {
             Some((quiet_roots, scan))
                 if quiet_roots == *roots && nothing_changed(roots, changes) =>
@@ -340,16 +344,11 @@ impl DocumentCache {
     }
 
     fn mark_dirty(&self, root: &Path) {
-        for cache in self.lock().iter_mut().flatten() {
+        for cache in lock(&self.scopes).iter_mut().flatten() {
             if cache.root == root {
                 cache.dirty = true;
             }
         }
-    }
-
-    pub(super) fn lock(&self) -> MutexGuard<'_, [Option<RootCache>; 2]> {
-        // A panic elsewhere cannot leave a map inconsistent: maps are replaced whole after a scan.
-        self.scopes.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
