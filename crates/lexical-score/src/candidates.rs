@@ -213,25 +213,8 @@ mod tests {
 
     use super::*;
     use crate::score::rank_from;
+    use crate::test_support::Doc;
     use crate::{MemoryType, PreparedText};
-
-    struct Doc {
-        text: PreparedText,
-        memory_type: MemoryType,
-        mtime: SystemTime,
-    }
-
-    impl Scorable for Doc {
-        fn prepared(&self) -> &PreparedText {
-            &self.text
-        }
-        fn memory_type(&self) -> MemoryType {
-            self.memory_type
-        }
-        fn mtime(&self) -> SystemTime {
-            self.mtime
-        }
-    }
 
     const WORDS: &[&str] = &[
         "deploy",

@@ -112,6 +112,9 @@ mod query;
 mod score;
 mod text;
 
+#[cfg(test)]
+mod test_support;
+
 pub use bytes::Bytes;
 pub use bytestring::ByteString;
 pub use candidates::{

@@ -21,6 +21,18 @@ pub trait Scorable {
     fn mtime(&self) -> SystemTime;
 }
 
+impl<T: Scorable + ?Sized> Scorable for std::sync::Arc<T> {
+    fn prepared(&self) -> &PreparedText {
+        (**self).prepared()
+    }
+    fn memory_type(&self) -> MemoryType {
+        (**self).memory_type()
+    }
+    fn mtime(&self) -> SystemTime {
+        (**self).mtime()
+    }
+}
+
 impl<T: Scorable + ?Sized> Scorable for &T {
     fn prepared(&self) -> &PreparedText {
         (**self).prepared()

@@ -1,27 +1,13 @@
 //! The delivery rules as specified: evidence beyond uninformative tokens, then the trim.
 
 use std::num::{NonZeroU32, NonZeroUsize};
-use std::time::SystemTime;
 
 use super::*;
-use crate::{MemoryType, PreparedText, QueryTokens, rank};
-
-struct Doc(PreparedText);
-
-impl Scorable for Doc {
-    fn prepared(&self) -> &PreparedText {
-        &self.0
-    }
-    fn memory_type(&self) -> MemoryType {
-        MemoryType::Project
-    }
-    fn mtime(&self) -> SystemTime {
-        SystemTime::UNIX_EPOCH
-    }
-}
+use crate::test_support::Doc;
+use crate::{MemoryType, QueryTokens, rank};
 
 fn doc(title: &str, description: &str, body: &str) -> Doc {
-    Doc(PreparedText::new(title, description, body))
+    Doc::new(MemoryType::Project, title, description, body)
 }
 
 fn judged(points: u32, whole_word: bool, index: usize) -> Judged {
