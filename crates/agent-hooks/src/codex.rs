@@ -5,7 +5,7 @@
 //! above 3 seconds to 3 and warn about it on every run, so that entry gets 3.
 
 use crate::Layout;
-use crate::conventions::{CannotRun, CommandShell, Conventions, HookEvents};
+use crate::conventions::{CannotRun, CommandShell, Conventions, HookEvents, HookTimeout};
 
 /// Codex's conventions.
 pub const CONVENTIONS: Conventions = Conventions {
@@ -17,8 +17,8 @@ pub const CONVENTIONS: Conventions = Conventions {
     settings_file: "hooks.json",
     settings_accept_comments: false,
     hook_entry_named: false,
-    hook_timeout: 10,
-    session_end_timeout_limit: Some(3),
+    hook_timeout: HookTimeout::Seconds(10),
+    session_end_timeout_limit: Some(HookTimeout::Seconds(3)),
     events: HookEvents {
         prompt: "UserPromptSubmit",
         tool_result: "PostToolUse",

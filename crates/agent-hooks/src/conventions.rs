@@ -3,6 +3,8 @@
 //! [`Agent::conventions`](crate::Agent::conventions), whose `match` names every agent, so an
 //! agent cannot be half-added.
 
+use std::time::Duration;
+
 use crate::Layout;
 
 /// What one agent does that a tool reading or feeding its memory must follow.
@@ -26,11 +28,11 @@ pub struct Conventions {
     /// Whether a hook entry carries a `name` (shown by the agent in its hook list).
     pub hook_entry_named: bool,
     /// The hook's timeout, in the unit the agent's current version reads.
-    pub hook_timeout: u64,
-    /// The most the agent allows for the session-end hook's timeout, in the same unit, when it
-    /// allows less there than [`hook_timeout`](Self::hook_timeout): install writes this much
-    /// on that event, and `doctor` names an entry above it.
-    pub session_end_timeout_limit: Option<u64>,
+    pub hook_timeout: HookTimeout,
+    /// The most the agent allows for the session-end hook's timeout, when it allows less there
+    /// than [`hook_timeout`](Self::hook_timeout): install writes this much on that event, and
+    /// `doctor` names an entry above it.
+    pub session_end_timeout_limit: Option<HookTimeout>,
     /// The hook events, by delivery point.
     pub events: HookEvents,
     /// The stdin fields of the prompt event that hold the query, the first present one wins.
@@ -46,6 +48,44 @@ pub struct Conventions {
     /// The shell the agent hands a hook command to on Windows (on Linux and macOS every agent
     /// runs it with `bash -c` or `sh -c`).
     pub windows_shell: CommandShell,
+}
+
+/// A hook's timeout in the unit the agent reads it in, so that the number written into its
+/// settings is never read in another unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookTimeout {
+    /// Whole seconds (Claude Code, Qwen Code from 0.24.4, Codex).
+    Seconds(u16),
+    /// Milliseconds (Gemini CLI).
+    Milliseconds(u32),
+}
+
+impl HookTimeout {
+    /// How long the agent waits for the hook.
+    pub const fn duration(self) -> Duration {
+        match self {
+            Self::Seconds(seconds) => Duration::from_secs(seconds as u64),
+            Self::Milliseconds(milliseconds) => Duration::from_millis(milliseconds as u64),
+        }
+    }
+
+    /// The number the agent's settings hold for it: seconds or milliseconds, as the agent reads.
+    pub const fn setting(self) -> u64 {
+        match self {
+            Self::Seconds(seconds) => seconds as u64,
+            Self::Milliseconds(milliseconds) => milliseconds as u64,
+        }
+    }
+
+    /// The shorter of two timeouts (`self` when they are as long).
+    #[must_use]
+    pub fn shorter(self, other: Self) -> Self {
+        if other.duration() < self.duration() {
+            other
+        } else {
+            self
+        }
+    }
 }
 
 /// The shell a hook command is written for.

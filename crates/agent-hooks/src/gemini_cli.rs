@@ -9,7 +9,7 @@
 //! hooks with `bash -c`, and on Windows with PowerShell.
 
 use crate::Layout;
-use crate::conventions::{CannotRun, CommandShell, Conventions, HookEvents};
+use crate::conventions::{CannotRun, CommandShell, Conventions, HookEvents, HookTimeout};
 
 /// Gemini CLI's conventions.
 pub const CONVENTIONS: Conventions = Conventions {
@@ -21,7 +21,7 @@ pub const CONVENTIONS: Conventions = Conventions {
     settings_file: "settings.json",
     settings_accept_comments: true,
     hook_entry_named: true,
-    hook_timeout: 10_000,
+    hook_timeout: HookTimeout::Milliseconds(10_000),
     session_end_timeout_limit: None,
     events: HookEvents {
         prompt: "BeforeAgent",

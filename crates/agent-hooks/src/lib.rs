@@ -55,7 +55,7 @@ mod test_support;
 
 use serde::{Deserialize, Serialize};
 
-pub use conventions::Conventions;
+pub use conventions::{Conventions, HookTimeout};
 pub use environment::{Environment, Platform};
 
 /// A coding agent that can run a command before each prompt.

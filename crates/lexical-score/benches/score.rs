@@ -11,11 +11,19 @@
 use std::hint::black_box;
 use std::time::{Duration, SystemTime};
 
+#[path = "../tests/it/support.rs"]
+#[allow(
+    dead_code,
+    reason = "the benchmarks build documents with some of the helpers only"
+)]
+mod support;
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use lexical_score::{
     ActiveToolAliases, ByteString, Bytes, CandidateSelection, MAX_QUERY_TOKENS, MemoryType,
-    PreparedText, QueryTokens, Scorable, StoredPreparedText, rank,
+    PreparedText, QueryTokens, StoredPreparedText, rank,
 };
+use support::Doc;
 
 const DOCS: usize = 1_000;
 const MANY_DOCS: usize = 10_000;
@@ -225,24 +233,6 @@ impl Lcg {
             });
         }
         text
-    }
-}
-
-struct Doc {
-    text: PreparedText,
-    memory_type: MemoryType,
-    mtime: SystemTime,
-}
-
-impl Scorable for Doc {
-    fn prepared(&self) -> &PreparedText {
-        &self.text
-    }
-    fn memory_type(&self) -> MemoryType {
-        self.memory_type
-    }
-    fn mtime(&self) -> SystemTime {
-        self.mtime
     }
 }
 

@@ -166,7 +166,7 @@ impl CandidateSelection {
 
     /// For each token of the query, in order, how many of the documents scored (every document
     /// but the noise) hold it in a scored field: counted by the scoring pass itself, so that
-    /// judging a token common or rare (see [`crate::QueryEvidence::with_frequencies`]) reads no
+    /// judging a token common or rare (see [`crate::delivery::QueryEvidence::with_frequencies`]) reads no
     /// document again.
     pub fn document_frequencies(&self) -> &[usize] {
         &self.document_frequencies
@@ -213,25 +213,8 @@ mod tests {
 
     use super::*;
     use crate::score::rank_from;
+    use crate::test_support::Doc;
     use crate::{MemoryType, PreparedText};
-
-    struct Doc {
-        text: PreparedText,
-        memory_type: MemoryType,
-        mtime: SystemTime,
-    }
-
-    impl Scorable for Doc {
-        fn prepared(&self) -> &PreparedText {
-            &self.text
-        }
-        fn memory_type(&self) -> MemoryType {
-            self.memory_type
-        }
-        fn mtime(&self) -> SystemTime {
-            self.mtime
-        }
-    }
 
     const WORDS: &[&str] = &[
         "deploy",
@@ -308,7 +291,7 @@ mod tests {
         let docs = documents(2_000);
         for query in ["deploy owner nothing", "記憶 release ticket", "nothing"] {
             let query = QueryTokens::new(query);
-            let expected = crate::document_frequencies(&query, &docs);
+            let expected = crate::delivery::document_frequencies(&query, &docs);
             for threshold in [0, usize::MAX] {
                 let selection = CandidateSelection::select_from(
                     &query,
@@ -327,7 +310,7 @@ mod tests {
         let tools = ActiveToolAliases::from_tool_names(&["mcp__grafana__query", "kubectl"]);
         let query = QueryTokens::new("grafana");
         let selection = CandidateSelection::select(&query, &docs, &tools);
-        let all = crate::document_frequencies(&query, &docs)[0];
+        let all = crate::delivery::document_frequencies(&query, &docs)[0];
         assert!(selection.noise_dropped() > 0);
         assert!(selection.document_frequencies()[0] < all);
     }

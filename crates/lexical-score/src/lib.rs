@@ -102,25 +102,27 @@
 #![deny(unsafe_code)]
 
 mod candidates;
-mod delivery;
+pub mod delivery;
 mod index;
 mod memory_type;
 mod noise;
+mod noise_markers;
 mod prepared;
 mod query;
 mod score;
 mod text;
 
+#[cfg(test)]
+mod test_support;
+
+/// The shared bytes a stored prepared text is restored from: [`StoredPreparedText::restore`]
+/// takes the buffer that holds it.
 pub use bytes::Bytes;
+/// The shared string type of a document's fields that [`PreparedText::sharing`] takes.
 pub use bytestring::ByteString;
 pub use candidates::{
     CandidateSelection, FAST_LIMIT, HEURISTIC_LIMIT, MAX_CANDIDATES, MAX_LEXICAL_CANDIDATES,
     MIN_RECENT_SLOTS,
-};
-pub use delivery::{
-    Background, DeliveryRule, DocumentEvidence, EvidenceRule, GapFactor, Judged,
-    MIN_DOCUMENTS_FOR_FREQUENCY, Measure, MinimumEvidence, QueryEvidence, Share, TokenVerdict,
-    TrimRule, Uninformative, UninformativeTokens, Zipf, document_frequencies,
 };
 pub use memory_type::{MemoryType, UnknownMemoryType};
 pub use noise::ActiveToolAliases;

@@ -7,8 +7,7 @@ use crate::index::QueryTerm;
 use crate::memory_type::MemoryType;
 use crate::text::{Scan, for_each_token, is_cjk, normalize, scan};
 
-/// The most query tokens a recall scores with.
-pub const MAX_QUERY_TOKENS: usize = 64;
+pub use crate::index::MAX_QUERY_TOKENS;
 
 /// How many distinct tokens are kept from the start of the query; the rest of the budget keeps the
 /// most recently seen ones, so a long query keeps its opening words and its closing words.

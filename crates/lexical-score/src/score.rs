@@ -7,16 +7,9 @@ use serde::Serialize;
 
 use crate::index::{BODY, DESCRIPTION, QueryTerm, TITLE};
 use crate::memory_type::MemoryType;
-use crate::prepared::{Lookup, PreparedText};
+pub(crate) use crate::prepared::{BODY_POINTS, DESCRIPTION_POINTS, TITLE_POINTS};
+use crate::prepared::{Lookup, PreparedText, lexical_hits};
 use crate::query::{MAX_QUERY_TOKENS, QueryTokens};
-
-/// Points for a query token found in the title.
-pub(crate) const TITLE_POINTS: u32 = 4;
-/// Points for a query token found in the description.
-pub(crate) const DESCRIPTION_POINTS: u32 = 3;
-/// Points for a query token found in the body window; below the title and description because a
-/// body mention is weaker evidence of what the memory is about.
-pub(crate) const BODY_POINTS: u32 = 1;
 
 /// Anything that can be scored. (A scanner's cached document implements this.)
 pub trait Scorable {
@@ -26,6 +19,18 @@ pub trait Scorable {
     fn memory_type(&self) -> MemoryType;
     /// The document's modification time (newer wins score ties).
     fn mtime(&self) -> SystemTime;
+}
+
+impl<T: Scorable + ?Sized> Scorable for std::sync::Arc<T> {
+    fn prepared(&self) -> &PreparedText {
+        (**self).prepared()
+    }
+    fn memory_type(&self) -> MemoryType {
+        (**self).memory_type()
+    }
+    fn mtime(&self) -> SystemTime {
+        (**self).mtime()
+    }
 }
 
 impl<T: Scorable + ?Sized> Scorable for &T {
@@ -125,36 +130,6 @@ pub(crate) fn score_prepared(
 /// body window.
 pub(crate) fn lexical_points(query: &QueryTokens, text: &PreparedText, lookup: Lookup) -> u32 {
     lexical_hits(query, text, lookup).points
-}
-
-/// What one text holds of a query: its lexical points and which tokens it holds at all.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct LexicalHits {
-    /// The score without the type boost.
-    pub(crate) points: u32,
-    /// Bit `i` is set when the query's token `i` is found in some scored field (a query has at
-    /// most [`crate::query::MAX_QUERY_TOKENS`], 64, tokens).
-    pub(crate) tokens: u64,
-}
-
-/// [`lexical_points`] with the tokens found, in one pass.
-pub(crate) fn lexical_hits(
-    query: &QueryTokens,
-    text: &PreparedText,
-    lookup: Lookup,
-) -> LexicalHits {
-    let mut hits = LexicalHits::default();
-    let mut found = [0u8; MAX_QUERY_TOKENS];
-    text.fields_containing_each(query.terms(), &mut found, lookup);
-    for (position, &fields) in found.iter().enumerate().take(query.len()) {
-        if fields != 0 {
-            hits.points += u32::from(fields & TITLE != 0) * TITLE_POINTS
-                + u32::from(fields & DESCRIPTION != 0) * DESCRIPTION_POINTS
-                + u32::from(fields & BODY != 0) * BODY_POINTS;
-            hits.tokens |= 1 << position;
-        }
-    }
-    hits
 }
 
 /// The same computation as [`score`], itemised; `explain(q, d).total == score(q, d)`.

@@ -60,6 +60,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
 #[cfg(unix)]
 pub mod beneath;
 mod cache;
@@ -67,7 +69,6 @@ mod capped;
 mod catalog;
 #[cfg(all(test, unix))]
 mod catalog_faults;
-mod changes;
 mod document;
 mod engine;
 mod entry;
@@ -92,8 +93,8 @@ pub use catalog::{
     CATALOG_DIR_NAME, CATALOG_FILE_NAME, CATALOG_FORMAT_VERSION, CatalogStore, catalog_path,
     remove_in_root_catalog,
 };
-pub use changes::{ChangedPaths, KnownChanges, RootChanges};
 pub use document::{Document, DocumentError, ScannedDocument, Scope};
+pub use engine::changes::{ChangedPaths, KnownChanges, RootChanges};
 pub use engine::{
     INDEX_FILE_NAME, MAX_DEPTH, MAX_ENTRIES_PER_DIRECTORY, MAX_FILES_PER_ROOT, MAX_TOPIC_BYTES,
     MemoryRoots,
@@ -119,4 +120,11 @@ pub mod fuzzing {
     pub fn decode_catalog(bytes: &[u8]) -> Result<usize, crate::CatalogRejection> {
         crate::catalog::decode_bytes(bytes)
     }
+}
+
+/// Locks `mutex`, taking the data as it is when another thread panicked while holding it: what a
+/// cache keeps behind a mutex (its maps, its last quiet scan, the writer's turn) is only ever
+/// replaced whole, so a panic elsewhere cannot leave it half-changed.
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

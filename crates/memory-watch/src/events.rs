@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use memory_scan::ChangedPaths;
@@ -13,6 +13,7 @@ use notify::event::{AccessKind, AccessMode, CreateKind, ModifyKind};
 use notify::{Event, EventKind, RecursiveMode, Watcher};
 
 use crate::FallbackReason;
+use crate::lock;
 
 /// How long a directory that appeared (created, or renamed into place) is walked again by every
 /// scan. The watcher adds its watch on the new directory only after it has reported it, so a file
@@ -61,7 +62,7 @@ struct RootEvents {
 impl Shared {
     /// Starts gathering events of `root` for `subscriber` from now on (nothing known before).
     pub(crate) fn track(&self, root: &Path, subscriber: Subscriber) {
-        self.lock()
+        lock(&self.events)
             .roots
             .entry(root.to_path_buf())
             .or_default()
@@ -70,7 +71,7 @@ impl Shared {
 
     /// Stops gathering events of `root` for `subscriber`.
     pub(crate) fn forget(&self, root: &Path, subscriber: Subscriber) {
-        let mut events = self.lock();
+        let mut events = lock(&self.events);
         if let Some(subscribers) = events.roots.get_mut(root) {
             subscribers.remove(&subscriber);
             if subscribers.is_empty() {
@@ -82,7 +83,7 @@ impl Shared {
     /// Whether the watch of `root` was left behind by the root's removal or renaming (and
     /// forgets that it was).
     pub(crate) fn take_replaced(&self, root: &Path) -> bool {
-        self.lock().replaced.remove(root)
+        lock(&self.events).replaced.remove(root)
     }
 
     /// The paths changed under `root` since the last call, and why they cannot be relied on, if
@@ -93,7 +94,7 @@ impl Shared {
         subscriber: Subscriber,
         now: Instant,
     ) -> (Option<ChangedPaths>, Option<FallbackReason>) {
-        let mut events = self.lock();
+        let mut events = lock(&self.events);
         let Some(root) = events
             .roots
             .get_mut(root)
@@ -116,7 +117,7 @@ impl Shared {
         root: &Path,
         subscriber: Subscriber,
     ) -> Option<FallbackReason> {
-        self.lock()
+        lock(&self.events)
             .roots
             .get(root)
             .and_then(|subscribers| subscribers.get(&subscriber))
@@ -126,7 +127,7 @@ impl Shared {
     /// Takes in one report of the watcher.
     pub(crate) fn handle(&self, event: notify::Result<Event>) {
         let now = Instant::now();
-        let mut events = self.lock();
+        let mut events = lock(&self.events);
         let event = match event {
             Ok(event) => event,
             Err(error) => {
@@ -172,10 +173,6 @@ impl Shared {
                 }
             }
         }
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Events> {
-        self.events.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -267,7 +264,7 @@ impl Barrier {
             .tempdir()
             .map_err(BarrierError::Directory)?;
         let path = fs::canonicalize(directory.path()).map_err(BarrierError::Directory)?;
-        shared.lock().barrier_dir = Some(path.clone());
+        lock(&shared.events).barrier_dir = Some(path.clone());
         watcher
             .watch(&path, RecursiveMode::NonRecursive)
             .map_err(BarrierError::Watch)?;
@@ -283,7 +280,7 @@ impl Barrier {
     pub(crate) fn post(&mut self, shared: &Shared) -> Option<Passage> {
         self.next += 1;
         let number = self.next;
-        let directory = shared.lock().barrier_dir.clone()?;
+        let directory = lock(&shared.events).barrier_dir.clone()?;
         let file = directory.join(format!("{BARRIER_PREFIX}{number}"));
         if let Err(error) = fs::File::create(&file) {
             tracing::debug!(%error, "cannot create a watch barrier file");
@@ -304,7 +301,7 @@ impl Passage {
     /// Waits, at most `timeout`, for the barrier file's event; `true` once it came.
     pub(crate) fn wait(self, shared: &Shared, timeout: Duration) -> bool {
         let deadline = Instant::now() + timeout;
-        let mut events = shared.lock();
+        let mut events = lock(&shared.events);
         let passed = loop {
             if events.barrier >= self.number {
                 break true;

@@ -5,13 +5,14 @@ use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use notify::{Config, RecursiveMode, Watcher as _};
 
 use crate::FallbackReason;
 use crate::events::{Barrier, Shared, Subscriber};
+use crate::lock;
 
 /// A file-system watcher that several [`WatchedCache`](crate::WatchedCache)s share (see
 /// [`WatchedCache::sharing`](crate::WatchedCache::sharing)): one watch per root, however many
@@ -43,7 +44,7 @@ impl Default for WatchHub {
 
 impl fmt::Debug for WatchHub {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let state = self.lock();
+        let state = lock(&self.state);
         f.debug_struct("WatchHub")
             .field("watching", &state.holders.len())
             .field("error", &state.error)
@@ -89,7 +90,7 @@ impl WatchHub {
 
     /// Why roots cannot be watched at all, if that is so.
     pub fn error(&self) -> Option<Arc<notify::Error>> {
-        let state = self.lock();
+        let state = lock(&self.state);
         match (&state.watcher, &state.barrier) {
             (Some(_), Some(_)) => None,
             _ => Some(
@@ -103,7 +104,7 @@ impl WatchHub {
 
     /// How many roots are watched.
     pub fn watched_roots(&self) -> usize {
-        self.lock().holders.len()
+        lock(&self.state).holders.len()
     }
 
     /// A new cache's name among this watcher's subscribers.
@@ -114,7 +115,7 @@ impl WatchHub {
     /// Starts gathering the events of `root` for `subscriber`, watching it unless another cache
     /// does already.
     pub(crate) fn watch(&self, root: &Path, subscriber: Subscriber) -> Result<(), FallbackReason> {
-        let mut guard = self.lock();
+        let mut guard = lock(&self.state);
         let state = &mut *guard;
         let (Some(watcher), Some(_)) = (state.watcher.as_mut(), state.barrier.as_ref()) else {
             return Err(FallbackReason::WatcherFailed(
@@ -170,7 +171,7 @@ impl WatchHub {
         if !held {
             return;
         }
-        let mut guard = self.lock();
+        let mut guard = lock(&self.state);
         let state = &mut *guard;
         let Some(holders) = state.holders.get_mut(root) else {
             return;
@@ -197,7 +198,7 @@ impl WatchHub {
     /// be made sure of within `timeout`.
     pub(crate) fn barrier(&self, timeout: Duration) -> bool {
         let passage = {
-            let mut state = self.lock();
+            let mut state = lock(&self.state);
             let Some(barrier) = state.barrier.as_mut() else {
                 return false;
             };
@@ -206,14 +207,10 @@ impl WatchHub {
         passage.is_some_and(|passage| passage.wait(&self.shared, timeout))
     }
 
-    fn lock(&self) -> MutexGuard<'_, HubState> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
     /// As when the watcher's thread is found gone.
     #[cfg(test)]
     pub(crate) fn fail_for_test(&self) {
-        self.lock().fail();
+        lock(&self.state).fail();
     }
 }
 

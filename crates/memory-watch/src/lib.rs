@@ -222,7 +222,7 @@ impl WatchedCache {
 
     /// Every root scanned so far and not dropped, with how its scans go, in path order.
     pub fn roots(&self) -> Vec<WatchedRoot> {
-        let state = self.lock();
+        let state = lock(&self.state);
         let mut roots: Vec<WatchedRoot> = state
             .roots
             .iter()
@@ -244,7 +244,7 @@ impl WatchedCache {
 
     /// [`WatchedCache::unwatch_idle`] as of `now`.
     fn unwatch_idle_at(&self, now: Instant, older_than: Duration) -> Vec<PathBuf> {
-        let mut guard = self.lock();
+        let mut guard = lock(&self.state);
         let state = &mut *guard;
         let idle: Vec<PathBuf> = state
             .roots
@@ -264,7 +264,7 @@ impl WatchedCache {
         roots: &MemoryRoots,
         query: Option<&QueryTokens>,
     ) -> Result<RecallScan, ScanError> {
-        let mut guard = self.lock();
+        let mut guard = lock(&self.state);
         let state = &mut *guard;
         let now = Instant::now();
         let paths = [&roots.project, &roots.user]
@@ -392,10 +392,12 @@ impl WatchedCache {
             None => WatchMode::Watching,
         }
     }
+}
 
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
+/// Locks `mutex`, going on with its data when another thread panicked while holding it, so that
+/// one panic does not become a panic in every thread that shares the watcher.
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Drop for WatchedCache {

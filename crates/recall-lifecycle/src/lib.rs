@@ -65,7 +65,7 @@ mod session;
 
 pub use confidence::{FastConfidence, judge_fast};
 /// What of a ranking is delivered; chosen per session ([`SessionConfig::delivery_rule`]).
-pub use lexical_score::DeliveryRule;
+pub use lexical_score::delivery::DeliveryRule;
 pub use prompt::{
     Clock, FixedClock, Lines, SystemClock, TRUNCATED_NOTE, age_in_days, cut_to_budget, printable,
     render_prompt, render_prompt_within, utf16_len,

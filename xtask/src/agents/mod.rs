@@ -18,6 +18,7 @@
 //! hook inputs and outputs, and agent output are kept in `target/agents/logs/`.
 
 mod checks;
+mod context;
 mod model;
 mod npm;
 mod package;

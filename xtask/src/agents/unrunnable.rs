@@ -10,8 +10,8 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 
 use super::checks::{self, Outcome};
+use super::context::{PROMPT_EN, RunContext};
 use super::package;
-use super::run::{PROMPT_EN, RunContext};
 use super::setup::{Sandbox, configure};
 use super::{Check, Row, Verdict};
 

@@ -9,10 +9,11 @@
 
 use std::num::{NonZeroU32, NonZeroUsize};
 
-use lexical_score::{
-    ActiveToolAliases, Background, CandidateSelection, DeliveryRule, EvidenceRule, GapFactor,
-    Measure, MinimumEvidence, QueryEvidence, QueryTokens, Share, TrimRule, UninformativeTokens,
+use lexical_score::delivery::{
+    Background, DeliveryRule, EvidenceRule, GapFactor, Measure, MinimumEvidence, QueryEvidence,
+    Share, TrimRule, UninformativeTokens,
 };
+use lexical_score::{ActiveToolAliases, CandidateSelection, QueryTokens};
 use serde::Serialize;
 
 use super::corpus::{CHATTER_SLICE, Corpus, SLICES};

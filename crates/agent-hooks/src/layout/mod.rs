@@ -25,7 +25,10 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::{Environment, Layout, claude_code, git, qwen_code};
+use crate::{Environment, Layout, git};
+
+mod claude_code;
+mod qwen_code;
 
 /// Who decided where a root is, which decides whether memrecall may write in it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -163,11 +163,11 @@ fn a_windows_project_folder_name_turns_the_drive_colon_and_backslashes_into_dash
 fn qwen_code_lowercases_a_project_folder_name_on_windows_only() {
     let dir = Path::new(r"C:\Users\Ana\Shop");
     assert_eq!(
-        crate::qwen_code::project_name(dir, crate::Platform::Windows),
+        super::qwen_code::project_name(dir, crate::Platform::Windows),
         "c--users-ana-shop"
     );
     assert_eq!(
-        crate::qwen_code::project_name(Path::new("/home/Ana/Shop"), crate::Platform::Unix),
+        super::qwen_code::project_name(Path::new("/home/Ana/Shop"), crate::Platform::Unix),
         "-home-Ana-Shop"
     );
 }

@@ -116,3 +116,6 @@ impl TrimRule {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests;

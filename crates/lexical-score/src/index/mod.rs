@@ -33,9 +33,9 @@ mod tests;
 
 use bytes::Bytes;
 
-use crate::query::MAX_QUERY_TOKENS;
 use crate::text::{Scan, scan};
 
+pub use query_term::MAX_QUERY_TOKENS;
 pub(crate) use query_term::QueryTerm;
 pub(crate) use signature::SIGNATURE_BYTES;
 use signature::{MIN_SIGNATURE_BYTES, fold_signature, slot_of_packed};

@@ -3,6 +3,9 @@
 use super::signature::{MAX_SLOTS_PER_TOKEN, trigram_slots};
 use super::table::term_hash;
 
+/// The most query tokens a recall scores with.
+pub const MAX_QUERY_TOKENS: usize = 64;
+
 /// A query token prepared for index look-ups.
 #[derive(Debug, Clone)]
 pub(crate) struct QueryTerm {

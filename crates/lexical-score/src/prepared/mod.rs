@@ -5,12 +5,14 @@ use std::sync::OnceLock;
 use bytestring::ByteString;
 
 use crate::index::{ALL_FIELDS, FieldText, QueryTerm, TermIndex, fields_searched};
-use crate::noise::NoiseMarkers;
+use crate::noise_markers::NoiseMarkers;
 use crate::query::QueryTokens;
-use crate::score::{LexicalHits, lexical_hits};
 use crate::text::{normalize, normalize_into};
 
+mod hits;
 mod stored;
+
+pub(crate) use hits::{BODY_POINTS, DESCRIPTION_POINTS, LexicalHits, TITLE_POINTS, lexical_hits};
 
 pub use stored::{InvalidPreparedText, StoredPreparedText, StoredPreparedTextRef};
 

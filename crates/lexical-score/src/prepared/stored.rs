@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Normalized, PreparedText};
 use crate::index::TermIndex;
-use crate::noise::NoiseMarkers;
+use crate::noise_markers::NoiseMarkers;
 
 impl PreparedText {
     /// The stored form of this text, which was prepared from `title`, `description` and `body`

@@ -20,6 +20,17 @@ fn a_title_match_scores_four() {
 }
 
 #[test]
+fn documents_shared_through_an_arc_rank_as_the_documents_do() {
+    let docs = [
+        Doc::plain("", "", "we deploy on fridays"),
+        Doc::plain("Deploy checklist", "", "").modified_at(5),
+    ];
+    let shared: Vec<std::sync::Arc<Doc>> = docs.iter().cloned().map(std::sync::Arc::new).collect();
+    assert_eq!(score(&q("deploy"), &shared[1]), 4);
+    assert_eq!(rank(&q("deploy"), &shared), rank(&q("deploy"), &docs));
+}
+
+#[test]
 fn a_description_match_scores_three() {
     assert_eq!(score(&q("deploy"), &Doc::plain("", "how we deploy", "")), 3);
 }

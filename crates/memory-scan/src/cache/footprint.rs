@@ -8,6 +8,7 @@ use super::{DocumentCache, RootCache};
 use crate::document::{Document, ScannedDocument};
 use crate::engine::DirectoryListing;
 use crate::entry::{CacheEntry, Verdict};
+use crate::lock;
 
 /// The bytes a [`DocumentCache`] holds, by part (see [`DocumentCache::footprint`]).
 ///
@@ -125,7 +126,7 @@ impl DocumentCache {
     /// ```
     pub fn footprint(&self) -> CacheFootprint {
         let mut footprint = CacheFootprint::default();
-        for root in self.lock().iter().flatten() {
+        for root in lock(&self.scopes).iter().flatten() {
             footprint += CacheFootprint::root(root);
         }
         footprint

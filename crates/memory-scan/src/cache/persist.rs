@@ -2,7 +2,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 
 #[cfg(doc)]
 use lexical_score::PreparedText;
@@ -14,6 +14,7 @@ use crate::document::Scope;
 use crate::engine::{Directories, MemoryRoots, PriorListings, Walked, list_scopes};
 use crate::entry::{Entries, path_order};
 use crate::error::CatalogRejection;
+use crate::lock;
 use crate::report::{CatalogLoad, CatalogOutcome, CatalogWrite, ScanError};
 
 impl DocumentCache {
@@ -101,9 +102,9 @@ impl DocumentCache {
         let Some((store, _)) = &self.catalogs else {
             return Vec::new();
         };
-        let _writing = self.writing.lock().unwrap_or_else(PoisonError::into_inner);
+        let _writing = lock(&self.writing);
         let (project_root, snapshots): (Option<PathBuf>, Vec<(Scope, PathBuf, _)>) = {
-            let mut scopes = self.lock();
+            let mut scopes = lock(&self.scopes);
             // The project root counts whether or not its cache changed: a user scope naming the
             // same root must not write over the project's catalog when only the user scope is dirty.
             let project_root = scopes[0].as_ref().map(|cache| cache.root.clone());

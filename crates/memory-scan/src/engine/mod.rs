@@ -29,6 +29,8 @@
 //! (see [`OpenParent`] and the `access` module).
 
 mod access;
+pub(crate) mod changes;
+mod listing;
 mod read;
 mod roots;
 mod visit;
@@ -38,10 +40,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub(crate) use access::{OpenParent, RootDir};
+pub(crate) use listing::{Directories, DirectoryListing, EntryKind};
 pub(crate) use read::ReadOutcome;
 pub(crate) use roots::{Walked, list_scopes};
 pub(crate) use visit::{drop_duplicate_links, scan_scopes, visit_scopes};
-pub(crate) use walk::{Directories, DirectoryListing, EntryKind, PriorListings};
+pub(crate) use walk::PriorListings;
 
 use crate::document::Scope;
 use crate::key::FileKey;

@@ -1,7 +1,6 @@
 //! The walk of one root: directory by directory, classifying each entry by the walk rules, and
 //! reusing a directory's remembered listing while it still holds.
 
-use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fs::{self, File};
 use std::io;
@@ -9,11 +8,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::access::io_reason;
+use super::changes::ChangedPaths;
+use super::listing::{Directories, DirectoryListing, EntryKind};
 use super::{
-    Candidate, EarlyKey, INDEX_FILE_NAME, MAX_DEPTH, MAX_ENTRIES_PER_DIRECTORY, MAX_FILES_PER_ROOT,
-    Root, is_markdown, join,
+    Candidate, EarlyKey, MAX_DEPTH, MAX_ENTRIES_PER_DIRECTORY, MAX_FILES_PER_ROOT, Root,
+    is_markdown, join,
 };
-use crate::changes::ChangedPaths;
 use crate::document::Scope;
 use crate::key::FileKey;
 use crate::report::{SkipReason, SkippedFile};
@@ -54,48 +54,6 @@ struct LimitsMet {
     /// A directory with more than [`MAX_ENTRIES_PER_DIRECTORY`] entries.
     entries: bool,
 }
-
-/// The kind of a remembered directory entry the walk acts on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub(crate) enum EntryKind {
-    /// A regular `*.md` file other than the index.
-    File,
-    /// A directory not hidden (a `*.md` one is also reported as `not_a_file`).
-    Directory,
-}
-
-impl EntryKind {
-    /// Whether the walk acts on an entry of this kind with this name (see the walk rules at the
-    /// top of this module): a directory unless hidden; a file named `*.md` other than the index.
-    pub(crate) fn walks(self, name: &std::ffi::OsStr) -> bool {
-        let bytes = name.as_encoded_bytes();
-        match self {
-            EntryKind::File => is_markdown(name) && bytes != INDEX_FILE_NAME.as_bytes(),
-            EntryKind::Directory => !bytes.starts_with(b"."),
-        }
-    }
-}
-
-/// One directory's listing as a walk used it, kept so the next walk can skip listing it.
-///
-/// A directory gains or loses an entry only by a create, unlink or rename in it, each of which
-/// moves its mtime and ctime, so a listing holds while the directory's [`FileKey`] (taken just
-/// before listing) is unchanged, provided its mtime was stable (older than the racy margin)
-/// when it was listed: a change in the same clock tick after the listing would keep the key.
-/// Only directories whose relevant entries are all regular files and directories are
-/// remembered; one holding a symlink (other than a hidden one), an odd file type or an unreadable
-/// entry is listed every time, since what those resolve to can change without the directory
-/// changing.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct DirectoryListing {
-    pub(crate) key: FileKey,
-    pub(crate) stable: bool,
-    /// The entries the walk acts on, in name order; names ignored by the walk are left out.
-    pub(crate) entries: Vec<(OsString, EntryKind)>,
-}
-
-/// Remembered listings by directory path below the root (empty for the root itself).
-pub(crate) type Directories = BTreeMap<PathBuf, DirectoryListing>;
 
 /// What a walk may reuse: the listings remembered from the last walk of the same root, and the
 /// time (epoch nanoseconds) an mtime must be older than for a listing taken now to be stable.

@@ -1,10 +1,9 @@
 //! `memrecall hook`: its arguments, and installing or removing the hook in an agent's settings.
 
-use std::path::PathBuf;
-
 use clap::{Args, Subcommand};
 
 use super::Failure;
+use super::install::InstallArgs;
 use agent_hooks::{Agent, Layout};
 
 #[derive(Debug, Args)]
@@ -29,28 +28,6 @@ pub(crate) enum HookAction {
     /// Give the agent's settings file back as it was before `install --write` (or, when it
     /// changed since, take out memrecall's entries only).
     Uninstall(InstallArgs),
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct InstallArgs {
-    /// The agent whose settings to change.
-    #[arg(long, value_enum)]
-    pub(crate) agent: Agent,
-    /// Use the project's settings file in DIR instead of the user's.
-    #[arg(long, value_name = "DIR")]
-    pub(crate) project: Option<PathBuf>,
-    /// Change the settings file (the original is kept, beside it and under MEMRECALL_HOME, for
-    /// uninstall to restore) instead of printing the snippet. Only for install; uninstall always
-    /// writes.
-    #[arg(long)]
-    pub(crate) write: bool,
-    /// The memrecall binary the agent should run [default: this one, by its absolute path].
-    #[arg(long, value_name = "PATH")]
-    pub(crate) command: Option<PathBuf>,
-    /// Whose memory layout the installed hook reads, written into its command [default: the
-    /// hook's own default for the agent]. Only for install.
-    #[arg(long, value_enum)]
-    pub(crate) layout: Option<Layout>,
 }
 
 /// Whether the command line asks to run a hook (not to install or uninstall one). Read as

@@ -2,12 +2,36 @@
 //! naming the binary by its absolute path, and the user's original bytes given back.
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use super::hook::InstallArgs;
+use clap::Args;
+
 use super::{Failure, emit};
 use agent_hooks::settings::{self, Document, SettingsError, record};
-use agent_hooks::{Agent, Environment};
+use agent_hooks::{Agent, Environment, Layout};
+
+/// The arguments of `hook install` and `hook uninstall`.
+#[derive(Debug, Args)]
+pub(crate) struct InstallArgs {
+    /// The agent whose settings to change.
+    #[arg(long, value_enum)]
+    pub(crate) agent: Agent,
+    /// Use the project's settings file in DIR instead of the user's.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) project: Option<PathBuf>,
+    /// Change the settings file (the original is kept, beside it and under MEMRECALL_HOME, for
+    /// uninstall to restore) instead of printing the snippet. Only for install; uninstall always
+    /// writes.
+    #[arg(long)]
+    pub(crate) write: bool,
+    /// The memrecall binary the agent should run [default: this one, by its absolute path].
+    #[arg(long, value_name = "PATH")]
+    pub(crate) command: Option<PathBuf>,
+    /// Whose memory layout the installed hook reads, written into its command [default: the
+    /// hook's own default for the agent]. Only for install.
+    #[arg(long, value_enum)]
+    pub(crate) layout: Option<Layout>,
+}
 
 /// What Codex needs before it runs a hook, said after every Codex install.
 const CODEX_TRUST: &str = "Codex runs a hook only once you have trusted it: run `codex` in a terminal and trust the memrecall hook there (Codex then keeps a `trusted_hash` for it under `hooks.state`). Until then `codex exec` skips the hook without a word.";

@@ -4,10 +4,10 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
-use lexical_score::{
-    Background, DeliveryRule, HEURISTIC_LIMIT, QueryEvidence, QueryTokens, ScoreBreakdown,
-    TokenVerdict, Uninformative, Zipf,
+use lexical_score::delivery::{
+    Background, DeliveryRule, QueryEvidence, TokenVerdict, Uninformative, Zipf,
 };
+use lexical_score::{HEURISTIC_LIMIT, QueryTokens, ScoreBreakdown};
 use memory_scan::{MemoryRoots, RecallScan, ScanReport, ScannedDocument};
 use serde::Serialize;
 

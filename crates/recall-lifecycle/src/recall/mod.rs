@@ -119,7 +119,7 @@ pub(crate) struct RecallContext {
     pub sink: Arc<dyn TelemetrySink>,
     pub design: DeliveryDesign,
     pub limit: usize,
-    pub delivery_rule: lexical_score::DeliveryRule,
+    pub delivery_rule: lexical_score::delivery::DeliveryRule,
 }
 
 /// The per-query input of a recall.

@@ -4,9 +4,8 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use lexical_score::{
-    ActiveToolAliases, CandidateSelection, PreparedText, QueryEvidence, QueryTokens, Scorable,
-};
+use lexical_score::delivery::QueryEvidence;
+use lexical_score::{ActiveToolAliases, CandidateSelection, PreparedText, QueryTokens, Scorable};
 use memory_scan::{ScanReport, ScannedDocument};
 
 use super::RecallContext;

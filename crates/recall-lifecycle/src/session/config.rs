@@ -4,7 +4,7 @@ use std::num::NonZeroUsize;
 use std::sync::Arc;
 
 use delivery_telemetry::TelemetrySink;
-use lexical_score::DeliveryRule;
+use lexical_score::delivery::DeliveryRule;
 use memory_scan::{DocumentCache, MemoryRoots, RecallScanner};
 use selector::Selector;
 

@@ -4,7 +4,8 @@
 
 use std::collections::HashSet;
 
-use lexical_score::{PreparedText, QueryEvidence, tokenize};
+use lexical_score::delivery::QueryEvidence;
+use lexical_score::{PreparedText, tokenize};
 
 /// The longest ending that still makes two words one word inflected, as the shipped rule counts.
 const MAX_ENDING: usize = 3;

@@ -21,10 +21,10 @@ pub mod split;
 use std::time::SystemTime;
 
 use anyhow::Result;
-use lexical_score::{
-    ActiveToolAliases, Background, CandidateSelection, DeliveryRule, QueryEvidence, QueryTokens,
-    Share, UninformativeTokens, Zipf,
+use lexical_score::delivery::{
+    Background, DeliveryRule, QueryEvidence, Share, UninformativeTokens, Zipf,
 };
+use lexical_score::{ActiveToolAliases, CandidateSelection, QueryTokens};
 use memory_scan::{Document, ScannedDocument};
 use recall_lifecycle::{Lines, printable, render_prompt};
 use serde::Serialize;

@@ -1,7 +1,11 @@
 use std::ffi::OsStr;
 
+use super::records::{FixedKey, FixedNanos};
 use super::*;
-use crate::engine::INDEX_FILE_NAME;
+use crate::engine::{EntryKind, INDEX_FILE_NAME};
+use crate::entry::Verdict;
+use crate::key::FileKey;
+use crate::report::SkipReason;
 
 #[test]
 fn fixed_width_keys_and_times_round_trip_and_other_widths_are_rejected() {

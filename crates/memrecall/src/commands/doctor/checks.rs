@@ -1,5 +1,5 @@
-//! What `doctor` looks at in each agent, one function each: its hook and MCP entries, Codex's
-//! trust in the hook, and (in `auth_cache`) Claude Code's note of a plugin server that failed.
+//! What `doctor` looks at in each agent, one function each: its hook and MCP entries and Codex's
+//! trust in the hook.
 
 use std::path::{Path, PathBuf};
 
@@ -25,26 +25,6 @@ pub(super) struct McpReport {
     pub(super) file: PathBuf,
     pub(super) program: PathBuf,
     pub(super) found: Option<PathBuf>,
-}
-
-/// One agent.
-#[derive(Debug, Serialize)]
-pub(super) struct AgentReport {
-    pub(super) agent: Agent,
-    /// What `<agent> --version` printed, or why nothing.
-    pub(super) version: String,
-    pub(super) settings: PathBuf,
-    pub(super) settings_exist: bool,
-    pub(super) hooks: Vec<HookReport>,
-    pub(super) missing_events: Vec<&'static str>,
-    pub(super) mcp: Option<McpReport>,
-    /// The project's settings file for the directory, when it exists.
-    pub(super) project: Option<super::agent_extra::ProjectSettings>,
-    /// The agent's own packages (plugins, extensions) holding memrecall's hooks or MCP server.
-    pub(super) packages: Vec<super::packages::PackageReport>,
-    /// Codex only: whether its configuration holds a trusted hook.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(super) codex_trust: Option<String>,
 }
 
 impl HookReport {
@@ -87,116 +67,13 @@ pub(super) fn agents_found(only: Option<Agent>, env: &Environment) -> Vec<Agent>
 }
 
 /// The hook's fix: install it again with this binary.
-fn install_again(binary: &str, agent: Agent) -> String {
+pub(super) fn install_again(binary: &str, agent: Agent) -> String {
     format!("{binary} hook install --agent {} --write", agent.as_str())
-}
-
-pub(super) fn agent_report(
-    agent: Agent,
-    env: &Environment,
-    cwd: &Path,
-    binary: &str,
-    problems: &mut Vec<Problem>,
-) -> Option<AgentReport> {
-    let path = settings::settings_path(agent, None, env).ok()?;
-    let (text, exists) = match settings::read(&path) {
-        Ok(read) => read,
-        Err(error) => {
-            problems.push(Problem::new(
-                error.to_string(),
-                format!("fix {}", path.display()),
-            ));
-            (String::new(), true)
-        }
-    };
-    let document = match Document::parse(&text, agent, &path) {
-        Ok(document) => Some(document),
-        Err(error) => {
-            problems.push(Problem::new(
-                error.to_string(),
-                format!("fix {}", path.display()),
-            ));
-            None
-        }
-    };
-    let commands = document
-        .as_ref()
-        .map(|d| d.memrecall_commands(agent, None))
-        .unwrap_or_default();
-    let hooks: Vec<HookReport> = commands.into_iter().map(HookReport::new).collect();
-    let packages = super::packages::packages(agent, env, cwd);
-    let installed = super::installed::Installed {
-        agent,
-        settings: &path,
-        hooks: &hooks,
-        packages: &packages,
-    };
-    let missing_events = installed.missing_events(document.as_ref());
-    let fix = install_again(binary, agent);
-    installed.problems(&missing_events, cwd, binary, &fix, problems);
-    timeout_problems(agent, document.as_ref(), &path, &fix, problems);
-    let mut mcp = mcp(agent, env, document.as_ref(), &path);
-    if let Some(mcp) = &mcp
-        && mcp.found.is_none()
-    {
-        problems.push(Problem::new(
-            format!(
-                "{}: the MCP server entry in {} runs {}, which does not exist",
-                agent.as_str(),
-                mcp.file.display(),
-                mcp.program.display()
-            ),
-            mcp_fix(agent, binary, &mcp.file),
-        ));
-    }
-    super::packages::package_problems(agent, &packages, binary, problems);
-    if mcp.is_none() {
-        mcp = packages
-            .iter()
-            .filter(|p| p.enabled)
-            .find_map(|p| p.mcp.clone());
-    }
-    if agent == Agent::ClaudeCode {
-        super::auth_cache::check(env, problems);
-    }
-    let codex_trust = (agent == Agent::Codex && !hooks.is_empty())
-        .then(|| codex_trust(env, problems))
-        .flatten();
-    let project = super::agent_extra::project_settings(agent, cwd);
-    if let Some(project) = &project {
-        for hook in project.hooks.iter().filter(|h| h.found.is_none()) {
-            problems.push(Problem::new(
-                format!(
-                    "{}: the hook in {} runs {}, which does not exist",
-                    agent.as_str(),
-                    project.path.display(),
-                    hook.program.display()
-                ),
-                format!(
-                    "{} --project {}",
-                    install_again(binary, agent),
-                    cwd.display()
-                ),
-            ));
-        }
-    }
-    Some(AgentReport {
-        agent,
-        version: super::agent_extra::version(agent),
-        settings: path,
-        settings_exist: exists,
-        hooks,
-        missing_events,
-        mcp,
-        project,
-        packages,
-        codex_trust,
-    })
 }
 
 /// A memrecall entry whose timeout is above what the agent allows on its event (Codex's session
 /// end): a problem, fixed by installing again.
-fn timeout_problems(
+pub(super) fn timeout_problems(
     agent: Agent,
     document: Option<&Document>,
     path: &Path,
@@ -212,7 +89,7 @@ fn timeout_problems(
                 "{}: the {event} hook's timeout in {} is {written}, above the {} the agent allows there (it cuts it down and warns on every run)",
                 agent.as_str(),
                 path.display(),
-                settings::event_timeout(agent, event)
+                settings::event_timeout(agent, event).setting()
             ),
             fix.to_owned(),
         ));
@@ -283,7 +160,7 @@ pub(super) fn hook_problems(
     }
 }
 
-fn mcp_fix(agent: Agent, binary: &str, file: &Path) -> String {
+pub(super) fn mcp_fix(agent: Agent, binary: &str, file: &Path) -> String {
     match agent {
         Agent::ClaudeCode => format!(
             "claude mcp remove memrecall; claude mcp add memrecall -- {binary} mcp --agent claude-code --read-only"
@@ -317,7 +194,7 @@ pub(super) fn json_mcp_command(value: &Value) -> Option<String> {
     })
 }
 
-fn mcp(
+pub(super) fn mcp(
     agent: Agent,
     env: &Environment,
     document: Option<&Document>,
@@ -368,7 +245,7 @@ fn trusted_entries(value: &toml::Value) -> usize {
 }
 
 /// Codex's trust in its hooks, from `hooks.state` in its `config.toml`.
-fn codex_trust(env: &Environment, problems: &mut Vec<Problem>) -> Option<String> {
+pub(super) fn codex_trust(env: &Environment, problems: &mut Vec<Problem>) -> Option<String> {
     let file = codex_home(env)?.join("config.toml");
     let trusted = std::fs::read_to_string(&file)
         .ok()

@@ -6,6 +6,7 @@
 //! last lines of the hook's log. Each problem comes with the one command (or edit) that fixes it.
 //! Exit 0 when there is none, 1 otherwise.
 
+mod agent;
 mod agent_extra;
 mod auth_cache;
 mod checks;
@@ -61,7 +62,7 @@ struct Binary {
 #[derive(Debug, Serialize)]
 struct Report {
     binary: Binary,
-    agents: Vec<checks::AgentReport>,
+    agents: Vec<agent::AgentReport>,
     cwd: PathBuf,
     roots: Vec<setup::RootReport>,
     server: setup::ServerReport,
@@ -94,7 +95,7 @@ pub(crate) fn run(args: &DoctorArgs) -> Result<(), Failure> {
     let cwd = std::path::absolute(&cwd).unwrap_or(cwd);
     let agents: Vec<_> = agents_found
         .iter()
-        .filter_map(|&agent| checks::agent_report(agent, &env, &cwd, &binary_text, &mut problems))
+        .filter_map(|&agent| agent::agent_report(agent, &env, &cwd, &binary_text, &mut problems))
         .collect();
     let layouts = unread::layouts(args.agent, &cwd, &env, &mut problems);
     let server = setup::server(&env, &mut problems);
@@ -228,7 +229,7 @@ fn render(report: &Report) -> String {
     out
 }
 
-fn render_agent(out: &mut String, agent: &checks::AgentReport) {
+fn render_agent(out: &mut String, agent: &agent::AgentReport) {
     let exists = if agent.settings_exist {
         ""
     } else {

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use crate::engine::EntryKind;
+use super::listing::EntryKind;
 
 /// Paths below a memory root (relative to it) that may have changed: created, removed, renamed
 /// from or to ([`ChangedPaths::insert`]), or written or had their metadata changed
