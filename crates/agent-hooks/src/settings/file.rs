@@ -76,7 +76,11 @@ fn copy_whole(from: &Path, to: &Path) -> std::io::Result<()> {
     let temp = to.with_file_name(temp_name);
     let copied = (|| {
         std::fs::copy(from, &temp)?;
-        std::fs::File::open(&temp)?.sync_all()?;
+        // Opened for writing: Windows flushes only a handle that may write.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&temp)?
+            .sync_all()?;
         std::fs::rename(&temp, to)
     })();
     if copied.is_err() {
@@ -119,8 +123,48 @@ fn link_target(path: &Path) -> std::io::Result<PathBuf> {
     )))
 }
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn a_backup_is_a_whole_copy_and_leaves_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = dir.path().join("settings.json");
+        std::fs::write(&settings, "{\"model\": \"x\"}").unwrap();
+        std::fs::write(backup_path(&settings), "an older backup").unwrap();
+
+        copy_whole(&settings, &backup_path(&settings)).unwrap();
+
+        assert_eq!(
+            std::fs::read_to_string(backup_path(&settings)).unwrap(),
+            "{\"model\": \"x\"}"
+        );
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
+
+    #[test]
+    fn an_existing_settings_file_is_replaced_and_kept_as_its_backup() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = dir.path().join("settings.json");
+        std::fs::write(&settings, "{\"model\": \"x\"}").unwrap();
+
+        write(&settings, "{\"hooks\": {}}\n", true, true).unwrap();
+
+        assert_eq!(
+            std::fs::read_to_string(&settings).unwrap(),
+            "{\"hooks\": {}}\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(backup_path(&settings)).unwrap(),
+            "{\"model\": \"x\"}"
+        );
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
+}
+
+#[cfg(all(test, unix))]
+mod unix_tests {
     use super::*;
     use crate::Agent;
     use crate::settings::Document;
@@ -162,22 +206,6 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(leftovers.len(), 1, "{leftovers:?}");
-    }
-
-    #[test]
-    fn a_backup_is_a_whole_copy_and_leaves_no_temporary_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let settings = dir.path().join("settings.json");
-        std::fs::write(&settings, "{\"model\": \"x\"}").unwrap();
-        std::fs::write(backup_path(&settings), "an older backup").unwrap();
-
-        copy_whole(&settings, &backup_path(&settings)).unwrap();
-
-        assert_eq!(
-            std::fs::read_to_string(backup_path(&settings)).unwrap(),
-            "{\"model\": \"x\"}"
-        );
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
     }
 
     /// A tmpfs of `size` mounted on a new directory, unmounted when dropped; `None` where this

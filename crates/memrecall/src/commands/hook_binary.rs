@@ -178,7 +178,11 @@ pub(crate) fn copy_binary(from: &Path, to: &Path) -> std::io::Result<()> {
             use std::os::unix::fs::PermissionsExt as _;
             std::fs::set_permissions(&staging, std::fs::Permissions::from_mode(0o755))?;
         }
-        std::fs::File::open(&staging)?.sync_all()?;
+        // Opened for writing: Windows flushes only a handle that may write.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&staging)?
+            .sync_all()?;
         std::fs::rename(&staging, to)
     })();
     if result.is_err() {
@@ -240,10 +244,8 @@ mod tests {
         assert_eq!(temporary_place(global, Some(home)), None);
     }
 
-    #[cfg(unix)]
     #[test]
     fn the_copy_is_executable_holds_the_same_bytes_and_leaves_no_partial_file() {
-        use std::os::unix::fs::PermissionsExt as _;
         let dir = tempfile::tempdir().unwrap();
         let from = dir.path().join("memrecall");
         std::fs::write(&from, b"\x7fELF binary").unwrap();
@@ -254,8 +256,12 @@ mod tests {
         copy_binary(&from, &to).unwrap();
 
         assert_eq!(std::fs::read(&to).unwrap(), b"\x7fELF binary");
-        let mode = std::fs::metadata(&to).unwrap().permissions().mode();
-        assert_eq!(mode & 0o777, 0o755);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let mode = std::fs::metadata(&to).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o755);
+        }
         let names: Vec<_> = std::fs::read_dir(to.parent().unwrap())
             .unwrap()
             .map(|e| e.unwrap().file_name())
