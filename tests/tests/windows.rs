@@ -11,6 +11,7 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -131,10 +132,14 @@ impl World {
         self.finish(command, stdin)
     }
 
-    /// The prompt event `event` an agent writes to its hook's stdin, from the repository.
+    /// The prompt event `event` an agent writes to its hook's stdin, from the repository, in a
+    /// session of its own: the server delivers a note once per session, so a second prompt of
+    /// one session would rightly get nothing.
     fn prompt_event(&self, event: &str) -> String {
+        static SESSIONS: AtomicUsize = AtomicUsize::new(0);
+        let session = SESSIONS.fetch_add(1, Ordering::Relaxed);
         json!({
-            "session_id": "s1",
+            "session_id": format!("s{session}"),
             "cwd": self.repo(),
             "hook_event_name": event,
             "prompt": PROMPT,
@@ -222,9 +227,12 @@ fn roots_prints_the_binary_without_the_verbatim_prefix() {
 fn a_note_in_the_folder_claude_code_names_is_delivered_by_the_hook() {
     let world = World::new();
     note_at(&world.claude_memory());
-    let event = world.prompt_event("UserPromptSubmit");
-    let run =
-        world.until_delivered(|| world.memrecall(&["hook", "--agent", "claude-code"], &event));
+    let run = world.until_delivered(|| {
+        world.memrecall(
+            &["hook", "--agent", "claude-code"],
+            &world.prompt_event("UserPromptSubmit"),
+        )
+    });
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     assert!(run.stdout.contains("additionalContext"), "{}", run.stdout);
     assert!(run.stdout.contains("Rollback runbook"), "{}", run.stdout);
@@ -240,9 +248,15 @@ fn under_cmd(command: &str, flags: &[&str]) -> Command {
 }
 
 #[test]
-#[ignore = "known defect: since Windows has the per-user server, the hook run through cmd under Wine delivers nothing within a minute (the direct hook still does); run with --ignored once it is fixed"]
 fn the_commands_hook_install_writes_for_cmd_run_there_with_the_hooks_json() {
     let world = World::new();
+    // Qwen Code recalls its own folders itself unless told not to; then memrecall delivers them.
+    std::fs::create_dir_all(world.path("home/.qwen")).unwrap();
+    std::fs::write(
+        world.path("home/.qwen/settings.json"),
+        r#"{"memory":{"enableManagedAutoMemory":false}}"#,
+    )
+    .unwrap();
     note_at(&world.claude_memory());
     note_at(&world.path("home/.qwen/memories"));
     note_at(&world.path("mr/memories"));
