@@ -2,7 +2,7 @@
 //! the scanner and where telemetry goes.
 
 use std::num::NonZeroUsize;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use delivery_telemetry::{TelemetrySink, TracingSink};
@@ -178,11 +178,6 @@ impl RecallConfig {
         })
     }
 
-    /// A configuration over the default roots for `project_dir` (see the crate docs).
-    pub fn for_project(project_dir: &Path) -> Result<Self, FacadeError> {
-        Ok(Self::new(crate::default_roots(project_dir)?))
-    }
-
     /// The lifecycle's session configuration: the one place a session is assembled.
     pub(crate) fn into_session(self) -> Result<recall_lifecycle::SessionConfig, FacadeError> {
         let options = self.options;
@@ -208,19 +203,6 @@ impl RecallConfig {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum FacadeError {
-    /// Neither `$MEMRECALL_HOME` nor `$HOME` is set, so there are no default roots.
-    #[error(
-        "cannot find the memory home: set MEMRECALL_HOME or HOME, or pass the roots explicitly"
-    )]
-    NoHome,
-    /// The project directory could not be made absolute.
-    #[error("cannot resolve project directory {path}: {source}")]
-    ProjectDir {
-        /// The directory given.
-        path: PathBuf,
-        /// What went wrong.
-        source: std::io::Error,
-    },
     /// The HTTP selector could not be built.
     #[cfg(feature = "http")]
     #[error("selector misconfigured: {0}")]

@@ -53,18 +53,17 @@
 //! it with [`recall_once`], which reads each catalog whole and, through [`OneRecall::finish`],
 //! writes the catalogs before the process exits.
 //!
-//! Default roots: `$MEMRECALL_HOME` (else `~/.memrecall`) holds
-//! `projects/<sanitised project path>/memory` for the project scope and `memories` for the user
-//! scope. The sanitised path is the absolute project path with every character that is not an
-//! ASCII letter or digit replaced by `-` (`/home/ana/shop` → `-home-ana-shop`). A sanitised path
-//! longer than a file name may be (255 bytes) is cut short and ends in `_` and a hash of the full
-//! path instead; see [`sanitise_project_path`].
+//! The roots are the caller's to give: the facade knows no home and no layout. memrecall's own
+//! (`$MEMRECALL_HOME`, else `~/.memrecall`, holding `projects/<project folder>/memory` and
+//! `memories`, the project named after its git root) and each agent's are resolved by the
+//! `agent-hooks` crate (`agent_hooks::layout::resolve`), the one place a working directory
+//! becomes memory roots. A project folder's name is [`sanitise_project_path`] of the project's
+//! absolute path.
 
 #![forbid(unsafe_code)]
 
 mod config;
 mod once;
-mod roots;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -82,7 +81,6 @@ pub use recall_lifecycle::{
     FIRST_PROMPT_CEILING, FixedClock, Lines, RecallState, SettledRecall, SystemClock,
     TRUNCATED_NOTE, cut_to_budget, printable, render_prompt, utf16_len,
 };
-pub use roots::{default_roots, memory_home};
 pub use selector::Selector;
 #[cfg(feature = "http")]
 pub use selector_http::{ApiKey, HttpSelector, HttpSelectorConfig};

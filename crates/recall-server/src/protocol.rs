@@ -26,11 +26,12 @@
 //! ```
 //!
 //! - `initial` begins a turn (the agent's prompt event): recall for `query`, wait at most the
-//!   first-prompt ceiling, answer the initial delivery. The client sends what the agent gave it (its working directory, the
-//!   layout, the environment variables layouts read) and the server resolves the memory roots
-//!   itself, with the hook's own code: a client never names a directory to scan or write in. A
-//!   relative `cwd` is refused; a root that is not an existing directory is not read. The
-//!   optional `selector_key` is the key the hook's environment holds for the HTTP selector's
+//!   first-prompt ceiling, answer the initial delivery. The client sends what the agent gave it
+//!   (its working directory, the layout, the environment variables layouts read) and the server
+//!   resolves the memory roots itself, with the hook's own code, once per prompt (the client
+//!   resolves none): a client never names a directory to scan or write in. A relative `cwd` is
+//!   refused; a root that is not an existing directory is not read. The optional
+//!   `selector_key` is the key the hook's environment holds for the HTTP selector's
 //!   `api_key_env`: the server asks with it from this prompt on. With `repeat_is_continuation`
 //!   (Qwen Code), a query equal to the open turn's is the tool-result point instead.
 //! - `tool_result` answers what the turn's recall settled with, minus what was already
@@ -217,8 +218,9 @@ pub struct DeliveryAnswer {
     /// How the turn's recall ended, on `turn_end` and `session_end`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn_ended: Option<String>,
-    /// Problems the server met serving the agent (a selector failure, a configuration error),
-    /// each once per kind until `config.toml` changes, for the hook to write in its own log.
+    /// Problems the server met serving the agent, for the hook to write in its own log: a
+    /// selector failure or a configuration error, each once per kind until `config.toml`
+    /// changes, and on an `initial` answer each file the resolution of its roots ignored.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notices: Vec<String>,
 }

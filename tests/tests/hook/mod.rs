@@ -174,9 +174,14 @@ impl World {
     /// Runs the binary with `args` from the repository, `stdin` written to it, and only `HOME`,
     /// `MEMRECALL_HOME` and `env` set.
     fn run(&self, args: &[&str], stdin: &str, env: &[(&str, &str)]) -> Finished {
+        self.run_in(&self.repo(), args, stdin, env)
+    }
+
+    /// [`World::run`] from the directory `cwd`.
+    fn run_in(&self, cwd: &Path, args: &[&str], stdin: &str, env: &[(&str, &str)]) -> Finished {
         let mut child = Command::new(binary())
             .args(args)
-            .current_dir(self.repo())
+            .current_dir(cwd)
             .env_clear()
             .env("HOME", self.home())
             .env("MEMRECALL_HOME", self.path("mr"))

@@ -106,3 +106,50 @@ fn installing_again_with_a_layout_replaces_the_entry_and_uninstall_removes_it() 
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     assert!(!settings.exists(), "install had created it");
 }
+
+#[test]
+fn a_recall_from_a_subdirectory_reads_the_roots_the_hook_reads() {
+    let world = World::new();
+    let project = world
+        .path("mr/projects")
+        .join(memory_scan::sanitise_project_path(&world.repo()))
+        .join("memory");
+    deploy_memories(&project);
+    let subdirectory = world.repo().join("src/billing");
+    std::fs::create_dir_all(&subdirectory).unwrap();
+
+    let rank = world.run_in(
+        &subdirectory,
+        &[
+            "rank",
+            "release checklist",
+            "--layout",
+            "memrecall",
+            "--json",
+        ],
+        "",
+        &[],
+    );
+    let hook = world.hook_delivering(
+        "codex",
+        &json!({
+            "session_id": "c1",
+            "cwd": subdirectory,
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": "release checklist",
+        }),
+        &[],
+    );
+
+    assert_eq!(rank.code, Some(0), "{}", rank.stderr);
+    let ranked: Value = serde_json::from_str(&rank.stdout).unwrap();
+    assert_eq!(
+        ranked["ranked"][0]["path"],
+        json!(project.join("deploy.md")),
+        "{ranked}"
+    );
+    assert_eq!(
+        titles(&hook.context("UserPromptSubmit")),
+        ["Deploy checklist"]
+    );
+}

@@ -204,6 +204,33 @@ fn a_local_settings_file_linked_to_dev_zero_is_refused_and_the_hook_still_recall
 }
 
 #[test]
+fn a_served_prompt_resolves_its_roots_once_in_the_server() {
+    let world = World::new();
+    world.claude_memory();
+    std::os::unix::fs::symlink("/dev/zero", world.path("repo/.claude/settings.local.json"))
+        .unwrap();
+    let deadline = Instant::now() + HANG;
+    // A prompt the server answered in time; one a busy machine left to the hook's own process
+    // resolves there instead, and is run again.
+    let log = loop {
+        let _ = std::fs::remove_file(world.path("mr/logs/hook.log"));
+        world.claude_hook("deploy checklist");
+        let log = world.hook_log();
+        if !log.contains("recalling in this process") {
+            break log;
+        }
+        assert!(Instant::now() < deadline, "no prompt was served: {log}");
+    };
+
+    let ignored: Vec<_> = log
+        .lines()
+        .filter(|l| l.contains("settings.local.json is a device"))
+        .collect();
+    assert_eq!(ignored.len(), 1, "{log}");
+    assert!(ignored[0].contains("server: ignored: "), "{log}");
+}
+
+#[test]
 fn a_local_settings_file_that_is_a_fifo_does_not_hang_the_hook() {
     let world = World::new();
     let memory = world.claude_memory();

@@ -185,6 +185,27 @@ fn on_windows_the_home_is_userprofile_and_home_only_without_it() {
     assert_eq!(home_only.home(), Some(PathBuf::from("/h")));
 }
 
+#[test]
+fn on_windows_the_memrecall_layout_is_in_the_userprofile_when_home_is_unset() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("shop/.git")).unwrap();
+    let profile = std::env::temp_dir().join("ana-profile");
+    let env = Environment::from_pairs([("USERPROFILE", profile.as_os_str().to_owned())])
+        .on(crate::Platform::Windows);
+    let roots = resolve(Layout::Memrecall, &dir.path().join("shop"), &env).unwrap();
+    let home = profile.join(".memrecall");
+    assert_eq!(roots.user.path, Some(home.join("memories")));
+    assert!(
+        roots
+            .project
+            .path
+            .as_ref()
+            .is_some_and(|project| project.starts_with(home.join("projects"))),
+        "{:?}",
+        roots.project
+    );
+}
+
 /// The repository `shop` in a fresh directory, and the path an agent running there sees:
 /// `std::fs::canonicalize`'s, which on Windows is verbatim (`\\?\C:\…`), without the prefix.
 #[cfg(windows)]

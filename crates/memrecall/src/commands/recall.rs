@@ -5,6 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use agent_hooks::Environment;
 use clap::{Args, ValueEnum};
 use delivery_telemetry::{JsonLinesSink, RecordingSink, TelemetrySink};
 use recall_facade::{
@@ -241,9 +242,9 @@ fn recall_options(args: &RecallArgs) -> Result<(RecallOptions, SelectorUsed), Fa
     let config = if selector_flags_suffice && delivery_flags_suffice {
         Config::default()
     } else {
-        match recall_facade::memory_home() {
-            Ok(home) => Config::load(&home).map_err(|e| Failure::selector(e.to_string()))?,
-            Err(_) => Config::default(),
+        match Environment::from_process().memrecall_home() {
+            Some(home) => Config::load(&home).map_err(|e| Failure::selector(e.to_string()))?,
+            None => Config::default(),
         }
     };
     let (selector, used) = selector_choice(args, &config)?;
@@ -409,7 +410,7 @@ fn recall_sinks(
             Some(file)
         }
     };
-    let home = recall_facade::memory_home().ok();
+    let home = Environment::from_process().memrecall_home();
     Ok(RecallSinks {
         all: stats::telemetry_sink(home.as_deref(), also),
         file,

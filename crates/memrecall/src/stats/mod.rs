@@ -63,8 +63,13 @@ pub(crate) fn run(args: &StatsArgs) -> Result<(), Failure> {
         .transpose()?;
     let dir = match &args.dir {
         Some(dir) => dir.clone(),
-        None => recall_facade::memory_home()
-            .map_err(|e| Failure::from(anyhow::anyhow!("{e}")))?
+        None => agent_hooks::Environment::from_process()
+            .memrecall_home()
+            .ok_or_else(|| {
+                Failure::from(anyhow::anyhow!(
+                    "cannot find the memrecall home: set MEMRECALL_HOME or HOME, or pass --dir"
+                ))
+            })?
             .join(TELEMETRY_DIR),
     };
     let read = read::read_dir(&dir, since);

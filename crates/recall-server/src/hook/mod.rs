@@ -6,7 +6,11 @@
 //! Exit code 2 would block the user's prompt in every agent, so it is never used.
 //!
 //! The hook is a thin client of the user's server (`memrecall serve`, see [`crate::server`]): it
-//! sends the event and prints the answer in the agent's shape. The server keeps the session's
+//! sends the event and prints the answer in the agent's shape. It resolves no memory roots for
+//! the server: it sends the agent's working directory, the layout and the variables layouts
+//! read, and the server resolves the roots once, under its own rules, and sends back the files
+//! that resolution ignored, for this log. The hook resolves roots only to recall in its own
+//! process. The server keeps the session's
 //! recall between events, so a prompt event gets the fast result and a later tool-result event
 //! the model's remaining picks, once; the stop event ends the turn. When no server runs, a prompt
 //! event starts one; when none answers within `CONNECT_BUDGET` (or its answer is late or
@@ -180,14 +184,8 @@ fn answer(
         source,
     })?;
     let layout = layout.unwrap_or(agent_hooks::default_layout(agent));
-    let mut resolved = layout::resolve(layout, &cwd, env)?;
-    for ignored in &resolved.ignored {
-        log(env, agent, &format!("ignored: {ignored}"));
-    }
-    let roots = resolved.recall_roots(env.memrecall_home().as_deref());
-    if roots.project.is_none() && roots.user.is_none() {
-        return print(hook_io::nothing(agent));
-    }
+    // A served prompt's roots are resolved by the server alone, from what is sent here; this
+    // process resolves them only to recall in its own process.
     let prompt = PromptEvent {
         query,
         repeat_is_continuation,
@@ -208,6 +206,10 @@ fn answer(
         Ok(context) => print(&hook_io::render(agent, &input.event_name, &context)),
         Err(error) => {
             log(env, agent, &format!("{error}; recalling in this process"));
+            let mut resolved = layout::resolve(layout, &prompt.cwd, env)?;
+            for ignored in &resolved.ignored {
+                log(env, agent, &format!("ignored: {ignored}"));
+            }
             // The server leaves an agent's own recall its roots, and says so once in its log;
             // here it is done silently, as it would be on every prompt.
             agent_hooks::qwen_code::leave_own_recall(agent, &mut resolved, env);

@@ -105,7 +105,7 @@ impl Server {
             Point::TurnEnd => end_turn(&mut entry),
             Point::SessionEnd => DeliveryAnswer::default(),
         };
-        answer.notices = self.notices(&mut entry);
+        answer.notices.extend(self.notices(&mut entry));
         answer
     }
 
@@ -153,8 +153,15 @@ impl Server {
     }
 
     /// The roots a prompt event recalls from, resolved here with the hook's own code from what
-    /// the agent gave the client; `None` (and one logged reason) when there is nothing to read.
-    fn roots_for(&self, agent: Agent, prompt: &PromptEvent) -> Option<RootsKey> {
+    /// the agent gave the client: the one resolution of a served prompt (the hook resolves none
+    /// of its own). `None` (and one logged reason) when there is nothing to read; each file the
+    /// resolution ignored goes into `notices`, for the hook's log.
+    fn roots_for(
+        &self,
+        agent: Agent,
+        prompt: &PromptEvent,
+        notices: &mut Vec<String>,
+    ) -> Option<RootsKey> {
         if !prompt.cwd.is_absolute() {
             self.log_refusal(&format!(
                 "refused a prompt event: its cwd {} is not absolute",
@@ -173,7 +180,9 @@ impl Server {
         };
         agent_hooks::qwen_code::leave_own_recall(agent, &mut resolved, &env);
         for ignored in &resolved.ignored {
-            self.log_refusal(&format!("ignored: {ignored}"));
+            let line = format!("ignored: {ignored}");
+            self.log_refusal(&line);
+            notices.push(line);
         }
         let mut roots = resolved.recall_roots(self.home.as_deref());
         for root in [&mut roots.project, &mut roots.user] {
@@ -225,8 +234,12 @@ impl Server {
         if let Some(key) = &prompt.selector_key {
             self.offer_key(key);
         }
-        let Some(roots) = self.roots_for(agent, &prompt) else {
-            return DeliveryAnswer::default();
+        let mut notices = Vec::new();
+        let Some(roots) = self.roots_for(agent, &prompt, &mut notices) else {
+            return DeliveryAnswer {
+                notices,
+                ..DeliveryAnswer::default()
+            };
         };
         let (generation, options) = {
             let settings = lock(&self.settings);
@@ -253,7 +266,10 @@ impl Server {
                 Ok(recall) => recall,
                 Err(error) => {
                     log(&format!("cannot start a recall session: {error}"));
-                    return DeliveryAnswer::default();
+                    return DeliveryAnswer {
+                        notices,
+                        ..DeliveryAnswer::default()
+                    };
                 }
             };
             entry.roots = roots;
@@ -261,7 +277,10 @@ impl Server {
             entry.recall = Some(recall);
         }
         let Some(recall) = entry.recall.as_mut() else {
-            return DeliveryAnswer::default();
+            return DeliveryAnswer {
+                notices,
+                ..DeliveryAnswer::default()
+            };
         };
         recall.begin_turn(&prompt.query, &[]);
         self.served.fetch_add(1, Ordering::Relaxed);
@@ -273,6 +292,7 @@ impl Server {
         DeliveryAnswer {
             context: context_of(&delivery),
             fast_ms: fast_ms(recall),
+            notices,
             ..DeliveryAnswer::default()
         }
     }

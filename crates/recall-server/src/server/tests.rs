@@ -229,3 +229,46 @@ fn without_proc_the_resident_size_is_what_ps_prints_in_kib() {
     assert_eq!(rss_from_ps("  48732\n"), Some(48_732));
     assert_eq!(rss_from_ps(""), None);
 }
+
+#[tokio::test]
+async fn a_prompt_answer_names_each_file_the_resolution_of_its_roots_ignored() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(project.path().join(".git")).unwrap();
+    std::fs::create_dir_all(project.path().join(".claude")).unwrap();
+    std::fs::write(
+        project.path().join(".claude/settings.local.json"),
+        "{ not json",
+    )
+    .unwrap();
+    let server = server_in(home.path());
+
+    let answer = server
+        .event(EventRequest {
+            agent: Agent::ClaudeCode,
+            session: Some("s".to_owned()),
+            point: Point::Initial(PromptEvent {
+                query: "deploy checklist".to_owned(),
+                repeat_is_continuation: false,
+                cwd: project.path().to_path_buf(),
+                layout: None,
+                env: [
+                    ("HOME".to_owned(), home.path().display().to_string()),
+                    (
+                        "MEMRECALL_HOME".to_owned(),
+                        home.path().display().to_string(),
+                    ),
+                ]
+                .into(),
+                selector_key: None,
+            }),
+        })
+        .await;
+
+    assert_eq!(answer.notices.len(), 1, "{:?}", answer.notices);
+    assert!(
+        answer.notices[0].starts_with("ignored: ") && answer.notices[0].contains("is not JSON"),
+        "{:?}",
+        answer.notices
+    );
+}
