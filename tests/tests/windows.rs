@@ -56,6 +56,14 @@ struct World {
     base: PathBuf,
 }
 
+/// The server a hook of the world started is stopped before its directories go: under Wine,
+/// removing a directory the running server watches never finishes.
+impl Drop for World {
+    fn drop(&mut self) {
+        let _ = self.memrecall(&["stop"], "");
+    }
+}
+
 struct Finished {
     code: Option<i32>,
     stdout: String,
