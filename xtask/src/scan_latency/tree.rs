@@ -55,10 +55,28 @@ pub(crate) fn build_tree(root: &Path, topics: usize) -> Result<()> {
     // A tree that has been there a day: its directories are as settled as its files.
     for directory in [&dir, &more, root] {
         if directory.exists() {
-            std::fs::File::open(directory)?.set_modified(day_ago)?;
+            directory_for_times(directory)?.set_modified(day_ago)?;
         }
     }
     Ok(())
+}
+
+/// `directory` opened so that its times can be set. Windows opens a directory only with
+/// `FILE_FLAG_BACKUP_SEMANTICS`, and sets its times only through a handle allowed to write its
+/// attributes.
+fn directory_for_times(directory: &Path) -> std::io::Result<std::fs::File> {
+    #[cfg(windows)]
+    {
+        use std::os::windows::fs::OpenOptionsExt as _;
+        const FILE_WRITE_ATTRIBUTES: u32 = 0x0100;
+        const FILE_FLAG_BACKUP_SEMANTICS: u32 = 0x0200_0000;
+        std::fs::OpenOptions::new()
+            .access_mode(FILE_WRITE_ATTRIBUTES)
+            .custom_flags(FILE_FLAG_BACKUP_SEMANTICS)
+            .open(directory)
+    }
+    #[cfg(not(windows))]
+    std::fs::File::open(directory)
 }
 
 /// How many of a tree's `topics` a recall reads: a walk takes at most
