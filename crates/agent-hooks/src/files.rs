@@ -1,5 +1,6 @@
 //! Files and directories private to the user: what memrecall keeps under its home is about the
-//! user's prompts and memory.
+//! user's prompts and memory; and a file replaced by a whole copy of another ([`copy_whole`],
+//! [`copy_executable`]), never left half-written.
 //!
 //! A file memrecall keeps for itself (a log, a lock, a state file) is opened with
 //! [`open_private`]: never through a symlink, never waiting (a named pipe put in its place would
@@ -131,6 +132,45 @@ fn kind(meta: &std::fs::Metadata) -> NotRegular {
     }
 }
 
+/// Copies `from` to `to` through a temporary file beside `to` that is flushed to disk and then
+/// renamed over it, so that `to` is either left as it was or holds the whole copy: a full disk
+/// fails the copy and leaves no partial file behind. `to`'s directory must exist.
+pub fn copy_whole(from: &Path, to: &Path) -> std::io::Result<()> {
+    copy_through_temporary(from, to, false)
+}
+
+/// [`copy_whole`], the copy made executable (0755 on Unix) before it is renamed over `to`: a
+/// program copied so that nothing ever starts a half-written one.
+pub fn copy_executable(from: &Path, to: &Path) -> std::io::Result<()> {
+    copy_through_temporary(from, to, true)
+}
+
+fn copy_through_temporary(from: &Path, to: &Path, executable: bool) -> std::io::Result<()> {
+    let mut temp_name = to.file_name().unwrap_or_default().to_os_string();
+    temp_name.push(format!(".{}.tmp", std::process::id()));
+    let temp = to.with_file_name(temp_name);
+    let copied = (|| {
+        std::fs::copy(from, &temp)?;
+        #[cfg(unix)]
+        if executable {
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::set_permissions(&temp, std::fs::Permissions::from_mode(0o755))?;
+        }
+        #[cfg(not(unix))]
+        let _ = executable;
+        // Opened for writing: Windows flushes only a handle that may write.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&temp)?
+            .sync_all()?;
+        std::fs::rename(&temp, to)
+    })();
+    if copied.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    copied
+}
+
 #[cfg(test)]
 mod tests {
     use std::fs::OpenOptions;
@@ -249,5 +289,30 @@ mod tests {
             "{error}"
         );
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
+    }
+
+    #[test]
+    fn the_copy_is_executable_holds_the_same_bytes_and_leaves_no_partial_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let from = dir.path().join("memrecall");
+        std::fs::write(&from, b"\x7fELF binary").unwrap();
+        let to = dir.path().join("home/bin/memrecall");
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::write(&to, b"an older copy").unwrap();
+
+        copy_executable(&from, &to).unwrap();
+
+        assert_eq!(std::fs::read(&to).unwrap(), b"\x7fELF binary");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let mode = std::fs::metadata(&to).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o755);
+        }
+        let names: Vec<_> = std::fs::read_dir(to.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["memrecall"]);
     }
 }

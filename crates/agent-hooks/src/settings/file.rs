@@ -43,7 +43,7 @@ pub fn write(path: &Path, text: &str, existed: bool, backup: bool) -> Result<(),
     std::fs::create_dir_all(dir).map_err(failed)?;
     let permissions = if existed {
         if backup {
-            copy_whole(path, &backup_path(link)).map_err(failed)?;
+            crate::files::copy_whole(path, &backup_path(link)).map_err(failed)?;
         }
         Some(std::fs::metadata(path).map_err(failed)?.permissions())
     } else {
@@ -65,28 +65,6 @@ pub fn write(path: &Path, text: &str, existed: bool, backup: bool) -> Result<(),
         let _ = std::fs::remove_file(&temp);
     }
     written.map_err(failed)
-}
-
-/// Copies `from` to `to` through a temporary file beside `to` renamed over it, so that `to` is
-/// either left as it was or holds the whole copy: a full disk fails the copy and leaves no
-/// partial file behind.
-fn copy_whole(from: &Path, to: &Path) -> std::io::Result<()> {
-    let mut temp_name = to.file_name().unwrap_or_default().to_os_string();
-    temp_name.push(format!(".{}.tmp", std::process::id()));
-    let temp = to.with_file_name(temp_name);
-    let copied = (|| {
-        std::fs::copy(from, &temp)?;
-        // Opened for writing: Windows flushes only a handle that may write.
-        std::fs::OpenOptions::new()
-            .write(true)
-            .open(&temp)?
-            .sync_all()?;
-        std::fs::rename(&temp, to)
-    })();
-    if copied.is_err() {
-        let _ = std::fs::remove_file(&temp);
-    }
-    copied
 }
 
 /// Removes a settings file `install` created (the file a symlink leads to, when it is one).
@@ -134,7 +112,7 @@ mod tests {
         std::fs::write(&settings, "{\"model\": \"x\"}").unwrap();
         std::fs::write(backup_path(&settings), "an older backup").unwrap();
 
-        copy_whole(&settings, &backup_path(&settings)).unwrap();
+        crate::files::copy_whole(&settings, &backup_path(&settings)).unwrap();
 
         assert_eq!(
             std::fs::read_to_string(backup_path(&settings)).unwrap(),

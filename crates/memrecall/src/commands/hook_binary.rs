@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use agent_hooks::{Environment, paths};
+use agent_hooks::{Environment, files, paths};
 
 use super::Failure;
 
@@ -163,32 +163,14 @@ pub(crate) fn hook_program(
     })
 }
 
-/// Copies `from` to `to` atomically: into a temporary file beside `to`, made executable and
-/// flushed to disk, then renamed over `to`, so that a hook never starts a half-written binary.
+/// Copies `from` to `to` ([`files::copy_executable`]), creating `to`'s directory: a hook never
+/// starts a half-written binary.
 pub(crate) fn copy_binary(from: &Path, to: &Path) -> std::io::Result<()> {
     let dir = to
         .parent()
         .ok_or_else(|| std::io::Error::other("the copy's path has no directory"))?;
     std::fs::create_dir_all(dir)?;
-    let staging = dir.join(format!(".memrecall.{}.partial", std::process::id()));
-    let result = (|| {
-        std::fs::copy(from, &staging)?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt as _;
-            std::fs::set_permissions(&staging, std::fs::Permissions::from_mode(0o755))?;
-        }
-        // Opened for writing: Windows flushes only a handle that may write.
-        std::fs::OpenOptions::new()
-            .write(true)
-            .open(&staging)?
-            .sync_all()?;
-        std::fs::rename(&staging, to)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&staging);
-    }
-    result
+    files::copy_executable(from, to)
 }
 
 #[cfg(test)]
@@ -242,30 +224,5 @@ mod tests {
         assert_eq!(temporary_place(npx, Some(home)), Some("npx's cache"));
         let global = Path::new("/home/ana/.npm-global/bin/memrecall");
         assert_eq!(temporary_place(global, Some(home)), None);
-    }
-
-    #[test]
-    fn the_copy_is_executable_holds_the_same_bytes_and_leaves_no_partial_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let from = dir.path().join("memrecall");
-        std::fs::write(&from, b"\x7fELF binary").unwrap();
-        let to = dir.path().join("home/bin/memrecall");
-        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
-        std::fs::write(&to, b"an older copy").unwrap();
-
-        copy_binary(&from, &to).unwrap();
-
-        assert_eq!(std::fs::read(&to).unwrap(), b"\x7fELF binary");
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt as _;
-            let mode = std::fs::metadata(&to).unwrap().permissions().mode();
-            assert_eq!(mode & 0o777, 0o755);
-        }
-        let names: Vec<_> = std::fs::read_dir(to.parent().unwrap())
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(names, ["memrecall"]);
     }
 }
