@@ -5,7 +5,9 @@
 //! (`prompt`), `PostToolUse`, `Stop` and `SessionEnd`.
 
 use crate::Layout;
-use crate::conventions::{CannotRun, CommandShell, Conventions, HookEvents, HookTimeout};
+use crate::conventions::{
+    CannotRun, CommandShell, Conventions, HookEvents, HookTimeout, McpRegistrations, PackageStore,
+};
 
 /// Claude Code's conventions.
 pub const CONVENTIONS: Conventions = Conventions {
@@ -30,6 +32,10 @@ pub const CONVENTIONS: Conventions = Conventions {
     nothing: "",
     command_cannot_run: CannotRun::GoesOn,
     windows_shell: CommandShell::Posix,
+    mcp_registrations: McpRegistrations::JsonFile(".claude.json"),
+    packages: Some(PackageStore::Plugins),
+    hook_trust: None,
+    mcp_failure_cache: Some(MCP_FAILURE_CACHE),
 };
 
 /// The file in Claude Code's configuration directory where it notes a plugin's MCP server that

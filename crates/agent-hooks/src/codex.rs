@@ -5,7 +5,12 @@
 //! above 3 seconds to 3 and warn about it on every run, so that entry gets 3.
 
 use crate::Layout;
-use crate::conventions::{CannotRun, CommandShell, Conventions, HookEvents, HookTimeout};
+use crate::conventions::{
+    CannotRun, CommandShell, Conventions, HookEvents, HookTimeout, HookTrust, McpRegistrations,
+};
+
+/// What Codex needs before it runs a hook, said after every Codex install.
+pub const TRUST_NOTE: &str = "Codex runs a hook only once you have trusted it: run `codex` in a terminal and trust the memrecall hook there (Codex then keeps a `trusted_hash` for it under `hooks.state`). Until then `codex exec` skips the hook without a word.";
 
 /// Codex's conventions.
 pub const CONVENTIONS: Conventions = Conventions {
@@ -30,4 +35,11 @@ pub const CONVENTIONS: Conventions = Conventions {
     nothing: "",
     command_cannot_run: CannotRun::GoesOn,
     windows_shell: CommandShell::Cmd,
+    mcp_registrations: McpRegistrations::TomlFile("config.toml"),
+    packages: None,
+    hook_trust: Some(HookTrust {
+        file: "config.toml",
+        note: TRUST_NOTE,
+    }),
+    mcp_failure_cache: None,
 };

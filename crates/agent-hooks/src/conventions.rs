@@ -48,6 +48,84 @@ pub struct Conventions {
     /// The shell the agent hands a hook command to on Windows (on Linux and macOS every agent
     /// runs it with `bash -c` or `sh -c`).
     pub windows_shell: CommandShell,
+    /// Where the agent keeps the MCP servers a user registered with its own `mcp add`.
+    pub mcp_registrations: McpRegistrations,
+    /// The packages the agent installs itself (plugins, extensions), when it has any.
+    pub packages: Option<PackageStore>,
+    /// Where the agent records the hooks the user trusts, for an agent that runs no other.
+    pub hook_trust: Option<HookTrust>,
+    /// The file in the agent's directory where it notes a plugin's MCP server that failed to
+    /// start, and keeps that server off for a while, when it keeps one.
+    pub mcp_failure_cache: Option<&'static str>,
+}
+
+/// Where an agent keeps the MCP servers a user registered with its own `mcp add` command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum McpRegistrations {
+    /// `mcpServers.<name>`, or a project's under `projects.<dir>`, in a JSON file of this name
+    /// in the agent's directory or the home directory (Claude Code's `.claude.json`).
+    JsonFile(&'static str),
+    /// `mcpServers.<name>` in the agent's settings file (Qwen Code, Gemini CLI).
+    SettingsFile,
+    /// `mcp_servers.<name>` in a TOML file of this name in the agent's directory (Codex's
+    /// `config.toml`).
+    TomlFile(&'static str),
+}
+
+/// How an agent keeps the packages it installs itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PackageStore {
+    /// Plugins: listed in `<dir>/plugins/installed_plugins.json` (`<dir>` the agent's own),
+    /// each with its `installPath`, and enabled under `enabledPlugins` in the user's and the
+    /// project's settings (Claude Code).
+    Plugins,
+    /// Extensions: the directories below `extensions/` in the agent's directory that hold the
+    /// manifest `manifest`, enabled by the path rules of `extensions/extension-enablement.json`
+    /// (Gemini CLI), or first by `extension-store/state.json` when `activation_store` (Qwen
+    /// Code).
+    Extensions {
+        /// The manifest file an extension's directory holds.
+        manifest: &'static str,
+        /// Whether the agent's extension store decides first.
+        activation_store: bool,
+    },
+}
+
+impl PackageStore {
+    /// What the agent calls one package: `plugin` or `extension`.
+    pub const fn kind(self) -> &'static str {
+        match self {
+            Self::Plugins => "plugin",
+            Self::Extensions { .. } => "extension",
+        }
+    }
+
+    /// The agent's own command (started with `command`) that takes the package `name` out.
+    pub fn uninstall_command(self, command: &str, name: &str) -> String {
+        format!("{command} {} uninstall {name}", self.subcommand())
+    }
+
+    /// The agent's own command (started with `command`) that enables the package `name`.
+    pub fn enable_command(self, command: &str, name: &str) -> String {
+        format!("{command} {} enable {name}", self.subcommand())
+    }
+
+    const fn subcommand(self) -> &'static str {
+        match self {
+            Self::Plugins => "plugin",
+            Self::Extensions { .. } => "extensions",
+        }
+    }
+}
+
+/// Where an agent that runs only the hooks the user trusts records that trust.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HookTrust {
+    /// The TOML file in the agent's directory whose `hooks.state` holds a `trusted_hash` for
+    /// each trusted hook.
+    pub file: &'static str,
+    /// What the user does before the agent runs the hook, said after every install.
+    pub note: &'static str,
 }
 
 /// A hook's timeout in the unit the agent reads it in, so that the number written into its

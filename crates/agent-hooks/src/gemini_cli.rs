@@ -9,7 +9,9 @@
 //! hooks with `bash -c`, and on Windows with PowerShell.
 
 use crate::Layout;
-use crate::conventions::{CannotRun, CommandShell, Conventions, HookEvents, HookTimeout};
+use crate::conventions::{
+    CannotRun, CommandShell, Conventions, HookEvents, HookTimeout, McpRegistrations, PackageStore,
+};
 
 /// Gemini CLI's conventions.
 pub const CONVENTIONS: Conventions = Conventions {
@@ -34,4 +36,11 @@ pub const CONVENTIONS: Conventions = Conventions {
     nothing: "{}\n",
     command_cannot_run: CannotRun::BlocksPrompt,
     windows_shell: CommandShell::PowerShell,
+    mcp_registrations: McpRegistrations::SettingsFile,
+    packages: Some(PackageStore::Extensions {
+        manifest: "gemini-extension.json",
+        activation_store: false,
+    }),
+    hook_trust: None,
+    mcp_failure_cache: None,
 };

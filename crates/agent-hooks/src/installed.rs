@@ -45,11 +45,10 @@ impl InstalledHook {
             HookSource::Package(path) => format!(
                 "{}'s memrecall {} ({})",
                 self.agent.as_str(),
-                if self.agent == Agent::ClaudeCode {
-                    "plugin"
-                } else {
-                    "extension"
-                },
+                self.agent
+                    .conventions()
+                    .packages
+                    .map_or("package", |store| store.kind()),
                 path.display()
             ),
         }
@@ -87,11 +86,13 @@ pub fn installed_hooks(cwd: &Path, env: &Environment) -> Vec<InstalledHook> {
                 });
             }
         }
-        found.extend(package(agent, env).map(|path| InstalledHook {
-            agent,
-            layout: crate::default_layout(agent),
-            source: HookSource::Package(path),
-        }));
+        found.extend(
+            crate::agent_files::memrecall_package(agent, env).map(|path| InstalledHook {
+                agent,
+                layout: crate::default_layout(agent),
+                source: HookSource::Package(path),
+            }),
+        );
         for hook in found {
             if !hooks
                 .iter()
@@ -123,33 +124,6 @@ fn memrecall_commands(agent: Agent, file: &Path) -> Vec<String> {
     Document::parse(&text, agent, file)
         .map(|document| document.memrecall_commands(agent, None))
         .unwrap_or_default()
-}
-
-/// Where memrecall's plugin (Claude Code) or extension (Gemini CLI, Qwen Code) is recorded as
-/// installed for `agent`.
-fn package(agent: Agent, env: &Environment) -> Option<PathBuf> {
-    let settings_file = settings::settings_path(agent, None, env).ok()?;
-    let dir = settings_file.parent()?;
-    match agent {
-        Agent::ClaudeCode => {
-            let record = dir.join("plugins").join("installed_plugins.json");
-            let (text, true) = settings::read(&record).ok()? else {
-                return None;
-            };
-            let value: serde_json::Value = serde_json::from_str(&text).ok()?;
-            value
-                .get("plugins")?
-                .as_object()?
-                .keys()
-                .any(|name| name.starts_with("memrecall@"))
-                .then_some(record)
-        }
-        Agent::GeminiCli | Agent::QwenCode => {
-            let extension = dir.join("extensions").join("memrecall");
-            extension.is_dir().then_some(extension)
-        }
-        Agent::Codex => None,
-    }
 }
 
 #[cfg(test)]

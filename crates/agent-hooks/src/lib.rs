@@ -35,6 +35,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod agent_files;
 pub mod claude_code;
 pub mod codex;
 pub mod context;

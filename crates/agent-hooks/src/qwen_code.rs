@@ -7,7 +7,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::conventions::{CannotRun, CommandShell, Conventions, HookEvents, HookTimeout};
+use crate::conventions::{
+    CannotRun, CommandShell, Conventions, HookEvents, HookTimeout, McpRegistrations, PackageStore,
+};
 use crate::layout::ResolvedRoots;
 use crate::{Environment, Layout};
 
@@ -38,6 +40,13 @@ pub const CONVENTIONS: Conventions = Conventions {
     nothing: "",
     command_cannot_run: CannotRun::GoesOn,
     windows_shell: CommandShell::Cmd,
+    mcp_registrations: McpRegistrations::SettingsFile,
+    packages: Some(PackageStore::Extensions {
+        manifest: "qwen-extension.json",
+        activation_store: true,
+    }),
+    hook_trust: None,
+    mcp_failure_cache: None,
 };
 
 /// Whether Qwen Code recalls the notes of its own memory roots itself, and which setting says so.

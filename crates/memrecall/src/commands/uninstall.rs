@@ -12,7 +12,8 @@ use clap::Args;
 
 use super::install::uninstall_file;
 use super::{Failure, emit};
-use agent_hooks::settings::{self, Document, record};
+use agent_hooks::agent_files;
+use agent_hooks::settings::{self, record};
 use agent_hooks::{Agent, Environment, Layout, layout};
 
 /// The folders of memrecall's home that hold the user's notes.
@@ -132,62 +133,13 @@ fn remove_hooks(env: &Environment, report: &mut Report) {
     }
 }
 
-/// Whether a JSON value holds `mcpServers.memrecall` at any depth (Claude Code keeps one per
-/// project in `~/.claude.json`).
-fn has_mcp_entry(value: &serde_json::Value) -> bool {
-    match value {
-        serde_json::Value::Object(map) => map.iter().any(|(key, value)| {
-            (key == "mcpServers" && value.get("memrecall").is_some()) || has_mcp_entry(value)
-        }),
-        serde_json::Value::Array(items) => items.iter().any(has_mcp_entry),
-        _ => false,
-    }
-}
-
 /// Names the plugins, extensions and MCP registrations memrecall finds but did not write, each
-/// with the command (or the edit) that removes it; the agents themselves are not run.
+/// with the agent's command that removes it; the agents themselves are not run.
 fn name_registrations(env: &Environment, report: &mut Report) {
-    let mut lines = Vec::new();
-    let dir_of = |agent| {
-        settings::settings_path(agent, None, env)
-            .ok()
-            .and_then(|p| p.parent().map(Path::to_path_buf))
-    };
-    let read = |path: &Path| std::fs::read_to_string(path).unwrap_or_default();
-    if let Some(claude) = dir_of(Agent::ClaudeCode) {
-        if read(&claude.join("plugins/installed_plugins.json")).contains("memrecall@") {
-            lines.push("claude plugin uninstall memrecall@memrecall".to_owned());
-        }
-        let configs = [
-            Some(claude.join(".claude.json")),
-            env.home().map(|home| home.join(".claude.json")),
-        ];
-        let registered = configs.iter().flatten().any(|path| {
-            serde_json::from_str::<serde_json::Value>(&read(path)).is_ok_and(|v| has_mcp_entry(&v))
-        });
-        if registered {
-            lines.push("claude mcp remove memrecall".to_owned());
-        }
-    }
-    for (agent, program) in [(Agent::GeminiCli, "gemini"), (Agent::QwenCode, "qwen")] {
-        let Some(dir) = dir_of(agent) else { continue };
-        if dir.join("extensions/memrecall").is_dir() {
-            lines.push(format!("{program} extensions uninstall memrecall"));
-        }
-        let path = dir.join(agent.conventions().settings_file);
-        let registered = Document::parse(&read(&path), agent, &path)
-            .ok()
-            .and_then(|document| document.value())
-            .is_some_and(|value| value["mcpServers"].get("memrecall").is_some());
-        if registered {
-            lines.push(format!("{program} mcp remove memrecall"));
-        }
-    }
-    if let Some(codex) = dir_of(Agent::Codex)
-        && read(&codex.join("config.toml")).contains("mcp_servers.memrecall")
-    {
-        lines.push("codex mcp remove memrecall".to_owned());
-    }
+    let lines: Vec<String> = Agent::ALL
+        .into_iter()
+        .flat_map(|agent| agent_files::own_registrations(agent, env))
+        .collect();
     if !lines.is_empty() {
         report.say("the agents registered memrecall themselves; remove those registrations with:");
         for line in lines {
@@ -348,14 +300,6 @@ fn remove_directories(env: &Environment, args: &UninstallArgs, report: &mut Repo
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn an_mcp_entry_is_found_in_a_project_of_claude_json() {
-        let value = serde_json::json!({"projects": {"/p": {"mcpServers": {"memrecall": {}}}}});
-        assert!(has_mcp_entry(&value));
-        let other = serde_json::json!({"mcpServers": {"git": {}}});
-        assert!(!has_mcp_entry(&other));
-    }
 
     #[test]
     fn a_projects_settings_file_belongs_to_the_agent_whose_folder_it_is_in() {

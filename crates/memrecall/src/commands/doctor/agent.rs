@@ -1,16 +1,15 @@
 //! One agent's report: what `doctor` finds in its settings, its packages and the project's
-//! settings, and (in `auth_cache`) Claude Code's note of a plugin server that failed.
+//! settings, and (in `auth_cache`) the agent's note of a plugin server that failed.
 
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
 use super::agent_extra::{self, ProjectSettings};
-use super::checks::{
-    HookReport, McpReport, codex_trust, install_again, mcp, mcp_fix, timeout_problems,
-};
+use super::checks::{HookReport, McpReport, hook_trust, install_again, mcp, timeout_problems};
 use super::packages::{self, PackageReport};
 use super::{Problem, auth_cache, installed};
+use agent_hooks::agent_files;
 use agent_hooks::settings::{self, Document};
 use agent_hooks::{Agent, Environment};
 
@@ -29,9 +28,9 @@ pub(super) struct AgentReport {
     pub(super) project: Option<ProjectSettings>,
     /// The agent's own packages (plugins, extensions) holding memrecall's hooks or MCP server.
     pub(super) packages: Vec<PackageReport>,
-    /// Codex only: whether its configuration holds a trusted hook.
+    /// For an agent that runs only the hooks the user trusts: whether it trusts one.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(super) codex_trust: Option<String>,
+    pub(super) hook_trust: Option<String>,
 }
 
 /// One agent's report: its settings, hooks, MCP server, packages and project settings, with a
@@ -80,7 +79,7 @@ pub(super) fn agent_report(
     let fix = install_again(binary, agent);
     installed.problems(&missing_events, cwd, binary, &fix, problems);
     timeout_problems(agent, document.as_ref(), &path, &fix, problems);
-    let mut mcp = mcp(agent, env, document.as_ref(), &path);
+    let mut mcp = mcp(agent, env);
     if let Some(mcp) = &mcp
         && mcp.found.is_none()
     {
@@ -91,7 +90,7 @@ pub(super) fn agent_report(
                 mcp.file.display(),
                 mcp.program.display()
             ),
-            mcp_fix(agent, binary, &mcp.file),
+            agent_files::mcp_fix(agent, binary, &mcp.file),
         ));
     }
     packages::package_problems(agent, &packages, binary, problems);
@@ -101,12 +100,12 @@ pub(super) fn agent_report(
             .filter(|p| p.enabled)
             .find_map(|p| p.mcp.clone());
     }
-    if agent == Agent::ClaudeCode {
-        auth_cache::check(env, problems);
-    }
-    let codex_trust = (agent == Agent::Codex && !hooks.is_empty())
-        .then(|| codex_trust(env, problems))
-        .flatten();
+    auth_cache::check(agent, env, problems);
+    let hook_trust = if hooks.is_empty() {
+        None
+    } else {
+        hook_trust(agent, env, problems)
+    };
     let project = agent_extra::project_settings(agent, cwd);
     if let Some(project) = &project {
         for hook in project.hooks.iter().filter(|h| h.found.is_none()) {
@@ -135,6 +134,6 @@ pub(super) fn agent_report(
         mcp,
         project,
         packages,
-        codex_trust,
+        hook_trust,
     })
 }

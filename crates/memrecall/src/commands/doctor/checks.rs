@@ -1,12 +1,12 @@
-//! What `doctor` looks at in each agent, one function each: its hook and MCP entries and Codex's
-//! trust in the hook.
+//! What `doctor` looks at in each agent, one function each: its hook and MCP entries and, for an
+//! agent that runs only the hooks the user trusts, that trust.
 
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use serde_json::Value;
 
 use super::Problem;
+use agent_hooks::agent_files::{self, McpEntry};
 use agent_hooks::settings::{self, Document};
 use agent_hooks::{Agent, Environment};
 
@@ -160,124 +160,47 @@ pub(super) fn hook_problems(
     }
 }
 
-pub(super) fn mcp_fix(agent: Agent, binary: &str, file: &Path) -> String {
-    match agent {
-        Agent::ClaudeCode => format!(
-            "claude mcp remove memrecall; claude mcp add memrecall -- {binary} mcp --agent claude-code --read-only"
-        ),
-        Agent::Codex => format!(
-            "set mcp_servers.memrecall.command = \"{binary}\" in {}",
-            file.display()
-        ),
-        Agent::QwenCode | Agent::GeminiCli => format!(
-            "set mcpServers.memrecall.command to \"{binary}\" in {}",
-            file.display()
-        ),
+impl McpReport {
+    /// The registration `entry`, and where its binary is.
+    pub(super) fn new(entry: McpEntry) -> Self {
+        let program = PathBuf::from(entry.command);
+        let found = locate(&program);
+        Self {
+            file: entry.file,
+            program,
+            found,
+        }
     }
 }
 
-fn codex_home(env: &Environment) -> Option<PathBuf> {
-    env.path("CODEX_HOME")
-        .or_else(|| env.home().map(|h| h.join(".codex")))
+/// The MCP server the user registered with the agent's own command.
+pub(super) fn mcp(agent: Agent, env: &Environment) -> Option<McpReport> {
+    agent_files::mcp_registration(agent, env).map(McpReport::new)
 }
 
-/// The `command` of a `memrecall` MCP server in a JSON `mcpServers` object, or in any project's
-/// (Claude Code keeps local registrations under `projects`).
-pub(super) fn json_mcp_command(value: &Value) -> Option<String> {
-    let direct = value["mcpServers"]["memrecall"]["command"].as_str();
-    direct.map(str::to_owned).or_else(|| {
-        value["projects"].as_object()?.values().find_map(|project| {
-            project["mcpServers"]["memrecall"]["command"]
-                .as_str()
-                .map(str::to_owned)
-        })
-    })
-}
-
-pub(super) fn mcp(
+/// The agent's trust in its hooks, for an agent that runs only those the user trusts; a problem
+/// when it trusts none.
+pub(super) fn hook_trust(
     agent: Agent,
     env: &Environment,
-    document: Option<&Document>,
-    settings: &Path,
-) -> Option<McpReport> {
-    let (file, command) = match agent {
-        Agent::ClaudeCode => {
-            let file = env.home()?.join(".claude.json");
-            let text = std::fs::read_to_string(&file).ok()?;
-            let value: Value = serde_json::from_str(&text).ok()?;
-            (file, json_mcp_command(&value)?)
-        }
-        Agent::QwenCode | Agent::GeminiCli => {
-            let value = document?.value()?;
-            (settings.to_path_buf(), json_mcp_command(&value)?)
-        }
-        Agent::Codex => {
-            let file = codex_home(env)?.join("config.toml");
-            let value: toml::Value = toml::from_str(&std::fs::read_to_string(&file).ok()?).ok()?;
-            let command = value
-                .get("mcp_servers")?
-                .get("memrecall")?
-                .get("command")?
-                .as_str()?
-                .to_owned();
-            (file, command)
-        }
-    };
-    let program = PathBuf::from(command);
-    let found = locate(&program);
-    Some(McpReport {
-        file,
-        program,
-        found,
-    })
-}
-
-/// How many entries under `hooks.state` carry a `trusted_hash`.
-fn trusted_entries(value: &toml::Value) -> usize {
-    match value {
-        toml::Value::Table(table) => {
-            usize::from(table.contains_key("trusted_hash"))
-                + table.values().map(trusted_entries).sum::<usize>()
-        }
-        toml::Value::Array(items) => items.iter().map(trusted_entries).sum(),
-        _ => 0,
-    }
-}
-
-/// Codex's trust in its hooks, from `hooks.state` in its `config.toml`.
-pub(super) fn codex_trust(env: &Environment, problems: &mut Vec<Problem>) -> Option<String> {
-    let file = codex_home(env)?.join("config.toml");
-    let trusted = std::fs::read_to_string(&file)
-        .ok()
-        .and_then(|text| toml::from_str::<toml::Value>(&text).ok())
-        .and_then(|value| value.get("hooks")?.get("state").map(trusted_entries))
-        .unwrap_or(0);
-    if trusted == 0 {
+    problems: &mut Vec<Problem>,
+) -> Option<String> {
+    let trust = agent_files::trusted_hooks(agent, env)?;
+    let command = agent.conventions().command;
+    if trust.trusted == 0 {
         problems.push(Problem::new(
             format!(
-                "codex: no hook is trusted yet (no `trusted_hash` under `hooks.state` in {}); `codex exec` skips an untrusted hook without a word",
-                file.display()
+                "{}: no hook is trusted yet (no `trusted_hash` under `hooks.state` in {}); `{command} exec` skips an untrusted hook without a word",
+                agent.as_str(),
+                trust.file.display()
             ),
-            "run `codex` in a terminal and trust the memrecall hook there".to_owned(),
+            format!("run `{command}` in a terminal and trust the memrecall hook there"),
         ));
         return Some("not trusted".to_owned());
     }
     Some(format!(
-        "{trusted} hook(s) trusted under hooks.state in {}",
-        file.display()
+        "{} hook(s) trusted under hooks.state in {}",
+        trust.trusted,
+        trust.file.display()
     ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn trusted_hashes_are_counted_at_any_depth() {
-        let value: toml::Value = toml::from_str(
-            "[a.\"x\"]\ntrusted_hash = \"1\"\n[b]\nother = 2\n[[c]]\ntrusted_hash = \"2\"\n",
-        )
-        .unwrap();
-        assert_eq!(trusted_entries(&value), 2);
-    }
 }

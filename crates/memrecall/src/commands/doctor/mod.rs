@@ -282,7 +282,7 @@ fn render_agent(out: &mut String, agent: &agent::AgentReport) {
             hook_line(out, "    ", hook);
         }
     }
-    if let Some(trust) = &agent.codex_trust {
+    if let Some(trust) = &agent.hook_trust {
         let _ = writeln!(out, "  trust: {trust}");
     }
 }
