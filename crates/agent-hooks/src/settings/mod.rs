@@ -23,12 +23,13 @@
 //! A file is edited in place ([`Document`]): the user's comments (where the agent accepts them),
 //! key order, indentation and blank lines stay as they were, so a merged file differs from the
 //! original only by the entries. What `install` replaced is kept ([`record`]) so that
-//! `uninstall` gives back the original bytes.
+//! `uninstall` gives back the original bytes ([`Install`], [`uninstall`]).
 
 mod command;
 mod document;
 pub(crate) mod file;
 pub mod record;
+mod transaction;
 
 use std::path::{Path, PathBuf};
 
@@ -38,6 +39,7 @@ pub use command::{
 };
 pub use document::Document;
 pub use file::{backup_path, read, remove_created, write};
+pub use transaction::{Install, Installed, Uninstalled, agent_of, installed_files, uninstall};
 
 use super::conventions::HookTimeout;
 use super::{Agent, Environment, hook_io};

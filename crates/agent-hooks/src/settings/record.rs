@@ -46,6 +46,25 @@ pub fn load(home: &Path, settings: &Path) -> Option<InstallRecord> {
         .filter(|record| record.settings == settings)
 }
 
+/// Every readable record under `home`, in no particular order.
+pub fn all(home: &Path) -> Vec<InstallRecord> {
+    let Ok(entries) = std::fs::read_dir(home.join("installs")) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| {
+            let text = memory_scan::foreign::read_to_string(
+                &entry.path(),
+                memory_scan::foreign::ByteLimit::SETTINGS,
+                memory_scan::foreign::Links::Refuse,
+            )
+            .ok()?;
+            serde_json::from_str(&text).ok()
+        })
+        .collect()
+}
+
 /// Keeps `record`, replacing an earlier one of the same file.
 pub fn save(home: &Path, record: &InstallRecord) -> std::io::Result<()> {
     let path = record_path(home, &record.settings);
@@ -93,7 +112,9 @@ mod tests {
         save(home.path(), &record).unwrap();
         assert_eq!(load(home.path(), &record.settings), Some(record.clone()));
         assert_eq!(load(home.path(), Path::new("/h/.qwen/settings.json")), None);
+        assert_eq!(all(home.path()), std::slice::from_ref(&record));
         forget(home.path(), &record.settings);
         assert_eq!(load(home.path(), &record.settings), None);
+        assert_eq!(all(home.path()), []);
     }
 }

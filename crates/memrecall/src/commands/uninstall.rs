@@ -13,7 +13,7 @@ use clap::Args;
 use super::install::uninstall_file;
 use super::{Failure, emit};
 use agent_hooks::agent_files;
-use agent_hooks::settings::{self, record};
+use agent_hooks::settings;
 use agent_hooks::{Agent, Environment, Layout, layout};
 
 /// The folders of memrecall's home that hold the user's notes.
@@ -69,56 +69,9 @@ impl Report {
     }
 }
 
-/// The agent whose settings file `path` is: the one whose user settings it is, else the one
-/// whose folder and file name it has (a project's settings).
-fn agent_of(path: &Path, env: &Environment) -> Option<Agent> {
-    Agent::ALL
-        .into_iter()
-        .find(|&agent| settings::settings_path(agent, None, env).is_ok_and(|user| user == path))
-        .or_else(|| {
-            Agent::ALL.into_iter().find(|agent| {
-                let conventions = agent.conventions();
-                path.file_name()
-                    .is_some_and(|f| f == conventions.settings_file)
-                    && path
-                        .parent()
-                        .and_then(Path::file_name)
-                        .is_some_and(|d| d == conventions.dot_dir)
-            })
-        })
-}
-
-/// The settings files install records name (project ones included), then each agent's user
-/// settings file.
-fn settings_files(env: &Environment) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    if let Some(home) = env.memrecall_home()
-        && let Ok(entries) = std::fs::read_dir(home.join("installs"))
-    {
-        for entry in entries.flatten() {
-            let kept = std::fs::read_to_string(entry.path())
-                .ok()
-                .and_then(|text| serde_json::from_str::<record::InstallRecord>(&text).ok());
-            if let Some(kept) = kept {
-                files.push(kept.settings);
-            }
-        }
-    }
-    files.sort();
-    for agent in Agent::ALL {
-        if let Ok(path) = settings::settings_path(agent, None, env) {
-            let path = std::path::absolute(&path).unwrap_or(path);
-            if !files.contains(&path) {
-                files.push(path);
-            }
-        }
-    }
-    files
-}
-
 fn remove_hooks(env: &Environment, report: &mut Report) {
-    for path in settings_files(env) {
-        let Some(agent) = agent_of(&path, env) else {
+    for path in settings::installed_files(env) {
+        let Some(agent) = settings::agent_of(&path, env) else {
             report.problem(format!(
                 "left {}: install changed it, but it is no agent's settings file",
                 path.display()
@@ -126,8 +79,8 @@ fn remove_hooks(env: &Environment, report: &mut Report) {
             continue;
         };
         match uninstall_file(agent, &path, None, env) {
-            Ok(removed) if removed.changed => report.say(removed.message.trim_end()),
-            Ok(_) => {}
+            Ok(Some(removed)) => report.say(removed.trim_end()),
+            Ok(None) => {}
             Err(failure) => report.problem(failure.message),
         }
     }
@@ -294,24 +247,5 @@ fn remove_directories(env: &Environment, args: &UninstallArgs, report: &mut Repo
             Ok(()) => report.say(format_args!("removed {}", home.display())),
             Err(e) => report.problem(format_args!("cannot remove {}: {e}", home.display())),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_projects_settings_file_belongs_to_the_agent_whose_folder_it_is_in() {
-        let env = Environment::from_pairs([("HOME", "/home/ana")]);
-        assert_eq!(
-            agent_of(Path::new("/src/shop/.gemini/settings.json"), &env),
-            Some(Agent::GeminiCli)
-        );
-        assert_eq!(
-            agent_of(Path::new("/home/ana/.codex/hooks.json"), &env),
-            Some(Agent::Codex)
-        );
-        assert_eq!(agent_of(Path::new("/src/shop/settings.json"), &env), None);
     }
 }
