@@ -2,7 +2,9 @@
 //! in `$CODEX_HOME/hooks.json` or `~/.codex/hooks.json` (or the project's `.codex/hooks.json`),
 //! timeouts in seconds; its events are Claude Code's: `UserPromptSubmit` (`prompt`),
 //! `PostToolUse`, `Stop` and `SessionEnd`. Codex 0.169.0 and 0.171.0 clamp a `SessionEnd` timeout
-//! above 3 seconds to 3 and warn about it on every run, so that entry gets 3.
+//! above 3 seconds to 3 and warn about it on every run, so that entry gets 3. It runs only the
+//! hooks the user trusted, keeping a `trusted_hash` for each under `hooks.state` in its
+//! `config.toml` ([`TRUST_NOTE`]), where it also keeps its MCP servers (`mcp_servers.<name>`).
 
 use crate::Layout;
 use crate::conventions::{

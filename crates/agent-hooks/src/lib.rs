@@ -5,8 +5,10 @@
 //! live and how memrecall's hook entry is installed in them and taken out again ([`settings`]),
 //! what its hooks exchange (the JSON event an agent writes to the hook's stdin, parsed into a
 //! delivery point by [`hook_io::parse`], and the stdout that adds context to the model's input,
-//! [`hook_io::render`]), how much context it accepts ([`context::budget`]), and which agents run
-//! memrecall's hook and so which layouts hold the notes they get ([`installed`]).
+//! [`hook_io::render`]), how much context it accepts ([`context::budget`]), which agents run
+//! memrecall's hook and so which layouts hold the notes they get ([`installed`]), and what the
+//! agents' own files say of memrecall: its MCP registrations, plugins and extensions, trusted
+//! hooks ([`agent_files`]).
 //!
 //! It knows nothing of recall or servers: it translates an agent's world into memory roots and a
 //! query, and a delivery back into the agent's output shape.
