@@ -66,6 +66,7 @@ mod config;
 mod once;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 pub use config::{FacadeError, RecallConfig, RecallOptions, ScannerChoice, SelectorChoice};
@@ -78,8 +79,8 @@ pub use memory_scan::{MAX_PROJECT_DIR_NAME_BYTES, sanitise_project_path};
 pub use once::{OnceConfig, OneRecall, recall_once};
 pub use recall_lifecycle::{
     CancelReason, Clock, DeliveredMemory, Delivery, DeliveryDesign, DeliveryRule,
-    FIRST_PROMPT_CEILING, FixedClock, Lines, RecallState, SettledRecall, SystemClock,
-    TRUNCATED_NOTE, cut_to_budget, printable, render_prompt, utf16_len,
+    FIRST_PROMPT_CEILING, FixedClock, Lines, RecallState, Rendered, SettledRecall, SystemClock,
+    fit_context, printable,
 };
 pub use selector::Selector;
 #[cfg(feature = "http")]
@@ -174,6 +175,13 @@ impl MemoryRecall {
     /// report), for reporting.
     pub fn latest_recall(&self) -> Option<RecallState> {
         self.session.latest_recall()
+    }
+
+    /// `documents` (from a published result, for a caller that shows them itself) rendered as a
+    /// delivery's are: one prompt, with the session's clock, within its context budget; nothing
+    /// is marked delivered (see [`recall_lifecycle::RecallSession::render`]).
+    pub fn render(&self, documents: Vec<Arc<memory_scan::ScannedDocument>>) -> Rendered {
+        self.session.render(documents)
     }
 
     /// Whether a recall is under way (started and not yet delivered in full or discarded).
