@@ -57,8 +57,8 @@
 //! (`$MEMRECALL_HOME`, else `~/.memrecall`, holding `projects/<project folder>/memory` and
 //! `memories`, the project named after its git root) and each agent's are resolved by the
 //! `agent-hooks` crate (`agent_hooks::layout::resolve`), the one place a working directory
-//! becomes memory roots. A project folder's name is [`sanitise_project_path`] of the project's
-//! absolute path.
+//! becomes memory roots. A project folder's name is [`memory_scan::sanitise_project_path`] of
+//! the project's absolute path.
 
 #![forbid(unsafe_code)]
 
@@ -75,7 +75,6 @@ pub use delivery_telemetry::{
     TelemetrySink, TracingSink,
 };
 pub use memory_scan::{CatalogStore, MemoryRoots, RecallScanner};
-pub use memory_scan::{MAX_PROJECT_DIR_NAME_BYTES, sanitise_project_path};
 pub use once::{OnceConfig, OneRecall, recall_once};
 pub use recall_lifecycle::{
     CancelReason, Clock, DeliveredMemory, Delivery, DeliveryDesign, DeliveryRule,
