@@ -90,10 +90,7 @@ fn measure(binary: &Path, topics: usize, runs: usize) -> Result<(f64, f64)> {
     let home = base.join("home");
     let repo = base.join("repo");
     std::fs::create_dir_all(repo.join(".git"))?;
-    let memory = home
-        .join(".claude/projects")
-        .join(recall_facade::sanitise_project_path(&repo))
-        .join("memory");
+    let memory = crate::sandbox::claude_code_memory(&repo, &home)?;
     std::fs::create_dir_all(&memory)?;
     build_tree(&memory, topics)?;
     // A session of its own per run: a session delivers a memory once, and each run is a first

@@ -21,6 +21,7 @@ mod faults;
 mod fuzz;
 mod hook_latency;
 mod icu_data;
+mod sandbox;
 mod scan_latency;
 #[cfg(unix)]
 mod serve_latency;

@@ -341,10 +341,7 @@ fn measure(binary: &Path, topics: usize, runs: usize) -> Result<Row> {
         base.join("mr/config.toml"),
         "[serve]\nidle_exit = \"10m\"\n",
     )?;
-    let memory = base
-        .join("home/.claude/projects")
-        .join(recall_facade::sanitise_project_path(&repo))
-        .join("memory");
+    let memory = crate::sandbox::claude_code_memory(&repo, &base.join("home"))?;
     std::fs::create_dir_all(&memory)?;
     build_tree(&memory, topics)?;
     let tree_mib = tree_bytes(&memory)? as f64 / (1024.0 * 1024.0);

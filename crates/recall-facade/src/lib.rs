@@ -57,8 +57,8 @@
 //! (`$MEMRECALL_HOME`, else `~/.memrecall`, holding `projects/<project folder>/memory` and
 //! `memories`, the project named after its git root) and each agent's are resolved by the
 //! `agent-hooks` crate (`agent_hooks::layout::resolve`), the one place a working directory
-//! becomes memory roots. A project folder's name is [`sanitise_project_path`] of the project's
-//! absolute path.
+//! becomes memory roots. A project folder's name is [`memory_scan::sanitise_project_path`] of
+//! the project's absolute path.
 
 #![forbid(unsafe_code)]
 
@@ -66,6 +66,7 @@ mod config;
 mod once;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 pub use config::{FacadeError, RecallConfig, RecallOptions, ScannerChoice, SelectorChoice};
@@ -74,12 +75,11 @@ pub use delivery_telemetry::{
     TelemetrySink, TracingSink,
 };
 pub use memory_scan::{CatalogStore, MemoryRoots, RecallScanner};
-pub use memory_scan::{MAX_PROJECT_DIR_NAME_BYTES, sanitise_project_path};
 pub use once::{OnceConfig, OneRecall, recall_once};
 pub use recall_lifecycle::{
     CancelReason, Clock, DeliveredMemory, Delivery, DeliveryDesign, DeliveryRule,
-    FIRST_PROMPT_CEILING, FixedClock, Lines, RecallState, SettledRecall, SystemClock,
-    TRUNCATED_NOTE, cut_to_budget, printable, render_prompt, utf16_len,
+    FIRST_PROMPT_CEILING, FixedClock, Lines, RecallState, Rendered, SettledRecall, SystemClock,
+    fit_context, printable,
 };
 pub use selector::Selector;
 #[cfg(feature = "http")]
@@ -174,6 +174,13 @@ impl MemoryRecall {
     /// report), for reporting.
     pub fn latest_recall(&self) -> Option<RecallState> {
         self.session.latest_recall()
+    }
+
+    /// `documents` (from a published result, for a caller that shows them itself) rendered as a
+    /// delivery's are: one prompt, with the session's clock, within its context budget; nothing
+    /// is marked delivered (see [`recall_lifecycle::RecallSession::render`]).
+    pub fn render(&self, documents: Vec<Arc<memory_scan::ScannedDocument>>) -> Rendered {
+        self.session.render(documents)
     }
 
     /// Whether a recall is under way (started and not yet delivered in full or discarded).

@@ -67,8 +67,8 @@ pub use confidence::{FastConfidence, judge_fast};
 /// What of a ranking is delivered; chosen per session ([`SessionConfig::delivery_rule`]).
 pub use lexical_score::delivery::DeliveryRule;
 pub use prompt::{
-    Clock, FixedClock, Lines, SystemClock, TRUNCATED_NOTE, age_in_days, cut_to_budget, printable,
-    render_prompt, render_prompt_within, utf16_len,
+    Clock, FixedClock, Lines, Rendered, SystemClock, TRUNCATED_NOTE, age_in_days, fit_context,
+    printable, render_prompt, utf16_len,
 };
 pub use recall::{
     FastResult, RecallScanError, RecallState, RecallTimings, ScanOutcome, SettledRecall,

@@ -2,9 +2,11 @@
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
+use std::num::NonZeroUsize;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use memory_scan::Document;
+use memory_scan::{Document, ScannedDocument};
 
 // A prompt shows a body's first `BODY_WINDOW_CHARS` characters, the scorer's body window, so a
 // body match is always a match on text the model can see.
@@ -85,10 +87,10 @@ pub fn utf16_len(text: &str) -> usize {
     text.chars().map(char::len_utf16).sum()
 }
 
-/// The prompt for the longest run of `documents`' first ones that fits `budget` UTF-16 units,
+/// The prompt for the longest run of `documents`' first ones that fit `budget` UTF-16 units,
 /// with how many it holds; when not even the first fits, its prompt cut to the budget (one
 /// document). No documents: `(0, "")`.
-pub fn render_prompt_within(
+fn render_prompt_within(
     documents: &[&Document],
     now: SystemTime,
     budget: usize,
@@ -100,15 +102,16 @@ pub fn render_prompt_within(
         }
     }
     match documents.first() {
-        Some(first) => (1, cut_to_budget(&render_prompt([*first], now), budget)),
+        Some(first) => (1, fit_context(&render_prompt([*first], now), budget)),
         None => (0, String::new()),
     }
 }
 
 /// `text` as it is when it fits `budget` UTF-16 units; else its beginning, cut to fit with
-/// [`TRUNCATED_NOTE`] after it (for a text whose documents are not at hand, such as a server's
-/// answer).
-pub fn cut_to_budget(text: &str, budget: usize) -> String {
+/// [`TRUNCATED_NOTE`] after it. The one cut of a context: a delivery whose first document alone
+/// is over the budget is cut by it, and so is a text rendered elsewhere whose documents are not
+/// at hand (a server's answer, which a hook must not print past what its agent takes).
+pub fn fit_context(text: &str, budget: usize) -> String {
     if utf16_len(text) <= budget {
         return text.to_owned();
     }
@@ -123,6 +126,44 @@ pub fn cut_to_budget(text: &str, budget: usize) -> String {
         })
         .map_or(text.len(), |(at, _)| at);
     format!("{}{ending}", text[..end].trim_end())
+}
+
+/// Documents and the one prompt that shows them, rendered with one clock's "now" and within a
+/// context budget: built only by the lifecycle, so what a caller lists is what the prompt holds.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Rendered {
+    /// The documents the prompt holds, in order: the first of those given that fit the budget.
+    pub documents: Vec<Arc<ScannedDocument>>,
+    /// The prompt; empty when no document was given.
+    pub prompt: String,
+    /// The instant the documents' ages were counted from.
+    pub now: SystemTime,
+}
+
+impl Rendered {
+    /// The first of `documents` whose prompt fits `budget` (all of them without one), rendered
+    /// at `now`.
+    pub(crate) fn within(
+        mut documents: Vec<Arc<ScannedDocument>>,
+        now: SystemTime,
+        budget: Option<NonZeroUsize>,
+    ) -> Self {
+        let prompt = match budget {
+            None => render_prompt(documents.iter().map(|d| d.document()), now),
+            Some(budget) => {
+                let all: Vec<&Document> = documents.iter().map(|d| d.document()).collect();
+                let (kept, prompt) = render_prompt_within(&all, now, budget.get());
+                documents.truncate(kept);
+                prompt
+            }
+        };
+        Self {
+            documents,
+            prompt,
+            now,
+        }
+    }
 }
 
 fn render_document(doc: &Document, now: SystemTime) -> String {

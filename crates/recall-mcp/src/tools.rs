@@ -79,7 +79,7 @@ impl MemoryServer {
                 params.query.len()
             )));
         }
-        let (documents, strategy) = {
+        let (shown, strategy) = {
             let mut recall = self.state.recall.lock().await;
             // Every call is a fresh question: what earlier calls returned may be returned again.
             recall.reset();
@@ -89,36 +89,34 @@ impl MemoryServer {
                 .await;
             let state = recall.latest_recall();
             recall.end_turn();
-            match state {
+            let (mut documents, strategy) = match state {
                 Some(state) => match (state.settled, state.fast) {
                     (Some(settled), _) => (settled.documents.clone(), enum_word(&settled.strategy)),
                     (None, Some(fast)) => (fast.documents.clone(), "lexical".to_owned()),
                     (None, None) => (Vec::new(), "none".to_owned()),
                 },
                 None => (Vec::new(), "none".to_owned()),
-            }
+            };
+            documents.truncate(limit);
+            (recall.render(documents), strategy)
         };
         let query = one_line(&params.query);
+        let documents = &shown.documents;
         if documents.is_empty() {
             return Ok(text_result(format!(
                 "No memory matches \"{query}\". Nothing was recalled; answer without memory, or try other words."
             )));
         }
-        let documents = &documents[..limit.min(documents.len())];
-        let now = SystemTime::now();
         let mut text = format!(
             "{} memor{} recalled for \"{query}\" ({strategy}):\n",
             documents.len(),
             if documents.len() == 1 { "y" } else { "ies" }
         );
         for (i, doc) in documents.iter().enumerate() {
-            let _ = writeln!(text, "{}. {}", i + 1, describe(doc, now));
+            let _ = writeln!(text, "{}. {}", i + 1, describe(doc, shown.now));
         }
         text.push('\n');
-        text.push_str(&recall_facade::render_prompt(
-            documents.iter().map(|d| d.document()),
-            now,
-        ));
+        text.push_str(&shown.prompt);
         Ok(text_result(text))
     }
 

@@ -170,7 +170,7 @@ impl Home {
     /// `text` as the README shows it: the working directory left out, the home as `~`, and a
     /// project's folder name as it would be for the same path outside the temporary directory.
     fn as_shown(&self, text: &str) -> String {
-        let mangled_root = recall_facade::sanitise_project_path(&self.root());
+        let mangled_root = memory_scan::sanitise_project_path(&self.root());
         let text = text
             .replace(&format!("{}/", self.shop().display()), "")
             .replace(&self.home().display().to_string(), "~")

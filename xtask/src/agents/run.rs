@@ -30,7 +30,7 @@ pub fn check_agent(
 ) -> Result<Vec<Row>> {
     let sandbox = Sandbox::new(binary)?;
     let markers = Markers::new();
-    let memory = sandbox.project_memory(agent);
+    let memory = sandbox.project_memory(agent)?;
     write_memories(&memory, &markers)?;
     let server = runtime.block_on(MockServer::start());
     let context = RunContext {
@@ -147,7 +147,7 @@ fn package_run(context: &RunContext<'_>, binary: &Path) -> Result<PackageRun> {
     let agent = context.agent;
     let sandbox = Sandbox::new(binary)?;
     let markers = Markers::new();
-    write_memories(&sandbox.project_memory(agent), &markers)?;
+    write_memories(&sandbox.project_memory(agent)?, &markers)?;
     configure(
         &sandbox,
         agent,

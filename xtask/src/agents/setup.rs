@@ -130,16 +130,18 @@ impl Sandbox {
         })
     }
 
-    /// The directory the agent's layout reads project memory from, for the repository.
-    pub fn project_memory(&self, agent: &Agent) -> PathBuf {
-        let base = match agent.name {
-            "claude-code" => self.home.join(".claude"),
-            "qwen-code" => self.home.join(".qwen"),
-            _ => self.home.join(".memrecall"),
-        };
-        base.join("projects")
-            .join(recall_facade::sanitise_project_path(&self.repo))
-            .join("memory")
+    /// The directory the agent's layout reads project memory from, for the repository: its
+    /// hook's own resolution, under the sandbox's home.
+    pub fn project_memory(&self, agent: &Agent) -> Result<PathBuf> {
+        let hooks_agent = agent_hooks::Agent::ALL
+            .into_iter()
+            .find(|known| known.as_str() == agent.name)
+            .with_context(|| format!("memrecall knows no agent {}", agent.name))?;
+        crate::sandbox::project_memory(
+            agent_hooks::default_layout(hooks_agent),
+            &self.repo,
+            &self.home,
+        )
     }
 
     /// The settings file `hook install --write` changes.

@@ -133,11 +133,7 @@ impl World {
         }
         std::fs::create_dir_all(world.repo.join(".git"))?;
         std::fs::write(world.repo.join(".git/HEAD"), "ref: refs/heads/main\n")?;
-        let memory = world
-            .home
-            .join(".claude/projects")
-            .join(recall_facade::sanitise_project_path(&world.repo))
-            .join("memory");
+        let memory = crate::sandbox::claude_code_memory(&world.repo, &world.home)?;
         std::fs::create_dir_all(&memory)?;
         std::fs::write(
             memory.join("release-freeze.md"),

@@ -97,10 +97,7 @@ impl World {
 
     /// Claude Code's project memory root for `repo`, created.
     pub(crate) fn claude_memory(&self, repo: &Path) -> Result<PathBuf> {
-        let memory = self
-            .path("home/.claude/projects")
-            .join(recall_facade::sanitise_project_path(repo))
-            .join("memory");
+        let memory = crate::sandbox::claude_code_memory(repo, &self.path("home"))?;
         std::fs::create_dir_all(&memory)?;
         Ok(memory)
     }

@@ -185,6 +185,20 @@ pub fn resolve(
     })
 }
 
+/// The project memory root `layout` resolves for the project `dir` (a repository or any
+/// directory below it) of a user whose home is `home` and who sets no variable of an agent's or
+/// of memrecall's: where a sandbox (a test, a latency report) puts a project's memories for a
+/// hook run with that home to find them. The resolution is [`resolve`]'s, settings files under
+/// `home` included; `None` when the layout gives the project no root.
+pub fn project_memory_for_home(
+    layout: Layout,
+    dir: &Path,
+    home: &Path,
+) -> Result<Option<PathBuf>, LayoutError> {
+    let env = Environment::from_pairs([("HOME", home.as_os_str().to_owned())]);
+    Ok(resolve(layout, dir, &env)?.project.path)
+}
+
 /// The project directory and a phrase saying where it came from.
 pub(crate) fn project_dir(
     cwd: &Path,

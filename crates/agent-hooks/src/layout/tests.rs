@@ -141,6 +141,28 @@ fn the_memrecall_layout_uses_the_git_root_of_a_subdirectory() {
 }
 
 #[test]
+fn a_project_memory_for_a_home_is_the_root_a_hook_with_that_home_resolves() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = crate::paths::canonicalize(dir.path()).unwrap();
+    let home = base.join("home");
+    std::fs::create_dir_all(base.join("repo.v2/.git")).unwrap();
+    std::fs::create_dir_all(base.join("repo.v2/src")).unwrap();
+    for layout in [Layout::ClaudeCode, Layout::QwenCode, Layout::Memrecall] {
+        let found = project_memory_for_home(layout, &base.join("repo.v2"), &home).unwrap();
+        let hook = resolve(layout, &base.join("repo.v2/src"), &home_env(&home)).unwrap();
+        assert_eq!(found, hook.project.path, "{layout:?}");
+    }
+    assert_eq!(
+        project_memory_for_home(Layout::ClaudeCode, &base.join("repo.v2"), &home).unwrap(),
+        Some(
+            home.join(".claude/projects")
+                .join(js_sanitise(&base.join("repo.v2").to_string_lossy()))
+                .join("memory")
+        )
+    );
+}
+
+#[test]
 fn no_home_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let error = resolve(Layout::QwenCode, dir.path(), &Environment::default()).unwrap_err();

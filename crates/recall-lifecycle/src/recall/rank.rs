@@ -5,29 +5,15 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use lexical_score::delivery::QueryEvidence;
-use lexical_score::{ActiveToolAliases, CandidateSelection, PreparedText, QueryTokens, Scorable};
+use lexical_score::{ActiveToolAliases, CandidateSelection, QueryTokens};
 use memory_scan::{ScanReport, ScannedDocument};
 
 use super::RecallContext;
 use crate::confidence::{FastConfidence, judge_fast};
 
-/// A scanned document in the recall pool; a local wrapper so the pool can be scored in place.
-pub(super) struct PoolDocument(pub(super) Arc<ScannedDocument>);
-
-impl Scorable for PoolDocument {
-    fn prepared(&self) -> &PreparedText {
-        self.0.prepared()
-    }
-    fn memory_type(&self) -> lexical_score::MemoryType {
-        self.0.memory_type()
-    }
-    fn mtime(&self) -> std::time::SystemTime {
-        self.0.mtime()
-    }
-}
-
 pub(super) struct Ranked {
-    pub(super) pool: Vec<PoolDocument>,
+    /// The scanned documents not excluded, scored in place (`Arc<T>` is `Scorable`).
+    pub(super) pool: Vec<Arc<ScannedDocument>>,
     pub(super) selection: CandidateSelection,
     /// What the delivery rule keeps of the lexical top five, best first: the heuristic settle.
     pub(super) delivered: Vec<lexical_score::Ranked>,
@@ -48,12 +34,11 @@ pub(super) fn scan_and_rank(
     // scores instead of fetching every document's text or index again.
     let scan = ctx.cache.scan_recall_for(&ctx.roots, &tokens)?;
     let docs_scanned = scan.documents.len();
-    let pool: Vec<PoolDocument> = scan
+    let pool: Vec<Arc<ScannedDocument>> = scan
         .documents
         .into_iter()
         // Hashing every path costs more than the check itself when nothing is excluded.
         .filter(|doc| excluded.is_empty() || !excluded.contains(doc.path()))
-        .map(PoolDocument)
         .collect();
     // Derived once per recall, never per document
     // (`docs/design.md#tool-aliases-are-derived-once-per-recall`).
@@ -104,11 +89,11 @@ impl Ranked {
 }
 
 pub(super) fn documents_at(
-    pool: &[PoolDocument],
+    pool: &[Arc<ScannedDocument>],
     indices: impl Iterator<Item = usize>,
 ) -> Vec<Arc<ScannedDocument>> {
     indices
         .filter_map(|i| pool.get(i))
-        .map(|doc| Arc::clone(&doc.0))
+        .map(Arc::clone)
         .collect()
 }

@@ -92,17 +92,11 @@ async fn ask_selector(
         .iter()
         .filter_map(|&i| ranked.pool.get(i))
         .map(|doc| Candidate {
-            id: candidate_id(doc.0.path()),
-            memory_type: doc.0.memory_type().as_str().to_owned(),
-            mtime: doc.0.mtime(),
-            description: doc.0.description().to_owned(),
-            keywords: doc
-                .0
-                .topic()
-                .keywords()
-                .lines()
-                .map(str::to_owned)
-                .collect(),
+            id: candidate_id(doc.path()),
+            memory_type: doc.memory_type().as_str().to_owned(),
+            mtime: doc.mtime(),
+            description: doc.description().to_owned(),
+            keywords: doc.topic().keywords().lines().map(str::to_owned).collect(),
         })
         .collect();
     let request = SelectionRequest::new(query, &candidates, limit).with_recent_tools(recent_tools);

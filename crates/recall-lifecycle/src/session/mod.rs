@@ -14,7 +14,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::confidence::FastConfidence;
-use crate::prompt::{Clock, render_prompt, render_prompt_within};
+use crate::prompt::{Clock, Rendered};
 use crate::recall::{RecallContext, RecallInput, RecallState, run_recall};
 use crate::{DeliveryDesign, FIRST_PROMPT_CEILING};
 
@@ -168,7 +168,7 @@ impl RecallSession {
                 if let Some(cap) = self.turn_cap {
                     documents.truncate(cap.get());
                 }
-                let shown = Shown::within(documents, self.clock.now(), self.context_budget);
+                let shown = Rendered::within(documents, self.clock.now(), self.context_budget);
                 token.emit(wait, shown.documents.len(), latency);
                 active.fast_delivered.clone_from(&shown.documents);
                 Delivery::Delivered(self.record_delivery(
@@ -274,6 +274,13 @@ impl RecallSession {
         self.last_state.as_ref().map(|s| s.borrow().clone())
     }
 
+    /// `documents` (from a published result, for a caller that shows them itself, such as a
+    /// tool answering a question) rendered as a delivery's are: one prompt, with the session's
+    /// clock, within its context budget. Nothing is marked delivered.
+    pub fn render(&self, documents: Vec<Arc<ScannedDocument>>) -> Rendered {
+        Rendered::within(documents, self.clock.now(), self.context_budget)
+    }
+
     /// Paths delivered so far in this session.
     pub fn delivered(&self) -> &HashSet<PathBuf> {
         &self.delivered
@@ -321,7 +328,7 @@ impl RecallSession {
             return Delivery::Discarded(active.finish_discarded(reason));
         }
         let latency = active.started.elapsed();
-        let shown = Shown::within(remaining, self.clock.now(), self.context_budget);
+        let shown = Rendered::within(remaining, self.clock.now(), self.context_budget);
         active.finish_delivered(at, settled.strategy, shown.documents.len());
         Delivery::Delivered(self.record_delivery(
             Phase::Refined,
@@ -338,7 +345,7 @@ impl RecallSession {
         phase: Phase,
         strategy: Strategy,
         point: DeliveredAt,
-        shown: Shown,
+        shown: Rendered,
         latency: Duration,
     ) -> DeliveredMemory {
         self.delivered
@@ -351,33 +358,5 @@ impl RecallSession {
             prompt: shown.prompt,
             latency,
         }
-    }
-}
-
-/// The documents a delivery shows the model and their prompt, within the session's context
-/// budget: built only by [`Shown::within`], so what is marked delivered is what the prompt holds.
-struct Shown {
-    documents: Vec<Arc<ScannedDocument>>,
-    prompt: String,
-}
-
-impl Shown {
-    /// The first of `documents` whose prompt fits `budget` (all of them without one).
-    fn within(
-        mut documents: Vec<Arc<ScannedDocument>>,
-        now: std::time::SystemTime,
-        budget: Option<NonZeroUsize>,
-    ) -> Self {
-        let prompt = match budget {
-            None => render_prompt(documents.iter().map(|d| d.document()), now),
-            Some(budget) => {
-                let all: Vec<&memory_scan::Document> =
-                    documents.iter().map(|d| d.document()).collect();
-                let (kept, prompt) = render_prompt_within(&all, now, budget.get());
-                documents.truncate(kept);
-                prompt
-            }
-        };
-        Self { documents, prompt }
     }
 }

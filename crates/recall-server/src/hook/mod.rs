@@ -299,7 +299,7 @@ fn ask_server(
             }
             // The server cuts its answer to the budget; whatever listens there, the hook never
             // prints more than the agent takes.
-            Ok(recall_facade::cut_to_budget(
+            Ok(recall_facade::fit_context(
                 &answer.context,
                 agent_hooks::hook_io::MAX_CONTEXT_UTF16,
             ))
