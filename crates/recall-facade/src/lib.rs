@@ -79,7 +79,7 @@ pub use once::{OnceConfig, OneRecall, recall_once};
 pub use recall_lifecycle::{
     CancelReason, Clock, DeliveredMemory, Delivery, DeliveryDesign, DeliveryRule,
     FIRST_PROMPT_CEILING, FixedClock, Lines, RecallState, SettledRecall, SystemClock,
-    TRUNCATED_NOTE, cut_to_budget, printable, render_prompt, utf16_len,
+    TRUNCATED_NOTE, Tiering, cut_to_budget, printable, render_prompt, utf16_len,
 };
 pub use selector::Selector;
 #[cfg(feature = "http")]

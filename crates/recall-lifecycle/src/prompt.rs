@@ -14,6 +14,9 @@ const HEADER: &str = "## Relevant memory\n\nUse the following memories only when
 /// Ends a text that had to be cut: a body longer than the prompt shows, or a prompt longer than
 /// the agent takes.
 pub const TRUNCATED_NOTE: &str = "> NOTE: Relevant memory truncated for prompt budget.";
+/// Introduces the documents given as one line each: weak matches the model can read if the
+/// request needs them.
+pub const LINES_HEADER: &str = "## Possibly relevant memory\n\nNot shown here. Read one only if the current request needs it: with the `recall_memories` tool, or from its file.\n\n";
 const EMPTY_BODY: &str = "_No detailed entries yet._";
 const SECONDS_PER_DAY: u64 = 86_400;
 
@@ -77,6 +80,54 @@ where
     prompt.push_str(&body);
     prompt.push('\n');
     prompt
+}
+
+/// Renders `whole` as [`render_prompt`] does, then `lines` as one line each (title and file)
+/// under [`LINES_HEADER`]; nothing at all renders as the empty string.
+pub fn render_tiered_prompt<'a, I, J>(whole: I, lines: J, now: SystemTime) -> String
+where
+    I: IntoIterator<Item = &'a Document>,
+    J: IntoIterator<Item = &'a Document>,
+{
+    let mut prompt = render_prompt(whole, now);
+    let lines: String = lines.into_iter().map(render_line).collect();
+    if lines.is_empty() {
+        return prompt;
+    }
+    if !prompt.is_empty() {
+        prompt.push('\n');
+    }
+    prompt.push_str(LINES_HEADER);
+    prompt.push_str(&lines);
+    prompt
+}
+
+fn render_line(doc: &Document) -> String {
+    format!(
+        "- {} ({})\n",
+        printable(doc.title(), Lines::Escaped),
+        printable(&doc.path().display().to_string(), Lines::Escaped)
+    )
+}
+
+/// As [`render_prompt_within`], with `lines` given as one line each after the whole documents:
+/// lines are dropped from the last before any whole document is. Returns how many of `whole`
+/// and of `lines` the prompt holds.
+pub fn render_tiered_within(
+    whole: &[&Document],
+    lines: &[&Document],
+    now: SystemTime,
+    budget: usize,
+) -> (usize, usize, String) {
+    for keep in (0..=lines.len()).rev() {
+        let prompt =
+            render_tiered_prompt(whole.iter().copied(), lines[..keep].iter().copied(), now);
+        if utf16_len(&prompt) <= budget {
+            return (whole.len(), keep, prompt);
+        }
+    }
+    let (kept, prompt) = render_prompt_within(whole, now, budget);
+    (kept, 0, prompt)
 }
 
 /// Length of `text` in UTF-16 units, as the agents (JavaScript and TypeScript programs) count
@@ -248,6 +299,37 @@ mod tests {
         assert_eq!(kept, 1);
         assert!(utf16_len(&prompt) <= 300, "{}", utf16_len(&prompt));
         assert!(prompt.ends_with(&format!("{TRUNCATED_NOTE}\n")), "{prompt}");
+    }
+
+    #[test]
+    fn weak_matches_follow_the_whole_documents_as_one_line_each() {
+        let (a, b) = (doc("a", "alpha"), doc("b", "beta"));
+        let prompt = render_tiered_prompt([&a], [&b], SystemTime::UNIX_EPOCH);
+        let whole = render_prompt([&a], SystemTime::UNIX_EPOCH);
+        let line = format!("- b ({})\n", b.path().display());
+        assert_eq!(prompt, format!("{whole}\n{LINES_HEADER}{line}"));
+        assert!(!prompt.contains("beta"), "{prompt}");
+    }
+
+    #[test]
+    fn lines_alone_are_given_without_the_whole_documents_header() {
+        let b = doc("b", "beta");
+        let prompt = render_tiered_prompt([], [&b], SystemTime::UNIX_EPOCH);
+        assert!(prompt.starts_with(LINES_HEADER), "{prompt}");
+        assert!(!prompt.contains("## Relevant memory"), "{prompt}");
+    }
+
+    #[test]
+    fn over_the_budget_lines_are_dropped_before_whole_documents() {
+        let (a, b, c) = (doc("a", "alpha"), doc("b", "beta"), doc("c", "gamma"));
+        let one_line = render_tiered_prompt([&a], [&b], SystemTime::UNIX_EPOCH);
+        let (whole, lines, prompt) = render_tiered_within(
+            &[&a],
+            &[&b, &c],
+            SystemTime::UNIX_EPOCH,
+            utf16_len(&one_line),
+        );
+        assert_eq!((whole, lines, prompt), (1, 1, one_line));
     }
 
     #[test]

@@ -14,7 +14,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::confidence::FastConfidence;
-use crate::prompt::{Clock, render_prompt, render_prompt_within};
+use crate::prompt::{Clock, render_tiered_prompt, render_tiered_within};
 use crate::recall::{RecallContext, RecallInput, RecallState, run_recall};
 use crate::{DeliveryDesign, FIRST_PROMPT_CEILING};
 
@@ -61,6 +61,7 @@ impl RecallSession {
                 design: config.design,
                 limit: config.limit,
                 delivery_rule: config.delivery_rule,
+                tiering: config.tiering,
             }),
             clock: config.clock,
             turn_cap: config.turn_cap,
@@ -104,6 +105,7 @@ impl RecallSession {
             fast: Some(fast),
             terminal: Some(terminal),
             fast_delivered: Vec::new(),
+            fast_lines: Vec::new(),
             initial_consumed: false,
         });
     }
@@ -168,9 +170,15 @@ impl RecallSession {
                 if let Some(cap) = self.turn_cap {
                     documents.truncate(cap.get());
                 }
-                let shown = Shown::within(documents, self.clock.now(), self.context_budget);
-                token.emit(wait, shown.documents.len(), latency);
+                let shown = Shown::within(
+                    documents,
+                    fast.lines.clone(),
+                    self.clock.now(),
+                    self.context_budget,
+                );
+                token.emit(wait, shown.count(), latency);
                 active.fast_delivered.clone_from(&shown.documents);
+                active.fast_lines.clone_from(&shown.lines);
                 Delivery::Delivered(self.record_delivery(
                     Phase::Fast,
                     Strategy::Heuristic,
@@ -306,12 +314,23 @@ impl RecallSession {
             })
             .cloned()
             .collect();
+        // A weak match the fast result gave as a line is not given again as one this turn.
+        let lines: Vec<Arc<ScannedDocument>> = settled
+            .lines
+            .iter()
+            .filter(|d| {
+                !self.delivered.contains(d.path())
+                    && !active.fast_delivered.iter().any(|f| f.path() == d.path())
+                    && !active.fast_lines.iter().any(|f| f.path() == d.path())
+            })
+            .cloned()
+            .collect();
         let new_documents = remaining.len();
         if let Some(cap) = self.turn_cap {
             remaining.truncate(cap.get().saturating_sub(active.fast_delivered.len()));
         }
-        if remaining.is_empty() {
-            let reason = if settled.documents.is_empty() {
+        if remaining.is_empty() && lines.is_empty() {
+            let reason = if settled.documents.is_empty() && settled.lines.is_empty() {
                 DiscardReason::NoRelevantResults
             } else if new_documents == 0 {
                 DiscardReason::AlreadyDelivered
@@ -321,8 +340,8 @@ impl RecallSession {
             return Delivery::Discarded(active.finish_discarded(reason));
         }
         let latency = active.started.elapsed();
-        let shown = Shown::within(remaining, self.clock.now(), self.context_budget);
-        active.finish_delivered(at, settled.strategy, shown.documents.len());
+        let shown = Shown::within(remaining, lines, self.clock.now(), self.context_budget);
+        active.finish_delivered(at, settled.strategy, shown.count());
         Delivery::Delivered(self.record_delivery(
             Phase::Refined,
             settled.strategy,
@@ -332,7 +351,8 @@ impl RecallSession {
         ))
     }
 
-    /// Marks what `shown` holds delivered: only what the model is shown.
+    /// Marks what `shown` holds whole delivered: only what the model is shown. A document given
+    /// as a line stays eligible.
     fn record_delivery(
         &mut self,
         phase: Phase,
@@ -348,36 +368,54 @@ impl RecallSession {
             strategy,
             point,
             documents: shown.documents,
+            lines: shown.lines,
             prompt: shown.prompt,
             latency,
         }
     }
 }
 
-/// The documents a delivery shows the model and their prompt, within the session's context
-/// budget: built only by [`Shown::within`], so what is marked delivered is what the prompt holds.
+/// The documents a delivery shows the model, whole and as lines, and their prompt, within the
+/// session's context budget: built only by [`Shown::within`], so what is marked delivered is
+/// what the prompt holds.
 struct Shown {
     documents: Vec<Arc<ScannedDocument>>,
+    lines: Vec<Arc<ScannedDocument>>,
     prompt: String,
 }
 
 impl Shown {
-    /// The first of `documents` whose prompt fits `budget` (all of them without one).
+    /// `documents` whole and `lines` as lines, as many as fit `budget` (all without one): lines
+    /// go first, then the last whole documents.
     fn within(
         mut documents: Vec<Arc<ScannedDocument>>,
+        mut lines: Vec<Arc<ScannedDocument>>,
         now: std::time::SystemTime,
         budget: Option<NonZeroUsize>,
     ) -> Self {
+        let whole = || documents.iter().map(|d| d.document());
         let prompt = match budget {
-            None => render_prompt(documents.iter().map(|d| d.document()), now),
+            None => render_tiered_prompt(whole(), lines.iter().map(|d| d.document()), now),
             Some(budget) => {
-                let all: Vec<&memory_scan::Document> =
-                    documents.iter().map(|d| d.document()).collect();
-                let (kept, prompt) = render_prompt_within(&all, now, budget.get());
+                let all: Vec<&memory_scan::Document> = whole().collect();
+                let weak: Vec<&memory_scan::Document> =
+                    lines.iter().map(|d| d.document()).collect();
+                let (kept, kept_lines, prompt) =
+                    render_tiered_within(&all, &weak, now, budget.get());
                 documents.truncate(kept);
+                lines.truncate(kept_lines);
                 prompt
             }
         };
-        Self { documents, prompt }
+        Self {
+            documents,
+            lines,
+            prompt,
+        }
+    }
+
+    /// Documents shown, whole or as a line.
+    fn count(&self) -> usize {
+        self.documents.len() + self.lines.len()
     }
 }
