@@ -141,13 +141,13 @@ evidence only beside another word: release (Zipf 5.1)
    description +3 (release)
    body +1 (release)
    type boost +1
-   evidence: release, checklist
+   evidence: release, checklist (2 of 2 informative words)
 
 2. score 6 · Rollback procedure — ops/rollback.md (project, project scope) · delivered
    description +3 (release)
    body +2 (release, checklist)
    type boost +1
-   evidence: release, checklist
+   evidence: release, checklist (2 of 2 informative words)
 ";
     assert_eq!(run.stdout, expected);
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use delivery_telemetry::{TelemetrySink, TracingSink};
 use memory_scan::{CatalogStore, DocumentCache, MemoryRoots, RecallScanner};
-use recall_lifecycle::{Clock, DeliveryDesign, DeliveryRule, SystemClock};
+use recall_lifecycle::{Clock, DeliveryDesign, DeliveryRule, SystemClock, Tiering};
 use selector::Selector;
 
 #[cfg(feature = "http")]
@@ -110,6 +110,10 @@ pub struct RecallOptions {
     /// top five. The
     /// model's pick is never trimmed.
     pub rule: DeliveryRule,
+    /// Which documents of a lexical result are shown whole and which as one line each (default
+    /// [`Tiering::SHIPPED`]: a note holding fewer than half of the prompt's informative words
+    /// is named, not shown; [`Tiering::Off`] shows every one whole).
+    pub tiering: Tiering,
     /// Most documents one refined delivery carries: 1 to 5 (default 5, the most a prompt
     /// carries); [`MemoryRecall::new`](crate::MemoryRecall::new) rejects any other value.
     pub limit: usize,
@@ -134,6 +138,7 @@ impl Default for RecallOptions {
             selector: SelectorChoice::None,
             design: DeliveryDesign::FastPath,
             rule: DeliveryRule::SHIPPED,
+            tiering: Tiering::SHIPPED,
             limit: selector::DEFAULT_LIMIT,
             turn_cap: None,
             context_budget: None,
@@ -194,6 +199,7 @@ impl RecallConfig {
         session.turn_cap = options.turn_cap;
         session.context_budget = options.context_budget;
         session.delivery_rule = options.rule;
+        session.tiering = options.tiering;
         session.cache = self.scanner.build();
         Ok(session)
     }

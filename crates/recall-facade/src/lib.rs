@@ -79,7 +79,7 @@ pub use once::{OnceConfig, OneRecall, recall_once};
 pub use recall_lifecycle::{
     CancelReason, Clock, DeliveredMemory, Delivery, DeliveryDesign, DeliveryRule,
     FIRST_PROMPT_CEILING, FixedClock, Lines, RecallState, Rendered, SettledRecall, SystemClock,
-    fit_context, printable,
+    Tiering, fit_context, printable,
 };
 pub use selector::Selector;
 #[cfg(feature = "http")]

@@ -66,9 +66,12 @@ mod session;
 pub use confidence::{FastConfidence, judge_fast};
 /// What of a ranking is delivered; chosen per session ([`SessionConfig::delivery_rule`]).
 pub use lexical_score::delivery::DeliveryRule;
+/// Which delivered documents are shown whole and which as one line; chosen per session
+/// ([`SessionConfig::tiering`]).
+pub use lexical_score::delivery::{Tier, Tiering};
 pub use prompt::{
-    Clock, FixedClock, Lines, Rendered, SystemClock, TRUNCATED_NOTE, age_in_days, fit_context,
-    printable, render_prompt, utf16_len,
+    Clock, FixedClock, LINES_HEADER, Lines, Rendered, SystemClock, TRUNCATED_NOTE, age_in_days,
+    fit_context, printable, render_prompt, render_tiered_prompt, utf16_len,
 };
 pub use recall::{
     FastResult, RecallScanError, RecallState, RecallTimings, ScanOutcome, SettledRecall,

@@ -16,6 +16,9 @@ const HEADER: &str = "## Relevant memory\n\nUse the following memories only when
 /// Ends a text that had to be cut: a body longer than the prompt shows, or a prompt longer than
 /// the agent takes.
 pub const TRUNCATED_NOTE: &str = "> NOTE: Relevant memory truncated for prompt budget.";
+/// Introduces the documents given as one line each: weak matches the model can read if the
+/// request needs them.
+pub const LINES_HEADER: &str = "## Possibly relevant memory\n\nNot shown here. Read one only if the current request needs it: with the `recall_memories` tool, or from its file.\n\n";
 const EMPTY_BODY: &str = "_No detailed entries yet._";
 const SECONDS_PER_DAY: u64 = 86_400;
 
@@ -81,6 +84,54 @@ where
     prompt
 }
 
+/// Renders `whole` as [`render_prompt`] does, then `lines` as one line each (title and file)
+/// under [`LINES_HEADER`]; nothing at all renders as the empty string.
+pub fn render_tiered_prompt<'a, I, J>(whole: I, lines: J, now: SystemTime) -> String
+where
+    I: IntoIterator<Item = &'a Document>,
+    J: IntoIterator<Item = &'a Document>,
+{
+    let mut prompt = render_prompt(whole, now);
+    let lines: String = lines.into_iter().map(render_line).collect();
+    if lines.is_empty() {
+        return prompt;
+    }
+    if !prompt.is_empty() {
+        prompt.push('\n');
+    }
+    prompt.push_str(LINES_HEADER);
+    prompt.push_str(&lines);
+    prompt
+}
+
+fn render_line(doc: &Document) -> String {
+    format!(
+        "- {} ({})\n",
+        printable(doc.title(), Lines::Escaped),
+        printable(&doc.path().display().to_string(), Lines::Escaped)
+    )
+}
+
+/// As [`render_prompt_within`], with `lines` given as one line each after the whole documents:
+/// lines are dropped from the last before any whole document is. Returns how many of `whole`
+/// and of `lines` the prompt holds.
+pub(crate) fn render_tiered_within(
+    whole: &[&Document],
+    lines: &[&Document],
+    now: SystemTime,
+    budget: usize,
+) -> (usize, usize, String) {
+    for keep in (0..=lines.len()).rev() {
+        let prompt =
+            render_tiered_prompt(whole.iter().copied(), lines[..keep].iter().copied(), now);
+        if utf16_len(&prompt) <= budget {
+            return (whole.len(), keep, prompt);
+        }
+    }
+    let (kept, prompt) = render_prompt_within(whole, now, budget);
+    (kept, 0, prompt)
+}
+
 /// Length of `text` in UTF-16 units, as the agents (JavaScript and TypeScript programs) count
 /// what they accept.
 pub fn utf16_len(text: &str) -> usize {
@@ -133,8 +184,12 @@ pub fn fit_context(text: &str, budget: usize) -> String {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Rendered {
-    /// The documents the prompt holds, in order: the first of those given that fit the budget.
+    /// The documents the prompt holds whole, in order: the first of those given that fit the
+    /// budget.
     pub documents: Vec<Arc<ScannedDocument>>,
+    /// The documents it names in one line each, after them (weak lexical matches): named, not
+    /// delivered.
+    pub lines: Vec<Arc<ScannedDocument>>,
     /// The prompt; empty when no document was given.
     pub prompt: String,
     /// The instant the documents' ages were counted from.
@@ -142,27 +197,38 @@ pub struct Rendered {
 }
 
 impl Rendered {
-    /// The first of `documents` whose prompt fits `budget` (all of them without one), rendered
-    /// at `now`.
+    /// `documents` whole and `lines` as one line each, as many as fit `budget` (all of them
+    /// without one), rendered at `now`: over the budget, lines go first, then the last whole
+    /// documents.
     pub(crate) fn within(
         mut documents: Vec<Arc<ScannedDocument>>,
+        mut lines: Vec<Arc<ScannedDocument>>,
         now: SystemTime,
         budget: Option<NonZeroUsize>,
     ) -> Self {
+        let whole: Vec<&Document> = documents.iter().map(|d| d.document()).collect();
+        let weak: Vec<&Document> = lines.iter().map(|d| d.document()).collect();
         let prompt = match budget {
-            None => render_prompt(documents.iter().map(|d| d.document()), now),
+            None => render_tiered_prompt(whole, weak, now),
             Some(budget) => {
-                let all: Vec<&Document> = documents.iter().map(|d| d.document()).collect();
-                let (kept, prompt) = render_prompt_within(&all, now, budget.get());
+                let (kept, kept_lines, prompt) =
+                    render_tiered_within(&whole, &weak, now, budget.get());
                 documents.truncate(kept);
+                lines.truncate(kept_lines);
                 prompt
             }
         };
         Self {
             documents,
+            lines,
             prompt,
             now,
         }
+    }
+
+    /// Documents the prompt shows, whole or in a line.
+    pub(crate) fn count(&self) -> usize {
+        self.documents.len() + self.lines.len()
     }
 }
 
@@ -289,6 +355,37 @@ mod tests {
         assert_eq!(kept, 1);
         assert!(utf16_len(&prompt) <= 300, "{}", utf16_len(&prompt));
         assert!(prompt.ends_with(&format!("{TRUNCATED_NOTE}\n")), "{prompt}");
+    }
+
+    #[test]
+    fn weak_matches_follow_the_whole_documents_as_one_line_each() {
+        let (a, b) = (doc("a", "alpha"), doc("b", "beta"));
+        let prompt = render_tiered_prompt([&a], [&b], SystemTime::UNIX_EPOCH);
+        let whole = render_prompt([&a], SystemTime::UNIX_EPOCH);
+        let line = format!("- b ({})\n", b.path().display());
+        assert_eq!(prompt, format!("{whole}\n{LINES_HEADER}{line}"));
+        assert!(!prompt.contains("beta"), "{prompt}");
+    }
+
+    #[test]
+    fn lines_alone_are_given_without_the_whole_documents_header() {
+        let b = doc("b", "beta");
+        let prompt = render_tiered_prompt([], [&b], SystemTime::UNIX_EPOCH);
+        assert!(prompt.starts_with(LINES_HEADER), "{prompt}");
+        assert!(!prompt.contains("## Relevant memory"), "{prompt}");
+    }
+
+    #[test]
+    fn over_the_budget_lines_are_dropped_before_whole_documents() {
+        let (a, b, c) = (doc("a", "alpha"), doc("b", "beta"), doc("c", "gamma"));
+        let one_line = render_tiered_prompt([&a], [&b], SystemTime::UNIX_EPOCH);
+        let (whole, lines, prompt) = render_tiered_within(
+            &[&a],
+            &[&b, &c],
+            SystemTime::UNIX_EPOCH,
+            utf16_len(&one_line),
+        );
+        assert_eq!((whole, lines, prompt), (1, 1, one_line));
     }
 
     #[test]

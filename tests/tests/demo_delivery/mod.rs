@@ -49,6 +49,24 @@ fn delivered_with(tree: &Tree, query: &str, extra: &[&str]) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The relative paths the first prompt delivers whole for `query`, and those it names in a line.
+fn delivered_and_named(tree: &Tree, query: &str) -> (Vec<String>, Vec<String>) {
+    let run = tree.run_with_roots_until("recall", query, &["--json"], scan_was_published);
+    let value: Value = run.success().json();
+    let paths = |key: &str| -> Vec<String> {
+        value["initial"][key]
+            .as_array()
+            .map(|documents| {
+                documents
+                    .iter()
+                    .map(|d| d["relative_path"].as_str().unwrap().to_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    (paths("documents"), paths("lines"))
+}
+
 /// The relative paths the first prompt receives for `query` under the measured rule.
 fn delivered(tree: &Tree, query: &str) -> Vec<String> {
     delivered_with(tree, query, &[])
@@ -130,7 +148,8 @@ fn rank_leads_with_what_recall_delivers_in_delivery_order() {
         .take_while(|row| row["delivered"] == true)
         .map(|row| row["relative_path"].as_str().unwrap())
         .collect();
-    assert_eq!(leading, delivered(&tree, query));
+    let (whole, lines) = delivered_and_named(&tree, query);
+    assert_eq!(leading, [whole, lines].concat());
     assert!(
         rows.iter()
             .skip(leading.len())

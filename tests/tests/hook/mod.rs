@@ -1167,3 +1167,30 @@ fn on_the_payments_team_tree_everyday_prompts_deliver_nothing_and_run_the_tests_
             .silent();
     }
 }
+
+#[test]
+fn on_the_payments_team_tree_a_weak_match_is_named_in_one_line_and_no_note_is_delivered() {
+    let world = World::new();
+    payments_team_project_memories(&world.claude_memory(&world.repo()));
+    for prompt in [
+        "handle the error case when the file is missing",
+        "コードをきれいにして",
+    ] {
+        let run = world.hook_delivering("claude-code", &claude_prompt(&world.repo(), prompt), &[]);
+        let context = run.context("UserPromptSubmit");
+        assert_eq!(
+            titles(&context),
+            Vec::<String>::new(),
+            "{prompt}: {context}"
+        );
+        assert!(
+            context.starts_with("## Possibly relevant memory"),
+            "{prompt}: {context}"
+        );
+        assert_eq!(
+            context.lines().filter(|l| l.starts_with("- ")).count(),
+            1,
+            "{prompt}: {context}"
+        );
+    }
+}

@@ -27,7 +27,7 @@ query tokens: lighthouse sluggish bundle
    title +4 (bundle)
    keywords +4 (lighthouse)
    usage scenarios +3 (sluggish)
-   evidence: lighthouse, sluggish, bundle
+   evidence: lighthouse, sluggish, bundle (3 of 3 informative words)
 ";
     assert_eq!(run.stdout, expected);
 }

@@ -387,16 +387,24 @@ async fn run_turn_with(
         late_scan,
         ..TurnOutcome::default()
     };
+    // A note named in a line reaches the model as it reads the line: it counts as delivered
+    // once, and its whole delivery later in the turn (the model's pick) is no repeat.
+    let mut named = HashSet::new();
     for (i, delivery) in deliveries.iter().enumerate() {
         let Some(memory) = delivery.delivered() else {
             continue;
         };
         for document in &memory.documents {
+            outcome.duplicate |= !seen.insert(document.document().path().to_path_buf());
+        }
+        for document in memory.documents.iter().chain(&memory.lines) {
             let path = document.document().path();
+            if !named.insert(path.to_path_buf()) {
+                continue;
+            }
             let relevant = case.relevant.contains(path);
             outcome.first_prompt |= i == 0 && relevant;
             outcome.at_all |= relevant;
-            outcome.duplicate |= !seen.insert(path.to_path_buf());
             outcome.count.delivered += 1;
             outcome.count.relevant_delivered += usize::from(relevant);
             outcome.count.first_relevant += usize::from(i == 0 && relevant);

@@ -104,6 +104,32 @@ pub fn trim(out: &mut String, report: &TrimReport) {
         shipped.rule
     );
     slice_comparison(out, &untrimmed.figures, &shipped.figures);
+    tiered(out, report);
+}
+
+/// The shipped rule with its tiering, per slice: what is shown whole, and what also reaches the
+/// model when it reads the lines.
+fn tiered(out: &mut String, report: &TrimReport) {
+    let _ = writeln!(
+        out,
+        "\nShipped rule, tiered (a note holding fewer than half of the informative words is named \
+         in a line), no selector: slice, docs/ans shown whole, precision of the notes shown \
+         whole, recall of notes shown whole -> whole or named in a line"
+    );
+    for (whole, named) in report.tiered_whole.iter().zip(&report.tiered_named) {
+        if whole.answerable_turns == 0 {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "{:<22} {:>5.2} {:>9} {:>9} -> {}",
+            whole.name,
+            whole.delivered_per_turn,
+            optional_percent(whole.precision),
+            percent(whole.relevant_recall),
+            percent(named.relevant_recall)
+        );
+    }
 }
 
 /// Per slice, `untrimmed -> shipped`.

@@ -11,7 +11,7 @@ use std::num::{NonZeroU32, NonZeroUsize};
 
 use lexical_score::delivery::{
     Background, DeliveryRule, EvidenceRule, GapFactor, Measure, MinimumEvidence, QueryEvidence,
-    Share, TrimRule, UninformativeTokens,
+    Share, Tier, Tiering, TrimRule, UninformativeTokens,
 };
 use lexical_score::{ActiveToolAliases, CandidateSelection, QueryTokens};
 use serde::Serialize;
@@ -60,6 +60,10 @@ pub struct TrimReport {
     /// The rules for uninformative tokens and minimum evidence, each with the trims that keep
     /// the most (the second table).
     pub evidence: Vec<RuleRow>,
+    /// The shipped rule with the shipped tiering, per slice, counting the notes delivered whole.
+    pub tiered_whole: Vec<DeliveryFigures>,
+    /// The same, counting a note named in a line as delivered (the model reads the lines).
+    pub tiered_named: Vec<DeliveryFigures>,
 }
 
 impl TrimReport {
@@ -198,6 +202,17 @@ pub fn rule_name(rule: &DeliveryRule) -> String {
 
 /// What `rule` delivers of the lexical top five for each case, counted.
 pub fn lexical_turns(corpus: &Corpus, rule: &DeliveryRule) -> Vec<TurnCount> {
+    tiered_turns(corpus, rule, Tiering::Off, true)
+}
+
+/// What `rule` delivers of the lexical top five for each case, shown as `tiering` decides,
+/// counted: the notes shown whole, and with `named` those named in a line as well.
+pub fn tiered_turns(
+    corpus: &Corpus,
+    rule: &DeliveryRule,
+    tiering: Tiering,
+    named: bool,
+) -> Vec<TurnCount> {
     corpus
         .cases
         .iter()
@@ -210,10 +225,15 @@ pub fn lexical_turns(corpus: &Corpus, rule: &DeliveryRule) -> Vec<TurnCount> {
                 &ActiveToolAliases::default(),
             );
             let evidence = QueryEvidence::judge(&query, &rule.evidence, &corpus.documents);
-            let delivered = rule.deliver(&evidence, selection.heuristic(), &corpus.documents);
+            let delivered: Vec<usize> = rule
+                .deliver_judged(&evidence, selection.heuristic(), &corpus.documents)
+                .into_iter()
+                .filter(|judged| named || tiering.tier(judged.evidence) == Tier::Whole)
+                .map(|judged| judged.ranked.index)
+                .collect();
             let relevant_delivered = delivered
                 .iter()
-                .filter(|r| case.relevant.contains(&r.index))
+                .filter(|index| case.relevant.contains(index))
                 .count();
             Some(TurnCount {
                 slice,
@@ -282,7 +302,18 @@ pub fn trim_report(corpus: &Corpus) -> TrimReport {
         measured.push(rule);
         evidence.push(row(corpus, rule, &untrimmed));
     }
-    TrimReport { trims, evidence }
+    let tiered = |named| {
+        DeliveryFigures::per_slice(
+            &SLICES,
+            &tiered_turns(corpus, &DeliveryRule::SHIPPED, Tiering::SHIPPED, named),
+        )
+    };
+    TrimReport {
+        trims,
+        evidence,
+        tiered_whole: tiered(false),
+        tiered_named: tiered(true),
+    }
 }
 
 /// The admissible rule with the highest delivered precision over every answerable turn, among

@@ -299,6 +299,8 @@ impl QueryEvidence {
                 mask | (u64::from(everyday) << position)
             });
         evidence.not_alone = specific_found || held & !everyday != 0 || held.count_ones() >= 2;
+        evidence.covered = held.count_ones();
+        evidence.informative = u32::try_from(tokens.len()).unwrap_or(u32::MAX);
         match self.measure {
             Measure::Substring => {
                 evidence.points = lexical_points(&self.informative, text, Lookup::Once);
@@ -378,6 +380,11 @@ pub struct DocumentEvidence {
     /// informative tokens as words (see [`Background::NotAlone`]); a document without it is not
     /// delivered.
     pub not_alone: bool,
+    /// How many of the query's informative tokens it holds as words of a field (or the same
+    /// word inflected).
+    pub covered: u32,
+    /// How many informative tokens the query has.
+    pub informative: u32,
 }
 
 /// For each token of `query`, in order, how many of `docs` contain it in a scored field. A

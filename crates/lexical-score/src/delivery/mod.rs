@@ -9,6 +9,7 @@
 mod background;
 mod evidence;
 mod function_words;
+mod tier;
 mod trim;
 
 use std::num::NonZeroU32;
@@ -18,6 +19,7 @@ pub use evidence::{
     Background, DocumentEvidence, MIN_DOCUMENTS_FOR_FREQUENCY, Measure, QueryEvidence,
     TokenVerdict, Uninformative, UninformativeTokens, document_frequencies,
 };
+pub use tier::{Tier, Tiering};
 pub use trim::{GapFactor, Judged, Share, TrimRule};
 
 use crate::score::{Ranked, Scorable};
@@ -143,8 +145,28 @@ impl DeliveryRule {
         ranked: &[Ranked],
         docs: &[D],
     ) -> Vec<Ranked> {
+        self.deliver_judged(evidence, ranked, docs)
+            .into_iter()
+            .map(|judged| judged.ranked)
+            .collect()
+    }
+
+    /// As [`DeliveryRule::deliver`], each delivered document with the evidence it holds (for
+    /// [`Tiering::tier`]). An untrimmed rule judges nothing: its documents carry no evidence.
+    pub fn deliver_judged<D: Scorable>(
+        &self,
+        evidence: &QueryEvidence,
+        ranked: &[Ranked],
+        docs: &[D],
+    ) -> Vec<Judged> {
         if self.is_untrimmed() {
-            return ranked.to_vec();
+            return ranked
+                .iter()
+                .map(|&ranked| Judged {
+                    ranked,
+                    evidence: DocumentEvidence::default(),
+                })
+                .collect();
         }
         let judged: Vec<Judged> = ranked
             .iter()
@@ -162,7 +184,7 @@ impl DeliveryRule {
         judged
             .into_iter()
             .zip(keeps)
-            .filter_map(|(judged, kept)| kept.then_some(judged.ranked))
+            .filter_map(|(judged, kept)| kept.then_some(judged))
             .collect()
     }
 }

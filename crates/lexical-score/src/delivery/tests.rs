@@ -117,6 +117,8 @@ fn document_evidence_counts_informative_points_only() {
             whole_word: true,
             rare: false,
             not_alone: true,
+            covered: 1,
+            informative: 1,
         }
     );
 }
@@ -134,6 +136,8 @@ fn a_token_found_only_inside_a_longer_word_is_not_whole_word_evidence() {
             whole_word: false,
             rare: false,
             not_alone: true,
+            covered: 0,
+            informative: 1,
         }
     );
 }
@@ -427,4 +431,27 @@ fn a_word_common_in_ordinary_text_can_be_judged_uninformative() {
         Some(Uninformative::Background { zipf }) if zipf >= Zipf::tenths(50)
     ));
     assert_eq!(verdicts[1].uninformative, None);
+}
+
+#[test]
+fn document_evidence_counts_the_informative_words_a_document_holds() {
+    let query = QueryTokens::new("rollback the staging database");
+    let evidence = QueryEvidence::judge(&query, &tokens_rule(FUNCTION_WORDS), &[] as &[Doc]);
+    let runbook = doc("Rollback runbook", "staging steps", "");
+    let found = evidence.document(&runbook);
+    assert_eq!((found.covered, found.informative), (2, 3));
+}
+
+#[test]
+fn a_note_holding_half_the_informative_words_is_shown_whole_and_one_holding_less_as_a_line() {
+    let query = QueryTokens::new("rollback the staging database");
+    let evidence = QueryEvidence::judge(&query, &tokens_rule(FUNCTION_WORDS), &[] as &[Doc]);
+    let strong = doc("Rollback runbook", "staging steps", "");
+    let weak = doc("Database notes", "", "");
+    assert_eq!(
+        Tiering::SHIPPED.tier(evidence.document(&strong)),
+        Tier::Whole
+    );
+    assert_eq!(Tiering::SHIPPED.tier(evidence.document(&weak)), Tier::Line);
+    assert_eq!(Tiering::Off.tier(evidence.document(&weak)), Tier::Whole);
 }

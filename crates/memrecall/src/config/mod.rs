@@ -121,6 +121,10 @@ pub struct DeliveryTable {
     /// `turn_cap`: most documents one turn delivers, fast and refined together.
     #[serde(default)]
     pub turn_cap: Option<std::num::NonZeroUsize>,
+    /// `lines`: whether a weak lexical match is named in one line instead of shown whole
+    /// (default on; `false` shows every delivered note whole).
+    #[serde(default)]
+    pub lines: Option<bool>,
 }
 
 /// What of the lexical ranking a hook delivers: the measured delivery rule, or the design's

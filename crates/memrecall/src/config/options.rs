@@ -27,6 +27,9 @@ impl From<Config> for RecallOptions {
         options.selector = selector;
         options.design = config.delivery.design.into();
         options.rule = config.delivery.trim.into();
+        if config.delivery.lines == Some(false) {
+            options.tiering = recall_facade::Tiering::Off;
+        }
         options.turn_cap = config.delivery.turn_cap;
         options
     }

@@ -165,3 +165,11 @@ fn a_turn_cap_of_zero_is_one_line_naming_the_key() {
     assert!(message.contains("line 2, key `turn_cap`"), "{message}");
     assert_eq!(message.lines().count(), 1, "{message}");
 }
+
+#[test]
+fn weak_matches_are_given_as_lines_unless_delivery_lines_is_false() {
+    let default = recall_facade::RecallOptions::from(parse("").unwrap());
+    assert_eq!(default.tiering, recall_facade::Tiering::SHIPPED);
+    let off = recall_facade::RecallOptions::from(parse("[delivery]\nlines = false\n").unwrap());
+    assert_eq!(off.tiering, recall_facade::Tiering::Off);
+}

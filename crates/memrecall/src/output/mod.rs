@@ -106,6 +106,9 @@ pub struct PointOut {
     #[serde(skip_serializing_if = "Option::is_none")]
     discard_reason: Option<delivery_telemetry::DiscardReason>,
     documents: Vec<DocumentOut>,
+    /// Weak matches named in one line each, not delivered.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    lines: Vec<DocumentOut>,
     #[serde(skip_serializing_if = "Option::is_none")]
     latency_ms: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -120,6 +123,7 @@ impl PointOut {
             strategy: None,
             discard_reason: None,
             documents: Vec::new(),
+            lines: Vec::new(),
             latency_ms: None,
             prompt: None,
         };
@@ -133,6 +137,7 @@ impl PointOut {
                     .iter()
                     .map(|d| DocumentOut::new(d))
                     .collect();
+                out.lines = memory.lines.iter().map(|d| DocumentOut::new(d)).collect();
                 out.latency_ms = Some(ms(memory.latency));
                 out.prompt = Some(memory.prompt.clone());
             }
@@ -160,6 +165,12 @@ impl PointOut {
                 );
                 for (i, d) in self.documents.iter().enumerate() {
                     let _ = writeln!(s, "  {}. {}", i + 1, d.describe());
+                }
+                if !self.lines.is_empty() {
+                    let _ = writeln!(s, "  named in one line each (weak matches, not delivered):");
+                    for d in &self.lines {
+                        let _ = writeln!(s, "  - {}", d.describe());
+                    }
                 }
                 if show_prompt && let Some(prompt) = &self.prompt {
                     let _ = writeln!(s, "\n{}\n", prompt.trim_end());

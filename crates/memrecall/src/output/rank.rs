@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use lexical_score::delivery::{
-    Background, DeliveryRule, QueryEvidence, TokenVerdict, Uninformative, Zipf,
+    Background, DeliveryRule, QueryEvidence, Tier, Tiering, TokenVerdict, Uninformative, Zipf,
 };
 use lexical_score::{HEURISTIC_LIMIT, QueryTokens, ScoreBreakdown};
 use memory_scan::{MemoryRoots, RecallScan, ScanReport, ScannedDocument};
@@ -22,8 +22,13 @@ pub struct RankRow {
     score: u32,
     /// Per-field contributions.
     breakdown: ScoreBreakdown,
-    /// Whether the delivery rule sends it.
+    /// Whether the delivery rule sends it (whole or named in a line).
     delivered: bool,
+    /// How it is shown when delivered: whole, or named in one line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shown: Option<Tier>,
+    /// How many of the query's informative words it holds, of how many.
+    informative_words: [u32; 2],
     /// Whether every query token it matched is uninformative (so the delivery rule never sends
     /// it, whatever its score).
     only_uninformative: bool,
@@ -37,8 +42,12 @@ pub struct RankRow {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Decision {
-    /// Delivered: enough evidence, close enough to the lead.
+    /// Delivered whole: enough evidence, close enough to the lead, and at least half of the
+    /// query's informative words.
     Delivered,
+    /// Named in one line: enough evidence and close enough to the lead, but fewer than half of
+    /// the query's informative words.
+    NamedInALine,
     /// Ranked below the lexical top five, which is all the rule looks at.
     OutsideTopFive,
     /// Every query token it holds is uninformative.
@@ -55,6 +64,7 @@ impl Decision {
     fn text(self) -> &'static str {
         match self {
             Self::Delivered => "delivered",
+            Self::NamedInALine => "named in a line (holds less than half of the informative words)",
             Self::OutsideTopFive => "outside the lexical top five",
             Self::OnlyUninformative => "only uninformative words",
             Self::EverydayWordAlone => "one everyday word alone",
@@ -89,7 +99,15 @@ impl RankRow {
         let top = ranked.get(..HEURISTIC_LIMIT).unwrap_or(&ranked);
         let kept = rule.deliver(&evidence, top, &prepared);
         let rest = ranked.iter().filter(|r| !kept.contains(r));
-        kept.iter()
+        // As the prompt gives them: the notes shown whole, then those named in a line.
+        let (whole, lines): (Vec<_>, Vec<_>) = kept.iter().partition(|r| {
+            prepared
+                .get(r.index)
+                .is_none_or(|d| Tiering::SHIPPED.tier(evidence.document(*d)) == Tier::Whole)
+        });
+        whole
+            .into_iter()
+            .chain(lines)
             .chain(rest)
             .filter_map(|r| {
                 let in_top = top.contains(r);
@@ -112,7 +130,10 @@ impl RankRow {
                     let only_uninformative = evidence_words.is_empty();
                     let held = evidence.document(*d);
                     let delivered = kept.contains(r);
-                    let decided_by = if delivered {
+                    let shown = delivered.then(|| Tiering::SHIPPED.tier(held));
+                    let decided_by = if shown == Some(Tier::Line) {
+                        Decision::NamedInALine
+                    } else if delivered {
                         Decision::Delivered
                     } else if !in_top {
                         Decision::OutsideTopFive
@@ -130,6 +151,8 @@ impl RankRow {
                         score: r.score,
                         breakdown,
                         delivered,
+                        shown,
+                        informative_words: [held.covered, held.informative],
                         only_uninformative,
                         evidence: evidence_words,
                         decided_by,
@@ -137,6 +160,48 @@ impl RankRow {
                 })
             })
             .collect()
+    }
+
+    /// Appends this row, numbered `place`, to `s`.
+    fn write_text(&self, s: &mut String, place: usize) {
+        let row = self;
+        let d = &row.document;
+        let mark = format!(" · {}", row.decided_by.text());
+        let _ = writeln!(
+            s,
+            "\n{}. score {} · {}{mark}",
+            place,
+            row.score,
+            d.describe()
+        );
+        let b = &row.breakdown;
+        let hits = |label: &str, weight: u32, hits: &[String]| {
+            if hits.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "   {label} +{} ({})\n",
+                    weight * u32::try_from(hits.len()).unwrap_or(u32::MAX),
+                    one_line(&hits.join(", "))
+                )
+            }
+        };
+        s.push_str(&hits("title", 4, &b.title_hits));
+        s.push_str(&hits("keywords", 4, &b.keyword_hits));
+        s.push_str(&hits("description", 3, &b.description_hits));
+        s.push_str(&hits("usage scenarios", 3, &b.usage_scenario_hits));
+        s.push_str(&hits("body", 1, &b.body_hits));
+        if b.type_boost > 0 {
+            let _ = writeln!(s, "   type boost +{}", b.type_boost);
+        }
+        if !row.evidence.is_empty() {
+            let [held, of] = row.informative_words;
+            let _ = writeln!(
+                s,
+                "   evidence: {} ({held} of {of} informative words)",
+                one_line(&row.evidence.join(", "))
+            );
+        }
     }
 
     /// Readable text for a ranking.
@@ -208,38 +273,7 @@ impl RankRow {
             if !row.delivered && i > 0 && rows.get(i - 1).is_some_and(|r| r.delivered) {
                 s.push_str("\nnot delivered, best first:\n");
             }
-            let d = &row.document;
-            let mark = format!(" · {}", row.decided_by.text());
-            let _ = writeln!(
-                s,
-                "\n{}. score {} · {}{mark}",
-                i + 1,
-                row.score,
-                d.describe()
-            );
-            let b = &row.breakdown;
-            let hits = |label: &str, weight: u32, hits: &[String]| {
-                if hits.is_empty() {
-                    String::new()
-                } else {
-                    format!(
-                        "   {label} +{} ({})\n",
-                        weight * u32::try_from(hits.len()).unwrap_or(u32::MAX),
-                        one_line(&hits.join(", "))
-                    )
-                }
-            };
-            s.push_str(&hits("title", 4, &b.title_hits));
-            s.push_str(&hits("keywords", 4, &b.keyword_hits));
-            s.push_str(&hits("description", 3, &b.description_hits));
-            s.push_str(&hits("usage scenarios", 3, &b.usage_scenario_hits));
-            s.push_str(&hits("body", 1, &b.body_hits));
-            if b.type_boost > 0 {
-                let _ = writeln!(s, "   type boost +{}", b.type_boost);
-            }
-            if !row.evidence.is_empty() {
-                let _ = writeln!(s, "   evidence: {}", one_line(&row.evidence.join(", ")));
-            }
+            row.write_text(&mut s, i + 1);
         }
         s
     }

@@ -9,6 +9,7 @@ use std::time::Duration;
 use delivery_telemetry::{
     RecallEvent, SelectorErrorEvent, Strategy, TelemetryEvent, TelemetrySink, emit_recall,
 };
+use lexical_score::delivery::Tier;
 use memory_scan::{MemoryRoots, RecallScanner, ScanReport, ScannedDocument};
 use selector::{Selector, SelectorError};
 use tokio::sync::watch;
@@ -30,8 +31,12 @@ use select::{Selection, choose};
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct FastResult {
-    /// At most [`lexical_score::FAST_LIMIT`] documents, best first.
+    /// At most [`lexical_score::FAST_LIMIT`] documents, best first, shown whole.
     pub documents: Vec<Arc<ScannedDocument>>,
+    /// Documents of the lexical top two with weak evidence, shown as one line each
+    /// ([`Tiering`](lexical_score::delivery::Tiering)); never more than the limit with
+    /// [`FastResult::documents`].
+    pub lines: Vec<Arc<ScannedDocument>>,
     /// Time from the recall call to this publication.
     pub published_after: Duration,
     /// Whether its lead document shares a whole word with the query (see
@@ -58,9 +63,12 @@ pub struct RecallTimings {
 pub struct SettledRecall {
     /// How the documents were chosen.
     pub strategy: Strategy,
-    /// The selected documents, at most the limit, in selection order. What the scan found is in
-    /// [`RecallState::scanned`], published before this.
+    /// The selected documents, at most the limit, in selection order, shown whole. What the
+    /// scan found is in [`RecallState::scanned`], published before this.
     pub documents: Vec<Arc<ScannedDocument>>,
+    /// A lexical result's documents with weak evidence, shown as one line each; none when the
+    /// selector chose.
+    pub lines: Vec<Arc<ScannedDocument>>,
     /// Where the time went.
     pub timings: RecallTimings,
     /// Why the selector's answer was not used, when it was asked and failed.
@@ -120,6 +128,7 @@ pub(crate) struct RecallContext {
     pub design: DeliveryDesign,
     pub limit: usize,
     pub delivery_rule: lexical_score::delivery::DeliveryRule,
+    pub tiering: lexical_score::delivery::Tiering,
 }
 
 /// The per-query input of a recall.
@@ -185,23 +194,16 @@ pub(crate) async fn run_recall(
         }
     };
 
-    let fast = ranked.fast();
     // Without a selector there is nothing to arrive first: the recall settles at once with the
     // lexical result, which the initial consume then delivers as `refined`.
-    let selector_asked = ctx.selector.is_some();
     let publishes_fast = match ctx.design {
         DeliveryDesign::FastPath | DeliveryDesign::Gated => true,
         #[cfg(feature = "measurement")]
         DeliveryDesign::SinglePath => false,
     };
-    let fast_result = ranked
-        .fast_confidence
-        .filter(|_| publishes_fast && selector_asked && !fast.is_empty() && !cancel.is_cancelled())
-        .map(|confidence| FastResult {
-            documents: documents_at(&ranked.pool, fast.iter().copied()),
-            published_after: started.elapsed(),
-            confidence,
-        });
+    let fast_result = (publishes_fast && ctx.selector.is_some() && !cancel.is_cancelled())
+        .then(|| fast_result(&ranked, started))
+        .flatten();
     let fast_published = fast_result.as_ref().map(|f| f.published_after);
     let scanned = Arc::new(ScanOutcome {
         docs_scanned: ranked.docs_scanned,
@@ -218,6 +220,7 @@ pub(crate) async fn run_recall(
     let Some(Selection {
         strategy,
         documents,
+        lines,
         selector_duration,
         selector_error,
     }) = choose(&ctx, &input, &ranked, &cancel).await
@@ -247,12 +250,28 @@ pub(crate) async fn run_recall(
     let settled = SettledRecall {
         strategy,
         documents,
+        lines,
         timings,
         selector_error,
         selector_failure,
         scan_error: None,
     };
     settle(&ctx, &state, &cancel, settled, event);
+}
+
+/// The fast result of `ranked`: what the delivery rule keeps of the lexical top two, whole and
+/// as lines; `None` when it keeps nothing.
+fn fast_result(ranked: &rank::Ranked, started: Instant) -> Option<FastResult> {
+    let (whole, lines) = (ranked.fast(Tier::Whole), ranked.fast(Tier::Line));
+    if whole.is_empty() && lines.is_empty() {
+        return None;
+    }
+    ranked.fast_confidence.map(|confidence| FastResult {
+        documents: documents_at(&ranked.pool, whole.into_iter()),
+        lines: documents_at(&ranked.pool, lines.into_iter()),
+        published_after: started.elapsed(),
+        confidence,
+    })
 }
 
 /// Emits `memory.recall` (and `memory.selector.error` when the selector failed) and publishes
@@ -342,6 +361,7 @@ fn settle_failed(
     let settled = SettledRecall {
         strategy: Strategy::None,
         documents: Vec::new(),
+        lines: Vec::new(),
         timings: RecallTimings {
             fast_published: None,
             selector: None,

@@ -4,7 +4,7 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use lexical_score::delivery::QueryEvidence;
+use lexical_score::delivery::{QueryEvidence, Tier};
 use lexical_score::{ActiveToolAliases, CandidateSelection, QueryTokens};
 use memory_scan::{ScanReport, ScannedDocument};
 
@@ -15,8 +15,9 @@ pub(super) struct Ranked {
     /// The scanned documents not excluded, scored in place (`Arc<T>` is `Scorable`).
     pub(super) pool: Vec<Arc<ScannedDocument>>,
     pub(super) selection: CandidateSelection,
-    /// What the delivery rule keeps of the lexical top five, best first: the heuristic settle.
-    pub(super) delivered: Vec<lexical_score::Ranked>,
+    /// What the delivery rule keeps of the lexical top five, best first, each with how it is
+    /// shown: the heuristic settle.
+    pub(super) delivered: Vec<(lexical_score::Ranked, Tier)>,
     /// The judgement of the fast result; `None` when nothing matched.
     pub(super) fast_confidence: Option<FastConfidence>,
     pub(super) docs_scanned: usize,
@@ -45,8 +46,12 @@ pub(super) fn scan_and_rank(
     let aliases = ActiveToolAliases::from_tool_names(tools);
     let selection = CandidateSelection::select(&tokens, &pool, &aliases);
     let rule = ctx.delivery_rule;
-    let delivered = if rule.is_untrimmed() {
-        selection.heuristic().to_vec()
+    let delivered: Vec<(lexical_score::Ranked, Tier)> = if rule.is_untrimmed() {
+        selection
+            .heuristic()
+            .iter()
+            .map(|&ranked| (ranked, Tier::Whole))
+            .collect()
     } else {
         // The scoring pass counted each token's documents: nothing is read again before the
         // fast result.
@@ -54,10 +59,14 @@ pub(super) fn scan_and_rank(
         let frequencies = Some(selection.document_frequencies());
         let evidence =
             QueryEvidence::with_frequencies(&tokens, &rule.evidence, frequencies, scored);
-        rule.deliver(&evidence, selection.heuristic(), &pool)
+        rule.deliver_judged(&evidence, selection.heuristic(), &pool)
+            .into_iter()
+            .map(|judged| (judged.ranked, ctx.tiering.tier(judged.evidence)))
+            .collect()
     };
     let fast_confidence = delivered
         .first()
+        .map(|(lead, _)| lead)
         .filter(|lead| selection.fast().contains(lead))
         .and_then(|lead| pool.get(lead.index))
         .map(|lead| judge_fast(&tokens, lead));
@@ -72,14 +81,22 @@ pub(super) fn scan_and_rank(
 }
 
 impl Ranked {
-    /// The fast result: what the delivery rule keeps of the lexical top two.
-    pub(super) fn fast(&self) -> Vec<usize> {
+    /// The fast result shown as `tier`: what the delivery rule keeps of the lexical top two.
+    pub(super) fn fast(&self, tier: Tier) -> Vec<usize> {
         let fast = self.selection.fast();
         self.delivered
             .iter()
-            .filter(|r| fast.contains(r))
-            .map(|r| r.index)
+            .filter(|(r, shown)| *shown == tier && fast.contains(r))
+            .map(|(r, _)| r.index)
             .collect()
+    }
+
+    /// The delivered documents shown as `tier`, best first.
+    pub(super) fn delivered(&self, tier: Tier) -> impl Iterator<Item = usize> + '_ {
+        self.delivered
+            .iter()
+            .filter(move |(_, shown)| *shown == tier)
+            .map(|(r, _)| r.index)
     }
 
     /// Documents of the lexical top five the delivery rule left out.

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use delivery_telemetry::Strategy;
+use lexical_score::delivery::Tier;
 use memory_scan::ScannedDocument;
 use selector::{
     AnswerError, Candidate, SELECTOR_CEILING, SelectionRequest, Selector, SelectorError,
@@ -21,6 +22,8 @@ use super::{RecallContext, RecallInput};
 pub(super) struct Selection {
     pub(super) strategy: Strategy,
     pub(super) documents: Vec<Arc<ScannedDocument>>,
+    /// Documents shown as one line each (a lexical result's weak matches).
+    pub(super) lines: Vec<Arc<ScannedDocument>>,
     pub(super) selector_duration: Option<Duration>,
     pub(super) selector_error: Option<SelectorError>,
 }
@@ -33,16 +36,23 @@ pub(super) async fn choose(
     ranked: &Ranked,
     cancel: &CancellationToken,
 ) -> Option<Selection> {
-    let fallback = || documents_at(&ranked.pool, ranked.delivered.iter().map(|r| r.index));
-    let lexical = |strategy, documents| Selection {
+    let fallback = |tier| documents_at(&ranked.pool, ranked.delivered(tier));
+    let lexical = |strategy, documents, lines| Selection {
         strategy,
         documents,
+        lines,
         selector_duration: None,
         selector_error: None,
     };
     let selector = match (&ctx.selector, ranked.pool.is_empty()) {
-        (_, true) => return Some(lexical(Strategy::None, Vec::new())),
-        (None, false) => return Some(lexical(Strategy::Heuristic, fallback())),
+        (_, true) => return Some(lexical(Strategy::None, Vec::new(), Vec::new())),
+        (None, false) => {
+            return Some(lexical(
+                Strategy::Heuristic,
+                fallback(Tier::Whole),
+                fallback(Tier::Line),
+            ));
+        }
         (Some(selector), false) => selector,
     };
     let asked = Instant::now();
@@ -63,6 +73,7 @@ pub(super) async fn choose(
         Ok(documents) => Selection {
             strategy: Strategy::Model,
             documents,
+            lines: Vec::new(),
             selector_duration,
             selector_error: None,
         },
@@ -70,7 +81,8 @@ pub(super) async fn choose(
             tracing::debug!(%error, "selector failed; using the lexical fallback");
             Selection {
                 strategy: Strategy::Heuristic,
-                documents: fallback(),
+                documents: fallback(Tier::Whole),
+                lines: fallback(Tier::Line),
                 selector_duration,
                 selector_error: Some(error),
             }

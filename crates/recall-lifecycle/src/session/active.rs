@@ -25,6 +25,9 @@ pub(super) struct ActiveRecall {
     /// `None` only once the terminal event has been emitted, so `Drop` stays silent.
     pub(super) terminal: Option<TerminalDelivery>,
     pub(super) fast_delivered: Vec<Arc<ScannedDocument>>,
+    /// Documents the fast result gave as one line each: not delivered, not given again as a line
+    /// this turn.
+    pub(super) fast_lines: Vec<Arc<ScannedDocument>>,
     pub(super) initial_consumed: bool,
 }
 

@@ -4,7 +4,7 @@ use std::num::NonZeroUsize;
 use std::sync::Arc;
 
 use delivery_telemetry::TelemetrySink;
-use lexical_score::delivery::DeliveryRule;
+use lexical_score::delivery::{DeliveryRule, Tiering};
 use memory_scan::{DocumentCache, MemoryRoots, RecallScanner};
 use selector::Selector;
 
@@ -31,6 +31,11 @@ pub struct SessionConfig {
     /// [`DeliveryRule::SHIPPED`]; [`DeliveryRule::UNTRIMMED`] is the lexical top five). The
     /// model's pick is never trimmed.
     pub delivery_rule: DeliveryRule,
+    /// Which documents of a lexical result are shown whole and which as one line each (default
+    /// [`Tiering::SHIPPED`]; [`Tiering::Off`] shows every one whole). A document given as a
+    /// line is not marked delivered: the model's pick, or a later turn, may still deliver it
+    /// whole.
+    pub tiering: Tiering,
     /// Most documents one turn delivers in all, fast and refined together; `None` (the
     /// default) leaves a turn at what the design gives it (up to the fast result's two plus
     /// `limit` refined). Documents cut by the cap are not marked delivered, so a later turn may
@@ -57,6 +62,7 @@ impl SessionConfig {
             design: DeliveryDesign::FastPath,
             limit: selector::DEFAULT_LIMIT,
             delivery_rule: DeliveryRule::SHIPPED,
+            tiering: Tiering::SHIPPED,
             turn_cap: None,
             context_budget: None,
             cache: Arc::new(DocumentCache::new()),

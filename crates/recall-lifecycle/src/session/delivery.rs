@@ -44,8 +44,10 @@ pub struct DeliveredMemory {
     pub strategy: Strategy,
     /// Where it was delivered.
     pub point: DeliveredAt,
-    /// The delivered documents, never one delivered earlier in the session.
+    /// The documents delivered whole, never one delivered earlier in the session.
     pub documents: Vec<Arc<ScannedDocument>>,
+    /// Documents given as one line each (weak lexical matches): named, not delivered.
+    pub lines: Vec<Arc<ScannedDocument>>,
     /// The rendered prompt text.
     pub prompt: String,
     /// Time since the recall started.

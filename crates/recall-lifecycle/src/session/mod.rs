@@ -61,6 +61,7 @@ impl RecallSession {
                 design: config.design,
                 limit: config.limit,
                 delivery_rule: config.delivery_rule,
+                tiering: config.tiering,
             }),
             clock: config.clock,
             turn_cap: config.turn_cap,
@@ -104,6 +105,7 @@ impl RecallSession {
             fast: Some(fast),
             terminal: Some(terminal),
             fast_delivered: Vec::new(),
+            fast_lines: Vec::new(),
             initial_consumed: false,
         });
     }
@@ -168,9 +170,15 @@ impl RecallSession {
                 if let Some(cap) = self.turn_cap {
                     documents.truncate(cap.get());
                 }
-                let shown = Rendered::within(documents, self.clock.now(), self.context_budget);
-                token.emit(wait, shown.documents.len(), latency);
+                let shown = Rendered::within(
+                    documents,
+                    fast.lines.clone(),
+                    self.clock.now(),
+                    self.context_budget,
+                );
+                token.emit(wait, shown.count(), latency);
                 active.fast_delivered.clone_from(&shown.documents);
+                active.fast_lines.clone_from(&shown.lines);
                 Delivery::Delivered(self.record_delivery(
                     Phase::Fast,
                     Strategy::Heuristic,
@@ -278,7 +286,7 @@ impl RecallSession {
     /// tool answering a question) rendered as a delivery's are: one prompt, with the session's
     /// clock, within its context budget. Nothing is marked delivered.
     pub fn render(&self, documents: Vec<Arc<ScannedDocument>>) -> Rendered {
-        Rendered::within(documents, self.clock.now(), self.context_budget)
+        Rendered::within(documents, Vec::new(), self.clock.now(), self.context_budget)
     }
 
     /// Paths delivered so far in this session.
@@ -313,12 +321,23 @@ impl RecallSession {
             })
             .cloned()
             .collect();
+        // A weak match the fast result gave as a line is not given again as one this turn.
+        let lines: Vec<Arc<ScannedDocument>> = settled
+            .lines
+            .iter()
+            .filter(|d| {
+                !self.delivered.contains(d.path())
+                    && !active.fast_delivered.iter().any(|f| f.path() == d.path())
+                    && !active.fast_lines.iter().any(|f| f.path() == d.path())
+            })
+            .cloned()
+            .collect();
         let new_documents = remaining.len();
         if let Some(cap) = self.turn_cap {
             remaining.truncate(cap.get().saturating_sub(active.fast_delivered.len()));
         }
-        if remaining.is_empty() {
-            let reason = if settled.documents.is_empty() {
+        if remaining.is_empty() && lines.is_empty() {
+            let reason = if settled.documents.is_empty() && settled.lines.is_empty() {
                 DiscardReason::NoRelevantResults
             } else if new_documents == 0 {
                 DiscardReason::AlreadyDelivered
@@ -328,8 +347,8 @@ impl RecallSession {
             return Delivery::Discarded(active.finish_discarded(reason));
         }
         let latency = active.started.elapsed();
-        let shown = Rendered::within(remaining, self.clock.now(), self.context_budget);
-        active.finish_delivered(at, settled.strategy, shown.documents.len());
+        let shown = Rendered::within(remaining, lines, self.clock.now(), self.context_budget);
+        active.finish_delivered(at, settled.strategy, shown.count());
         Delivery::Delivered(self.record_delivery(
             Phase::Refined,
             settled.strategy,
@@ -339,7 +358,8 @@ impl RecallSession {
         ))
     }
 
-    /// Marks what `shown` holds delivered: only what the model is shown.
+    /// Marks what `shown` holds whole delivered: only what the model is shown. A document given
+    /// as a line stays eligible.
     fn record_delivery(
         &mut self,
         phase: Phase,
@@ -355,6 +375,7 @@ impl RecallSession {
             strategy,
             point,
             documents: shown.documents,
+            lines: shown.lines,
             prompt: shown.prompt,
             latency,
         }

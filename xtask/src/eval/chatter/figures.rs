@@ -7,11 +7,15 @@ use serde::Serialize;
 pub struct TurnDelivery {
     /// Notes that answer the turn's case (0: chatter).
     pub relevant: usize,
-    /// Notes delivered.
+    /// Notes delivered whole.
     pub delivered: usize,
     /// Relevant notes among them.
     pub relevant_delivered: usize,
-    /// Characters of the prompt that delivers the notes whole.
+    /// Notes named in one line each.
+    pub lines: usize,
+    /// Relevant notes among them.
+    pub relevant_lines: usize,
+    /// Characters of the prompt as delivered: whole notes, then lines.
     pub chars: usize,
     /// Characters of a prompt that would give each note as one line instead.
     pub line_chars: usize,
@@ -38,6 +42,15 @@ pub struct Cell {
     pub nothing_chars: usize,
     /// The same, were each note one line.
     pub nothing_line_chars: usize,
+    /// Lines given on turns with nothing relevant.
+    pub nothing_lines: usize,
+    /// Lines given on answerable turns.
+    pub answerable_lines: usize,
+    /// Relevant notes among them.
+    pub relevant_lines: usize,
+    /// Sum over answerable turns of the share of their relevant notes delivered whole or named
+    /// in a line.
+    pub followed_recall_sum: f64,
 }
 
 impl Cell {
@@ -49,13 +62,17 @@ impl Cell {
             self.nothing_delivering += usize::from(turn.delivered > 0);
             self.nothing_chars += turn.chars;
             self.nothing_line_chars += turn.line_chars;
+            self.nothing_lines += turn.lines;
         } else {
             self.answerable_turns += 1;
             self.answerable_delivered += turn.delivered;
             self.relevant_delivered += turn.relevant_delivered;
+            self.answerable_lines += turn.lines;
+            self.relevant_lines += turn.relevant_lines;
             #[allow(clippy::cast_precision_loss, reason = "counts of notes are tiny")]
-            let share = turn.relevant_delivered as f64 / turn.relevant as f64;
-            self.recall_sum += share;
+            let share = |found: usize| found as f64 / turn.relevant as f64;
+            self.recall_sum += share(turn.relevant_delivered);
+            self.followed_recall_sum += share(turn.relevant_delivered + turn.relevant_lines);
         }
     }
 
@@ -70,6 +87,22 @@ impl Cell {
         self.recall_sum += other.recall_sum;
         self.nothing_chars += other.nothing_chars;
         self.nothing_line_chars += other.nothing_line_chars;
+        self.nothing_lines += other.nothing_lines;
+        self.answerable_lines += other.answerable_lines;
+        self.relevant_lines += other.relevant_lines;
+        self.followed_recall_sum += other.followed_recall_sum;
+    }
+
+    /// Lines given per turn with nothing relevant.
+    pub fn lines_per_nothing_turn(&self) -> Option<f64> {
+        ratio(self.nothing_lines, self.nothing_turns)
+    }
+
+    /// Mean share of each answerable turn's relevant notes delivered whole or named in a line:
+    /// what reaches the model when it reads every line it is given.
+    pub fn followed_recall(&self) -> Option<f64> {
+        #[allow(clippy::cast_precision_loss, reason = "counts of turns are tiny")]
+        (self.answerable_turns > 0).then(|| self.followed_recall_sum / self.answerable_turns as f64)
     }
 
     /// Notes delivered per turn with nothing relevant.

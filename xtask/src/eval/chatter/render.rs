@@ -27,16 +27,18 @@ fn chatter_cells(cell: Option<&Cell>) -> String {
     )
 }
 
-/// Answerable turns, precision, recall, and the untrimmed recall beside it.
+/// Answerable turns, precision, recall (whole, then whole or named in a line), and the
+/// untrimmed recall beside it.
 fn answer_cells(cell: Option<&Cell>, untrimmed: Option<&Cell>) -> String {
     cell.map_or_else(
-        || format!("{:>5} {:>6} {:>6} {:>6}", "", "", "", ""),
+        || format!("{:>5} {:>6} {:>6} {:>6} {:>6}", "", "", "", "", ""),
         |c| {
             format!(
-                "{:>5} {:>6} {:>6} {:>6}",
+                "{:>5} {:>6} {:>6} {:>6} {:>6}",
                 c.answerable_turns,
                 optional_percent(c.precision()),
                 optional_percent(c.recall()),
+                optional_percent(c.followed_recall()),
                 optional_percent(untrimmed.and_then(Cell::recall))
             )
         },
@@ -102,24 +104,26 @@ pub fn render(out: &mut String, report: &ChatterReport) {
         },
         KEPT_RECALL * 100.0
     );
-    let precision = shipped
-        .rows
-        .iter()
-        .find(|r| r.tree != ALL && r.lang == ALL && test_of(r).answerable_turns > 0)
-        .and_then(|r| r.test)
-        .and_then(|c| c.precision());
+    let precision = super::shipped_precision(shipped);
     let _ = writeln!(
         out,
-        "not gated: delivered precision on the answerable turns of the test part {} (target {:.0}%, \
-         not met)",
+        "gated: delivered precision on the answerable turns of the test part {} (target {:.0}%, {})",
         optional_percent(precision),
-        TARGET_PRECISION * 100.0
+        TARGET_PRECISION * 100.0,
+        if precision.is_some_and(|p| p >= TARGET_PRECISION - 1e-9) {
+            "met"
+        } else {
+            "missed"
+        }
     );
     render_judged(out, before, untrimmed);
-    for rule in [before, shipped] {
-        render_characters(out, rule);
+    if let Some(whole) = report.rules.get(3) {
+        render_judged(out, whole, untrimmed);
+        render_characters(out, before);
+        render_characters(out, whole);
     }
-    render_candidates(out, before, &report.rules[3..]);
+    render_characters(out, shipped);
+    render_candidates(out, before, report.rules.get(4..).unwrap_or_default());
 }
 
 /// Characters delivered per nothing-relevant turn over every tree, whole notes beside one line
@@ -129,7 +133,9 @@ fn render_characters(out: &mut String, rule: &RuleReport) {
         return;
     };
     let cells = |cell: Option<&Cell>| match cell.and_then(Cell::chars_per_nothing_turn) {
-        Some((whole, lines)) => format!("{whole:.0} whole, {lines:.0} as one line each"),
+        Some((delivered, lines)) => {
+            format!("{delivered:.0} as delivered, {lines:.0} were each note one line")
+        }
         None => "-".to_owned(),
     };
     let _ = writeln!(
@@ -179,20 +185,22 @@ fn render_judged(out: &mut String, shipped: &RuleReport, untrimmed: &RuleReport)
 /// Answerable turns of the shipped rule, with the untrimmed recall beside them.
 fn render_answerable(out: &mut String, shipped: &RuleReport, untrimmed: &RuleReport) {
     out.push_str(
-        "answerable: turns, delivered precision, relevant recall, the untrimmed delivery's recall\n",
+        "answerable: turns, delivered precision, relevant recall (whole; whole or named in a line), the untrimmed delivery's recall\n",
     );
     let _ = writeln!(
         out,
-        "{:<14} {:<4} | {:>5} {:>6} {:>6} {:>6} | {:>5} {:>6} {:>6} {:>6}",
+        "{:<14} {:<4} | {:>5} {:>6} {:>6} {:>6} {:>6} | {:>5} {:>6} {:>6} {:>6} {:>6}",
         "tree",
         "lang",
         Part::Tune.as_str(),
         "prec",
         "recall",
+        "+line",
         "untr.",
         Part::Test.as_str(),
         "prec",
         "recall",
+        "+line",
         "untr."
     );
     let answers = |r: &&Row| r.tune.answerable_turns + test_of(r).answerable_turns > 0;
@@ -231,7 +239,7 @@ fn render_candidates(out: &mut String, before: &RuleReport, candidates: &[RuleRe
     for candidate in candidates {
         let _ = writeln!(
             out,
-            "candidate, tuning part only: {}\n(before | candidate: notes per nothing-relevant turn, share delivering, precision, recall)",
+            "candidate, tuning part only: {}\n(before | candidate: notes per nothing-relevant turn, share delivering, precision, recall; then lines per nothing-relevant turn and the recall of notes delivered or named in a line)",
             candidate.rule
         );
         for row in candidate
@@ -253,11 +261,13 @@ fn render_candidates(out: &mut String, before: &RuleReport, candidates: &[RuleRe
             };
             let _ = writeln!(
                 out,
-                "{:<14} {:<4} | {} | {}",
+                "{:<14} {:<4} | {} | {} | {:>5} {:>6}",
                 row.tree,
                 row.lang,
                 cells(&base.tune),
-                cells(&row.tune)
+                cells(&row.tune),
+                notes(row.tune.lines_per_nothing_turn()),
+                optional_percent(row.tune.followed_recall())
             );
         }
     }

@@ -14,6 +14,8 @@ fn judged(points: u32, whole_word: bool, index: usize) -> Judged {
             whole_word,
             rare: false,
             not_alone: true,
+            covered: 1,
+            informative: 1,
         },
     }
 }
