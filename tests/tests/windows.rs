@@ -4,8 +4,8 @@
 //! hands it to, given the hook's JSON on stdin.
 //!
 //! Windows only; `.ci/run` runs these under Wine. Wine has `cmd.exe` but neither Git Bash nor
-//! PowerShell: the tests that need those are ignored with that reason, and run with `--ignored`
-//! on a Windows machine that has them.
+//! PowerShell: the tests that need those are ignored with that reason; the Windows jobs of the
+//! GitHub workflows, whose runners have both, run them with `--include-ignored`.
 #![cfg(windows)]
 
 use std::io::Write as _;
