@@ -4,25 +4,8 @@
 //! `tests/`, `xtask/`).
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// Every `.rs` file below `path`.
-fn rust_files(path: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(path).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            files.extend(rust_files(&path));
-        } else if path.extension().is_some_and(|extension| extension == "rs") {
-            files.push(path);
-        }
-    }
-    files
-}
+use memrecall_e2e::{rust_files, workspace};
 
 /// The names a text cites as tests: each backticked name directly followed by ` (test)`,
 /// `, test)` or `, test;`, whatever line breaks the text has between them.

@@ -10,29 +10,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use memrecall_e2e::{rust_files, workspace};
+
 /// A graph of modules: each module and the siblings it uses.
 type Graph = BTreeMap<String, BTreeSet<String>>;
 
 /// A module path inside a crate, its crate's name first.
 type ModulePath = Vec<String>;
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// Every `.rs` file below `path`.
-fn rust_files(path: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(path).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            files.extend(rust_files(&path));
-        } else if path.extension().is_some_and(|extension| extension == "rs") {
-            files.push(path);
-        }
-    }
-    files
-}
 
 /// The module a source file below `src` holds: `lib.rs` and `main.rs` are the root, `a/mod.rs`
 /// and `a.rs` are `a`.

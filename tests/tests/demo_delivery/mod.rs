@@ -34,24 +34,15 @@ fn copy(dir: &Path, tree: &Tree, relative: &str) {
 /// arguments, from a run whose scan was published within the initial wait (a stalled machine's
 /// run is made again).
 fn delivered_with(tree: &Tree, query: &str, extra: &[&str]) -> Vec<String> {
+    initial_paths(tree, query, extra).0
+}
+
+/// The relative paths the first prompt delivers whole for `query` (run with `extra`), and those
+/// it names in a line.
+fn initial_paths(tree: &Tree, query: &str, extra: &[&str]) -> (Vec<String>, Vec<String>) {
     let mut args = vec!["--json"];
     args.extend_from_slice(extra);
     let run = tree.run_with_roots_until("recall", query, &args, scan_was_published);
-    let value: Value = run.success().json();
-    value["initial"]["documents"]
-        .as_array()
-        .map(|documents| {
-            documents
-                .iter()
-                .map(|d| d["relative_path"].as_str().unwrap().to_owned())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// The relative paths the first prompt delivers whole for `query`, and those it names in a line.
-fn delivered_and_named(tree: &Tree, query: &str) -> (Vec<String>, Vec<String>) {
-    let run = tree.run_with_roots_until("recall", query, &["--json"], scan_was_published);
     let value: Value = run.success().json();
     let paths = |key: &str| -> Vec<String> {
         value["initial"][key]
@@ -148,7 +139,7 @@ fn rank_leads_with_what_recall_delivers_in_delivery_order() {
         .take_while(|row| row["delivered"] == true)
         .map(|row| row["relative_path"].as_str().unwrap())
         .collect();
-    let (whole, lines) = delivered_and_named(&tree, query);
+    let (whole, lines) = initial_paths(&tree, query, &[]);
     assert_eq!(leading, [whole, lines].concat());
     assert!(
         rows.iter()

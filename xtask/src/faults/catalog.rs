@@ -92,7 +92,7 @@ pub(crate) fn churn(binary: &Path, hooks: usize) -> Result<Vec<Outcome>> {
 
     let passed = signals == 0 && failed == 0 && hung == 0 && wrong == 0 && temporaries == 0;
     let observed = format!(
-        "{} catalog changes; deaths by signal {signals}, other exits {failed}, hung {hung}, wrong content {wrong}, delivered the runbook {delivered}, temporary files left {temporaries}; median {:.0} ms, worst {:.0} ms",
+        "{} catalog changes; deaths by signal {signals}, other exits {failed}, hung {hung}, wrong content {wrong}, delivered or named the runbook {delivered}, temporary files left {temporaries}; median {:.0} ms, worst {:.0} ms",
         changes.load(Ordering::Relaxed),
         median(&mut times.clone()),
         max(&times),

@@ -88,7 +88,7 @@ fn measure(world: &World, case: &'static str, what: &str) -> Result<Vec<Outcome>
         case,
         RUNS,
         format!(
-            "{what}: first run {:.0} ms; answer median {answer:.0} ms (worst {:.0}), exit after the answer median {exit:.0} ms (worst {:.0}); delivered the runbook {delivered}/{RUNS}",
+            "{what}: first run {:.0} ms; answer median {answer:.0} ms (worst {:.0}), exit after the answer median {exit:.0} ms (worst {:.0}); delivered or named the runbook {delivered}/{RUNS}",
             first.millis(),
             max(&answers),
             max(&exits),

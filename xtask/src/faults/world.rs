@@ -253,17 +253,23 @@ pub(crate) fn signal(pid: u32, signal: &str) -> Result<()> {
     Ok(())
 }
 
-/// The titles of the memories a Claude Code hook's output carries.
+/// The titles of the memories a Claude Code hook's output carries: delivered whole (`### `) or
+/// named in a line (`- `, a weak match the model reads if it needs it).
 pub(crate) fn delivered_titles(stdout: &str) -> Option<Vec<String>> {
     if stdout.is_empty() {
         return Some(Vec::new());
     }
     let value: serde_json::Value = serde_json::from_str(stdout).ok()?;
     let context = value["hookSpecificOutput"]["additionalContext"].as_str()?;
+    let mut named = false;
     Some(
         context
             .lines()
-            .filter_map(|l| l.strip_prefix("### "))
+            .filter_map(|l| {
+                named |= l.starts_with("## Possibly relevant memory");
+                l.strip_prefix("### ")
+                    .or_else(|| l.strip_prefix("- ").filter(|_| named))
+            })
             .map(|l| l.rsplit_once(" (").map_or(l, |(title, _)| title).to_owned())
             .collect(),
     )
@@ -290,4 +296,22 @@ pub(crate) fn median(values: &mut [f64]) -> f64 {
 /// The largest of `values` (0 when empty).
 pub(crate) fn max(values: &[f64]) -> f64 {
     values.iter().copied().fold(0.0, f64::max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::delivered_titles;
+
+    fn hook_output(context: &str) -> String {
+        serde_json::json!({"hookSpecificOutput": {"additionalContext": context}}).to_string()
+    }
+
+    #[test]
+    fn a_note_named_in_a_line_counts_and_a_list_item_of_a_body_does_not() {
+        let context = "## Relevant memory\n\nUse...\n\n### Deploy runbook (deploy.md)\nSaved today.\n\n- tag the release\n\n## Possibly relevant memory\n\nNot shown here.\n\n- Payments rollback runbook (/m/payments.md)\n";
+        assert_eq!(
+            delivered_titles(&hook_output(context)).unwrap(),
+            ["Deploy runbook", "Payments rollback runbook"]
+        );
+    }
 }
