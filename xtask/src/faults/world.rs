@@ -9,6 +9,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
+use recall_lifecycle::LINES_HEADER;
 
 /// The longest any one process may run before it counts as hung and is killed.
 pub(crate) const HUNG_AFTER: Duration = Duration::from_secs(20);
@@ -266,7 +267,10 @@ pub(crate) fn delivered_titles(stdout: &str) -> Option<Vec<String>> {
         context
             .lines()
             .filter_map(|l| {
-                named |= l.starts_with("## Possibly relevant memory");
+                named |= LINES_HEADER
+                    .lines()
+                    .next()
+                    .is_some_and(|header| l == header);
                 l.strip_prefix("### ")
                     .or_else(|| l.strip_prefix("- ").filter(|_| named))
             })

@@ -26,7 +26,7 @@ use lexical_score::delivery::{
 };
 use lexical_score::{ActiveToolAliases, CandidateSelection, QueryTokens};
 use memory_scan::{Document, ScannedDocument};
-use recall_lifecycle::{Lines, printable, render_tiered_prompt};
+use recall_lifecycle::render_tiered_prompt;
 use serde::Serialize;
 
 use self::candidates::Condition;
@@ -297,27 +297,6 @@ pub fn chatter_report(now: SystemTime) -> Result<ChatterReport> {
     })
 }
 
-/// The header of a prompt that gives each note as one line, as measured here.
-const ONE_LINE_HEADER: &str = "## Possibly relevant memory\n\nRead a note with the `recall_memories` tool or from its file only if the request needs it.\n\n";
-
-/// A prompt that gives each of `documents` as one line (title, path, how to read it) instead of
-/// its text, for the measurement of a tiered delivery; empty when there is none.
-fn one_line_each<'a>(documents: impl Iterator<Item = &'a Document>) -> String {
-    let lines: Vec<String> = documents
-        .map(|d| {
-            format!(
-                "- {} ({})\n",
-                printable(d.title(), Lines::Escaped),
-                printable(&d.relative_path().display().to_string(), Lines::Escaped)
-            )
-        })
-        .collect();
-    if lines.is_empty() {
-        return String::new();
-    }
-    format!("{ONE_LINE_HEADER}{}", lines.concat())
-}
-
 /// The candidate rules, compared on the tuning part only.
 fn candidates() -> Vec<ChatterRule> {
     let background = |tenths| {
@@ -415,7 +394,7 @@ fn measure(
             chars: render_tiered_prompt(notes(&whole), notes(&lines), now)
                 .chars()
                 .count(),
-            line_chars: one_line_each(notes(&all).into_iter()).chars().count(),
+            line_chars: render_tiered_prompt([], notes(&all), now).chars().count(),
         };
         if let Some((_, _, _, cell)) = cells
             .iter_mut()
